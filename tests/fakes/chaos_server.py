@@ -1,0 +1,274 @@
+"""An OpenAI-compatible chat-completions server that misbehaves on purpose.
+
+Used by tests to check that clients survive schema-valid nonsense, prose that is
+not JSON, HTTP 500 and HTTP 429. Standard library only; binds 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+JSON = dict[str, Any]
+
+KINDS = ("nonsense", "prose", "http500", "http429")
+WORDS = ("blue", "banana", "quantum", "teapot", "gravel", "lantern", "whisper", "walrus")
+RETRY = {"retry-after": "0"}
+PROSE = (
+    "I think the answer is probably somewhere in the documents.",
+    "Let me think about this carefully. The evidence seems inconclusive, honestly.",
+    "Sure! Here is what I found: nothing much, but it was an interesting search.",
+    "As an assistant, I would say the result depends on many factors.",
+)
+
+
+def _error(msg: str, type_: str, param: str | None = None, code: str | None = None) -> JSON:
+    """Build an OpenAI-style error body."""
+    return {"error": {"message": msg, "type": type_, "param": param, "code": code}}
+
+
+class SchemaFaker:
+    """Generates random JSON values that are valid against a (subset of) JSON Schema."""
+
+    def __init__(self, rng: random.Random, root: JSON) -> None:
+        self.rng = rng
+        self.root = root
+
+    def words(self, low: int = 1, high: int = 4) -> str:
+        """Return ``low``..``high`` random nonsense words."""
+        return " ".join(self.rng.choice(WORDS) for _ in range(self.rng.randint(low, high)))
+
+    def _resolve(self, ref: str) -> Any:
+        node: Any = self.root
+        for part in ref.lstrip("#/").split("/"):
+            if part:
+                node = node[part.replace("~1", "/").replace("~0", "~")]
+        return node
+
+    def make(self, schema: Any, depth: int = 0) -> Any:
+        """Return a value valid against ``schema``."""
+        if schema is True or not isinstance(schema, dict):
+            return self.words()
+        if "$ref" in schema:
+            return self.make(self._resolve(schema["$ref"]), depth + 1)
+        if "const" in schema:
+            return schema["const"]
+        if "enum" in schema:
+            return self.rng.choice(schema["enum"])
+        for key in ("anyOf", "oneOf"):
+            if key in schema:
+                return self.make(self.rng.choice(schema[key]), depth + 1)
+        if "allOf" in schema:
+            merged = {k: v for sub in schema["allOf"] for k, v in sub.items()}
+            return self.make(merged, depth + 1)
+        type_ = schema.get("type")
+        if isinstance(type_, list):
+            choices = [t for t in type_ if t != "null" or depth > 6] or type_
+            type_ = self.rng.choice(choices)
+        if type_ is None:
+            type_ = "array" if "items" in schema else "string"
+            type_ = "object" if "properties" in schema else type_
+        if type_ in ("boolean", "null"):
+            return None if type_ == "null" else self.rng.random() < 0.5
+        return getattr(self, f"_make_{type_}")(schema, depth)
+
+    def _make_object(self, schema: JSON, depth: int) -> JSON:
+        props: JSON = schema.get("properties", {})
+        required = set(schema.get("required", []))
+        out: JSON = {}
+        for name, sub in props.items():
+            if name in required or depth < 8:
+                out[name] = self.make(sub, depth + 1)
+        return out
+
+    def _make_string(self, schema: JSON, depth: int) -> str:
+        low, high = schema.get("minLength", 0), schema.get("maxLength")
+        text = self.words()
+        while len(text) < low:
+            text += " " + self.rng.choice(WORDS)
+        if high is not None:
+            text = text[:high]
+        return text
+
+    @staticmethod
+    def _bounds(schema: JSON, step: float) -> tuple[float, float]:
+        low, high = schema.get("minimum"), schema.get("maximum")
+        if low is None and "exclusiveMinimum" in schema:
+            low = schema["exclusiveMinimum"] + step
+        if high is None and "exclusiveMaximum" in schema:
+            high = schema["exclusiveMaximum"] - step
+        if low is None:
+            low = 0 if high is None else min(0, high)
+        return low, low + 100 if high is None else high
+
+    def _make_integer(self, schema: JSON, depth: int) -> int:
+        low, high = self._bounds(schema, 1)
+        return self.rng.randint(math.ceil(low), math.floor(high))
+
+    def _make_number(self, schema: JSON, depth: int) -> float:
+        low, high = self._bounds(schema, 0.001)
+        return min(max(round(self.rng.uniform(low, high), 3), low), high)
+
+    def _make_array(self, schema: JSON, depth: int) -> list[Any]:
+        low = schema.get("minItems", 0)
+        high = schema.get("maxItems", max(low, 3 if depth < 8 else low))
+        items = schema.get("items", {"type": "string"})
+        return [self.make(items, depth + 1) for _ in range(self.rng.randint(low, high))]
+
+
+class ChaosServer:
+    """OpenAI-compatible /v1/chat/completions on 127.0.0.1 that answers with a seeded mix of
+    schema-valid nonsense, prose that is not JSON, HTTP 500 and HTTP 429."""
+
+    def __init__(
+        self,
+        mix: dict[str, float] | None = None,
+        seed: int = 0,
+        reject_json_schema: bool = False,
+        script: list[str] | None = None,
+    ) -> None:
+        self.mix = dict(mix) if mix is not None else dict.fromkeys(KINDS, 0.25)
+        unknown = (set(self.mix) | set(script or [])) - set(KINDS)
+        if unknown:
+            raise ValueError(f"unknown kinds: {sorted(unknown)}")
+        self.rng = random.Random(seed)
+        self.reject_json_schema = reject_json_schema
+        self.script = list(script) if script else None
+        self.requests: list[JSON] = []
+        self.counts: dict[str, int] = dict.fromkeys(KINDS, 0)
+        self._lock = threading.Lock()
+        self._served = 0
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """Base URL to hand to an OpenAI client, e.g. ``http://127.0.0.1:PORT/v1``."""
+        if self._httpd is None:
+            raise RuntimeError("server not started")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def start(self) -> ChaosServer:
+        """Bind an OS-chosen loopback port and serve from a daemon thread."""
+        handler = type("Handler", (_Handler,), {"chaos": self})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Shut down the server and wait for its thread."""
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> ChaosServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def handle_completion(self, body: JSON) -> tuple[int, JSON, dict[str, str]]:
+        """Pick the reply to one request: (status, JSON body, extra headers)."""
+        fmt = body.get("response_format") or {}
+        with self._lock:
+            self.requests.append(body)
+            if self.reject_json_schema and fmt.get("type") == "json_schema":
+                msg = "response_format type json_schema is not supported; "
+                msg += "use json_object with a schema"
+                return 400, _error(msg, "invalid_request_error", "response_format"), {}
+            if self.script:
+                kind = self.script[self._served % len(self.script)]
+            else:
+                kind = self.rng.choices(list(self.mix), weights=list(self.mix.values()))[0]
+            self._served += 1
+            served = self._served
+            self.counts[kind] += 1
+            text = ""
+            if kind == "nonsense":
+                schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
+                faker = SchemaFaker(self.rng, schema or {})
+                if schema:
+                    value = faker.make(schema)
+                else:
+                    value = {"thought": faker.words(3, 8), "answer": faker.words(1, 4)}
+                text = json.dumps(value)
+            elif kind == "prose":
+                text = self.rng.choice(PROSE)
+        if kind == "http500":
+            msg = "The server had an error while processing your request."
+            return 500, _error(msg, "server_error"), {}
+        if kind == "http429":
+            msg = "Rate limit reached. Please try again."
+            return 429, _error(msg, "requests", None, "rate_limit_exceeded"), RETRY
+        return 200, _completion(body, text, served), {}
+
+
+def _completion(body: JSON, text: str, served: int) -> JSON:
+    """Wrap ``text`` in a chat.completion object with approximate token usage."""
+    prompt_chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
+    prompt, completion = prompt_chars // 4, len(text) // 4 + 1
+    message = {"role": "assistant", "content": text}
+    return {
+        "id": f"chatcmpl-chaos{served}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "chaos"),
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Request handler; ``chaos`` is bound to the owning ChaosServer by a subclass."""
+
+    chaos: ChaosServer
+    protocol_version = "HTTP/1.1"
+
+    def _send(self, status: int, payload: JSON, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/v1/models":
+            model = {"id": "chaos", "object": "model", "created": 0, "owned_by": "chaos"}
+            self._send(200, {"object": "list", "data": [model]})
+        else:
+            self._send(404, _error(f"Not found: {self.path}", "invalid_request_error"))
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path.split("?")[0].rstrip("/") != "/v1/chat/completions":
+            self._send(404, _error(f"Not found: {self.path}", "invalid_request_error"))
+            return
+        try:
+            body = json.loads(raw or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("body must be a JSON object")
+        except ValueError as exc:
+            self._send(400, _error(f"Invalid JSON body: {exc}", "invalid_request_error"))
+            return
+        self._send(*self.chaos.handle_completion(body))
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence default request logging."""

@@ -1,0 +1,29 @@
+"""The ``vreact`` command line: demo, run, report, validate, schema."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from vreact.cli._report import report
+from vreact.cli._run import demo, run
+from vreact.cli._validate import schema, validate
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="vreact")
+def cli() -> None:
+    """vreact: a V-model verification layer for LLM agents."""
+
+
+for command in (demo, run, report, validate, schema):
+    cli.add_command(command)
+
+
+def main() -> None:
+    cli(prog_name="vreact")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

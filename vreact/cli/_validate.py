@@ -1,0 +1,43 @@
+"""``vreact validate`` and ``vreact schema``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from vreact.cli._common import err
+from vreact.spec import KINDS, validate_files
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+def validate(files: tuple[Path, ...]) -> None:
+    """Check spec, verifier and role files; print FILE:LINE: field: message per error."""
+    errors = validate_files(list(files))
+    for line in errors:
+        click.echo(line, err=True)
+    if errors:
+        raise SystemExit(2)
+    err.print(f"{len(files)} file(s) valid", highlight=False)
+
+
+def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
+    """The JSON Schema of each kind of declarative file, generated from the models."""
+    return {kind: model.model_json_schema() for kind, model in KINDS.items()}
+
+
+@click.command()
+@click.option("--write", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="write KIND.schema.json files into this folder")
+def schema(write: Path | None) -> None:
+    """Print (or write) the JSON Schemas of the declarative files."""
+    schemas = json_schemas()
+    if write is None:
+        click.echo(json.dumps(schemas, indent=2))
+        return
+    write.mkdir(parents=True, exist_ok=True)
+    for kind, s in schemas.items():
+        (write / f"{kind}.schema.json").write_text(json.dumps(s, indent=2) + "\n")
+        err.print(f"wrote {write / f'{kind}.schema.json'}", highlight=False)

@@ -1,0 +1,89 @@
+"""Tasks from MuSiQue-format JSON lines (MuSiQue-Ans, MuSiQue-Full, or the built-in sample)."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+
+class Paragraph(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    idx: int
+    title: str
+    paragraph_text: str
+    is_supporting: bool = False
+
+
+class Hop(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: int | str
+    question: str
+    answer: str
+    paragraph_support_idx: int | None = None
+
+
+class Task(BaseModel):
+    """One question (one dataset record), in MuSiQue's v1.0 schema."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    question: str
+    paragraphs: list[Paragraph]
+    answer: str = ""
+    answer_aliases: list[str] = []
+    answerable: bool = True
+    question_decomposition: list[Hop] = []
+
+    @property
+    def golds(self) -> list[str]:
+        return [self.answer, *self.answer_aliases]
+
+    @property
+    def hops(self) -> int:
+        return len(self.question_decomposition) or int(self.id[0]) if self.id[:1].isdigit() else 0
+
+    @property
+    def supporting_ids(self) -> list[str]:
+        return [str(p.idx) for p in self.paragraphs if p.is_supporting]
+
+    def record(self) -> dict[str, Any]:
+        """The row for the ``tasks`` table."""
+        return {"id": self.id, "question": self.question, "answer": self.answer,
+                "aliases": json.dumps(self.answer_aliases), "answerable": int(self.answerable),
+                "hops": self.hops, "support": json.dumps(self.supporting_ids)}
+
+
+class DatasetError(ValueError):
+    """A dataset line that is not a MuSiQue record: ``FILE:LINE: field: message``."""
+
+
+def _sample_path() -> Path:
+    return Path(str(resources.files("vreact") / "data" / "sample.jsonl"))
+
+
+def load_tasks(source: str | Path, limit: int | None = None) -> list[Task]:
+    """Read tasks from a MuSiQue JSONL file, or ``"sample"`` for the built-in sample."""
+    path = _sample_path() if str(source) == "sample" else Path(source)
+    if not path.is_file():
+        raise DatasetError(f"{path}: no such dataset file (give a MuSiQue .jsonl or 'sample')")
+    tasks: list[Task] = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                tasks.append(Task.model_validate_json(line))
+            except ValidationError as e:
+                err = e.errors()[0]
+                where = ".".join(str(p) for p in err["loc"]) or "(line)"
+                raise DatasetError(f"{path}:{lineno}: {where}: {err['msg']}") from None
+            if limit is not None and len(tasks) >= limit:
+                break
+    return tasks

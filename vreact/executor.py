@@ -1,0 +1,127 @@
+"""The executor role: one ReAct step at a time, each step one JSON object.
+
+The controller owns the loop; this module says what a step is, how the executor's prompt is
+rendered from its assembled context, and what a tool call returns.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from vreact.model import Message
+from vreact.tools import TOOLS, Corpus
+
+
+class Step(BaseModel):
+    """One executor action: a thought, the action and its input (and evidence on finish)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    thought: str = ""
+    action: Literal["search", "read", "finish", "abstain"]
+    input: str = ""
+    evidence: list[str] = Field(default_factory=list)
+
+    @field_validator("input", mode="before")
+    @classmethod
+    def _text(cls, v: Any) -> Any:
+        return "" if v is None else str(v) if isinstance(v, int | float) else v
+
+    @field_validator("evidence", mode="before")
+    @classmethod
+    def _ids(cls, v: Any) -> Any:
+        if v is None:
+            return []
+        if isinstance(v, str | int):
+            v = [v]
+        return [str(x).strip().strip("[]#").removeprefix("P") if isinstance(x, str | int) else x for x in v]
+
+    def call(self) -> str:
+        """The tool call as one canonical string (for the repetition guard)."""
+        return json.dumps([self.action, self.input.strip(), sorted(self.evidence)])
+
+
+STEP_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "thought": {"type": "string"},
+        "action": {"type": "string", "enum": ["search", "read", "finish", "abstain"]},
+        "input": {"type": "string"},
+        "evidence": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["thought", "action", "input", "evidence"],
+    "additionalProperties": False,
+}
+
+
+def parse_step(text: str) -> Step | None:
+    """The step in a model's output, or None when there is none (fail closed upstream)."""
+    candidates = [text.strip()]
+    fenced = re.search(r"\{.*\}", text, re.DOTALL)
+    if fenced:
+        candidates.append(fenced.group(0))
+    for c in candidates:
+        try:
+            data = json.loads(c)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict):
+            try:
+                return Step.model_validate(data)
+            except ValidationError:
+                return None
+    return None
+
+
+_SYSTEM = (
+    "You answer a question by looking things up in a set of paragraphs.\n"
+    "Reply with ONE JSON object: "
+    '{"thought": "...", "action": "search|read|finish|abstain", "input": "...", "evidence": []}\n'
+    "Tools:\n" + "\n".join(f"- {d}" for d in TOOLS.values()) + "\n"
+    "For finish, input is the short answer and evidence the paragraph ids that support it. "
+    "If the paragraphs do not hold the answer, abstain."
+)
+
+
+def render_messages(context: dict[str, Any]) -> list[Message]:
+    """The executor's chat messages, from its assembled context only."""
+    lines = [f"Question: {context['subtask.objective']}"]
+    contract = context.get("subtask.contract")
+    if contract:
+        lines.append(f"Answer: {contract}")
+    checks = context.get("subtask.checks")
+    if checks:
+        lines.append("Your finish is checked: " + "; ".join(checks))
+    failures = context.get("failures.own") or []
+    if failures:
+        lines.append("Earlier tries were rejected:")
+        lines += [f"- {f['cause']}: {f['detail']}" for f in failures[-4:]]
+    messages: list[Message] = [
+        {"role": "system", "content": _SYSTEM},
+        {"role": "user", "content": "\n".join(lines)},
+    ]
+    for step_text, observation in context.get("try.steps") or []:
+        messages.append({"role": "assistant", "content": step_text})
+        messages.append({"role": "user", "content": f"Observation: {observation}"})
+    return messages
+
+
+def run_tool(step: Step, corpus: Corpus, retrieved: set[str]) -> str:
+    """Run a search or read; add what the agent saw to ``retrieved``; return the observation."""
+    if step.action == "search":
+        hits = corpus.search(step.input)
+        if not hits:
+            return "no results; try other words"
+        retrieved.update(h.id for h in hits)
+        return "\n".join(f"[{h.id}] {h.title}: {h.snippet}" for h in hits)
+    if step.action == "read":
+        p = corpus.read(step.input)
+        if p is None:
+            return f"no paragraph with id {step.input!r}; use an id from search results"
+        retrieved.add(str(p.idx))
+        return f"[{p.idx}] {p.title}: {p.paragraph_text}"
+    raise ValueError(f"{step.action} is not a tool call")

@@ -1,0 +1,32 @@
+"""Gates: free deterministic checks, registered by name with ``@gate``."""
+
+from vreact.gates import _answer  # noqa: F401  (registers the built-in gates)
+from vreact.gates._answer import expected_answer_type
+from vreact.gates._artifact import Artifact
+from vreact.gates._registry import (
+    Gate,
+    GateResult,
+    UnknownGate,
+    accept,
+    build_gate,
+    check_gate_args,
+    gate,
+    gate_factory,
+    gate_names,
+    reject,
+)
+
+__all__ = [
+    "Artifact",
+    "Gate",
+    "GateResult",
+    "UnknownGate",
+    "accept",
+    "build_gate",
+    "check_gate_args",
+    "expected_answer_type",
+    "gate",
+    "gate_factory",
+    "gate_names",
+    "reject",
+]

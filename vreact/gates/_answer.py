@@ -1,0 +1,220 @@
+"""Built-in gates for question answering. Each is free, deterministic and fails closed."""
+
+from __future__ import annotations
+
+import re
+
+from vreact.gates._artifact import Artifact
+from vreact.gates._registry import Check, GateResult, accept, gate, reject
+from vreact.metrics import normalize_answer
+
+_NUMBER_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy "
+    "eighty ninety hundred thousand million billion trillion dozen first second third"
+).split()
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+).split()
+_ERA_WORDS = ("century", "centuries", "decade", "age", "ages", "era", "period", "dynasty", "war",
+              "reign", "bc", "bce", "ad", "ce", "spring", "summer", "autumn", "fall", "winter",
+              "today", "present", "early", "late", "mid",
+              # events a "when" question may be answered by (MuSiQue has them)
+              "act", "treaty", "battle", "revolution", "election", "independence")
+_REFUSAL = re.compile(
+    r"\b(i\s+(do\s*n[o']?t|cannot|can't|am\s+not\s+sure)|not\s+(enough|sure|known|found|"
+    r"available|mentioned|provided|specified|stated|clear)|no\s+(answer|information|idea|"
+    r"evidence|data)|unknown|unanswerable|cannot\s+be\s+determined|insufficient|"
+    r"sorry|unable\s+to|n/?a)\b",
+    re.IGNORECASE,
+)
+
+
+def _tokens(text: str) -> list[str]:
+    return normalize_answer(text).split()
+
+
+def _has_number(tokens: list[str]) -> bool:
+    return any(any(c.isdigit() for c in t) or t in _NUMBER_WORDS for t in tokens)
+
+
+def _has_date(tokens: list[str]) -> bool:
+    return _has_number(tokens) or any(t in _MONTHS or t in _ERA_WORDS for t in tokens)
+
+
+_WH_PATTERNS: list[tuple[str, str]] = [
+    ("number", r"\bhow\s+(many|much|long|old|tall|far|high|large|big)\b"),
+    ("date", r"\b(when|(what|which)\s+(year|date|decade|century|month|day))\b"),
+    ("person", r"\b(who|whom|whose)\b"),
+    ("place", r"\bwhere\b"),
+    ("any", r"\b(what|which|how)\b"),
+]
+
+
+def expected_answer_type(question: str) -> str:
+    """The answer type the question's wh-word asks for: number, date, person, place or any.
+
+    "how many/much" wins wherever it stands ("The state where X died has how many ...");
+    otherwise the earliest wh-phrase wins, so "Who was president when ..." asks for a person
+    and "What is the population of the state where ..." for anything."""
+    q = question.lower()
+    if re.search(_WH_PATTERNS[0][1], q):
+        return "number"
+    found = [(m.start(), kind) for kind, pat in _WH_PATTERNS if (m := re.search(pat, q))]
+    return min(found)[1] if found else "any"
+
+
+@gate("parses", kinds=("answer", "abstain"))
+def parses() -> Check:
+    """The artifact has the fields of its schema with the right types."""
+
+    def check(a: Artifact) -> GateResult:
+        if a.kind == "abstain":
+            return accept() if isinstance(a.reason, str) else reject("format", "reason is not text")
+        if not isinstance(a.answer, str):
+            return reject("format", f"answer is {type(a.answer).__name__}, not text")
+        if not isinstance(a.evidence, list) or not all(isinstance(e, str) for e in a.evidence):
+            return reject("format", "evidence is not a list of paragraph ids")
+        return accept()
+
+    return check
+
+
+@gate("non_empty")
+def non_empty() -> Check:
+    """The answer holds at least one letter or digit."""
+
+    def check(a: Artifact) -> GateResult:
+        return accept() if _tokens(str(a.answer)) else reject("empty_answer", "the answer is empty")
+
+    return check
+
+
+@gate("max_words")
+def max_words(max_words: int = 15) -> Check:
+    """The answer is at most ``max_words`` words long."""
+
+    def check(a: Artifact) -> GateResult:
+        n = len(str(a.answer).split())
+        if n > max_words:
+            return reject("too_long", f"the answer has {n} words; at most {max_words} allowed")
+        return accept()
+
+    return check
+
+
+@gate("not_refusal")
+def not_refusal() -> Check:
+    """The answer is not a refusal or a non-answer ("unknown", "not enough information")."""
+
+    def check(a: Artifact) -> GateResult:
+        m = _REFUSAL.search(str(a.answer))
+        if m:
+            return reject("refusal", f"the answer reads as a refusal ({m.group(0)!r}); use abstain instead")
+        return accept()
+
+    return check
+
+
+@gate("not_restatement")
+def not_restatement(max_shared: float = 0.8) -> Check:
+    """The answer is not the question, or most of it, said again."""
+
+    def check(a: Artifact) -> GateResult:
+        ans, q = _tokens(str(a.answer)), _tokens(a.question)
+        if not ans or ans == q:
+            return reject("restatement", "the answer repeats the question")
+        qset = set(q)
+        if len(ans) >= 4 and sum(t in qset for t in ans) / len(ans) >= max_shared:
+            return reject("restatement", "the answer mostly repeats the question's words")
+        return accept()
+
+    return check
+
+
+@gate("answer_type")
+def answer_type() -> Check:
+    """The answer's type fits the question's wh-word (how many: a number; when: a date; ...)."""
+
+    def check(a: Artifact) -> GateResult:
+        want = expected_answer_type(a.question)
+        tokens = _tokens(str(a.answer))
+        letters = any(c.isalpha() for c in str(a.answer))
+        ok = {
+            "number": _has_number(tokens),
+            "date": _has_date(tokens),
+            "person": letters,
+            "place": letters,
+            "any": bool(tokens),
+        }[want]
+        if not ok:
+            return reject("answer_type", f"the question asks for a {want}; {a.answer!r} is not one")
+        return accept()
+
+    return check
+
+
+@gate("evidence_retrieved")
+def evidence_retrieved(min_cited: int = 1) -> Check:
+    """At least ``min_cited`` paragraphs are cited, and every cited one was retrieved in this try."""
+
+    def check(a: Artifact) -> GateResult:
+        cited = list(a.evidence or [])
+        if len(cited) < min_cited:
+            return reject("no_evidence", f"cite at least {min_cited} paragraph id(s) as evidence")
+        unseen = [c for c in cited if c not in a.retrieved]
+        if unseen:
+            return reject("evidence_not_retrieved", f"cited paragraph(s) {unseen} were not retrieved")
+        return accept()
+
+    return check
+
+
+def _support(answer: str, text: str) -> float:
+    ans = _tokens(answer)
+    if not ans:
+        return 0.0
+    norm = normalize_answer(text)
+    if " ".join(ans) in norm:
+        return 1.0
+    words = set(norm.split())
+    return sum(t in words for t in ans) / len(ans)
+
+
+@gate("supported")
+def supported(min_overlap: float = 0.5) -> Check:
+    """The answer is supported by a cited paragraph: it appears there, or at least
+    ``min_overlap`` of its words do."""
+
+    def check(a: Artifact) -> GateResult:
+        best = max((_support(str(a.answer), t) for t in a.cited.values()), default=0.0)
+        if best < min_overlap:
+            return reject("unsupported", f"{a.answer!r} is not found in the cited paragraph(s)")
+        return accept()
+
+    return check
+
+
+@gate("abstain_reasoned", kinds=("abstain",))
+def abstain_reasoned(min_searches: int = 1) -> Check:
+    """An abstention gives a reason and comes after at least ``min_searches`` searches."""
+
+    def check(a: Artifact) -> GateResult:
+        if not a.reason.strip():
+            return reject("no_reason", "an abstention must say why")
+        if a.searches < min_searches:
+            return reject("premature_abstention", f"search at least {min_searches} time(s) before abstaining")
+        return accept()
+
+    return check
+
+
+@gate("abstention_allowed", kinds=("abstain",))
+def abstention_allowed(abstention_allowed: bool = True) -> Check:
+    """Abstaining is allowed by the task's requirements (L1)."""
+
+    def check(a: Artifact) -> GateResult:
+        return accept() if abstention_allowed else reject("abstention_forbidden", "the task requires an answer")
+
+    return check

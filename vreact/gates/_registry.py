@@ -1,0 +1,121 @@
+"""The gate registry: a name maps to a factory whose arguments are recorded with each verdict."""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from vreact.gates._artifact import Artifact
+
+ArtifactKind = str  # "answer" or "abstain"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """What a gate decided: ``ok`` with a cause and a human detail when not."""
+
+    ok: bool
+    cause: str = ""
+    detail: str = ""
+
+
+def accept() -> GateResult:
+    return GateResult(True)
+
+
+def reject(cause: str, detail: str = "") -> GateResult:
+    return GateResult(False, cause, detail)
+
+
+Check = Callable[[Artifact], GateResult]
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A built gate: a deterministic, free check of one condition on one artifact."""
+
+    name: str
+    check: Check
+    kinds: frozenset[str]
+    args: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    def applies_to(self, artifact: Artifact) -> bool:
+        return artifact.kind in self.kinds
+
+    def __call__(self, artifact: Artifact) -> GateResult:
+        return self.check(artifact)
+
+
+@dataclass(frozen=True)
+class GateFactory:
+    name: str
+    factory: Callable[..., Check]
+    kinds: frozenset[str]
+    description: str
+
+    @property
+    def parameters(self) -> dict[str, inspect.Parameter]:
+        return dict(inspect.signature(self.factory).parameters)
+
+
+_REGISTRY: dict[str, GateFactory] = {}
+
+
+def gate(
+    name: str | None = None, *, kinds: tuple[str, ...] = ("answer",)
+) -> Callable[[Callable[..., Check]], Callable[..., Check]]:
+    """Register a gate factory. The factory takes the gate's arguments and returns a check."""
+
+    def register(factory: Callable[..., Check]) -> Callable[..., Check]:
+        gate_name = name or factory.__name__
+        doc = (inspect.getdoc(factory) or "").split("\n")[0]
+        _REGISTRY[gate_name] = GateFactory(gate_name, factory, frozenset(kinds), doc)
+        return factory
+
+    return register
+
+
+class UnknownGate(ValueError):
+    pass
+
+
+def gate_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def gate_factory(name: str) -> GateFactory:
+    """Look a gate up by name, suggesting the closest name on a typo."""
+    if name not in _REGISTRY:
+        close = difflib.get_close_matches(name, _REGISTRY, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(gate_names())})"
+        raise UnknownGate(f"unknown gate {name!r}{hint}")
+    return _REGISTRY[name]
+
+
+def check_gate_args(name: str, args: dict[str, Any]) -> None:
+    """Raise ValueError when ``args`` do not fit the gate factory's signature."""
+    params = gate_factory(name).parameters
+    for key in args:
+        if key not in params:
+            raise ValueError(f"gate {name!r} takes no argument {key!r} (takes: {', '.join(params) or 'none'})")
+    missing = [p for p, spec in params.items() if spec.default is inspect.Parameter.empty and p not in args]
+    if missing:
+        raise ValueError(f"gate {name!r} needs argument(s): {', '.join(missing)}")
+
+
+def build_gate(name: str, args: dict[str, Any] | None = None, defaults: dict[str, Any] | None = None) -> Gate:
+    """Build a gate. Arguments missing from ``args`` are taken from ``defaults`` (the paired
+    level's spec) by name, then from the factory's own defaults; all are recorded."""
+    entry = gate_factory(name)
+    given = dict(args or {})
+    for param, spec in entry.parameters.items():
+        if param not in given and defaults and param in defaults:
+            given[param] = defaults[param]
+        elif param not in given and spec.default is not inspect.Parameter.empty:
+            given[param] = spec.default
+    check_gate_args(name, given)
+    return Gate(name, entry.factory(**given), entry.kinds, given, entry.description)

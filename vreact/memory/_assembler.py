@@ -1,0 +1,71 @@
+"""The context assembler: each role's input, built only from what its row may read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from vreact.memory._store import Store
+from vreact.spec import RoleSchema
+
+
+class ContextSchemaError(PermissionError):
+    """A role asked for something outside its row of memory/roles.yaml."""
+
+
+@dataclass
+class Scope:
+    """Where a context is being assembled: the attempt, the component and its subtask.
+
+    ``sources`` holds the values the controller owns (objective, contract, the current
+    try's steps...). The assembler hands a role only those its row names.
+    """
+
+    attempt_id: int
+    component: str
+    sources: dict[str, Any] = field(default_factory=dict)
+
+
+class ContextAssembler:
+    """Builds role inputs from the specs, the ledger and the failure index, under the schema."""
+
+    def __init__(self, roles: RoleSchema, store: Store) -> None:
+        self.roles = roles
+        self.store = store
+        self._memory: dict[str, Callable[[Scope], Any]] = {
+            "failures.own": self._own_failures,
+        }
+
+    def allowed(self, role: str) -> list[str]:
+        if role not in self.roles.roles:
+            raise ContextSchemaError(f"role {role!r} has no row in memory/roles.yaml")
+        return self.roles.roles[role].reads
+
+    def read(self, role: str, name: str, scope: Scope) -> Any:
+        """One field for one role; a field outside the role's row raises ContextSchemaError."""
+        allowed = self.allowed(role)
+        if name not in allowed and "*" not in allowed:
+            raise ContextSchemaError(
+                f"role {role!r} may not read {name!r} (memory/roles.yaml allows: {', '.join(allowed)})"
+            )
+        if name in self._memory:
+            return self._memory[name](scope)
+        if name not in scope.sources:
+            raise KeyError(f"no value for {name!r} in this scope")
+        return scope.sources[name]
+
+    def build(self, role: str, scope: Scope) -> dict[str, Any]:
+        """Every field of the role's row that this scope provides, and nothing else."""
+        out = {}
+        for name in self.allowed(role):
+            if name in self._memory or name in scope.sources:
+                out[name] = self.read(role, name, scope)
+        return out
+
+    def _own_failures(self, scope: Scope) -> list[dict[str, str]]:
+        # causes, never transcripts: only the failure index's own columns
+        return [
+            {"level": r["level"], "verifier": r["verifier"], "cause": r["cause"], "detail": r["detail"]}
+            for r in self.store.failures(scope.attempt_id, scope.component)
+        ]

@@ -1,0 +1,190 @@
+"""The run store: one SQLite file (``DIR/vreact.db``) through sqlite-utils.
+
+The schema only changes through the append-only ``MIGRATIONS`` list. Only
+``Store.record_verdict`` writes the success ledger and the failure index.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from vreact.verdict import Verdict
+
+
+def _m001_initial(db: sqlite_utils.Database) -> None:
+    db["runs"].create(
+        {"id": int, "started": float, "finished": float, "config_json": str, "model": str,
+         "dataset": str, "status": str},
+        pk="id",
+    )
+    db["tasks"].create(
+        {"id": str, "question": str, "answer": str, "aliases": str, "answerable": int,
+         "hops": int, "support": str},
+        pk="id",
+    )
+    db["attempts"].create(
+        {"id": int, "run_id": int, "config": str, "task_id": str, "attempt_index": int,
+         "seed": int, "outcome": str, "answer": str, "evidence": str, "abstain_level": str,
+         "abstain_component": str, "abstain_cause": str, "error": str, "started": float,
+         "finished": float},
+        pk="id",
+        foreign_keys=[("run_id", "runs"), ("task_id", "tasks")],
+    )
+    db["model_calls"].create(
+        {"id": int, "attempt_id": int, "role": str, "model": str, "prompt_tokens": int,
+         "completion_tokens": int, "latency_ms": float, "status": str, "error": str},
+        pk="id",
+        foreign_keys=[("attempt_id", "attempts")],
+    )
+    db["verdicts"].create(
+        {"id": int, "attempt_id": int, "seq": int, "level": str, "component": str,
+         "source": str, "verifier": str, "args": str, "decision": str, "cause": str,
+         "detail": str, "budget_left": int, "artifact_hash": str},
+        pk="id",
+        foreign_keys=[("attempt_id", "attempts")],
+    )
+    db["ledger"].create(
+        {"id": int, "verdict_id": int, "attempt_id": int, "level": str, "component": str,
+         "artifact_hash": str, "artifact": str},
+        pk="id",
+        foreign_keys=[("verdict_id", "verdicts"), ("attempt_id", "attempts")],
+    )
+    db["failures"].create(
+        {"id": int, "verdict_id": int, "attempt_id": int, "level": str, "component": str,
+         "source": str, "verifier": str, "cause": str, "detail": str},
+        pk="id",
+        foreign_keys=[("verdict_id", "verdicts"), ("attempt_id", "attempts")],
+    )
+    db["failures"].create_index(["attempt_id", "component", "cause"])
+    db["verdicts"].create_index(["attempt_id"])
+    db["model_calls"].create_index(["attempt_id"])
+    db["attempts"].create_index(["run_id", "config", "task_id", "attempt_index"])
+
+
+#: Append-only: never edit or reorder an entry, only add new ones at the end.
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m001_initial]
+
+
+class Store:
+    """The records of one run folder."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite_utils.Database(self.path)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        done = {r["name"] for r in self.db["_migrations"].rows} if self.db["_migrations"].exists() else set()
+        for m in MIGRATIONS:
+            if m.__name__ not in done:
+                with self.db.conn:
+                    m(self.db)
+                    self.db["_migrations"].insert({"name": m.__name__, "applied": time.time()}, pk="name")
+
+    # --- runs and tasks -----------------------------------------------------------------
+
+    def new_run(self, config: dict[str, Any], model: str, dataset: str) -> int:
+        row = {"started": time.time(), "config_json": json.dumps(config), "model": model,
+               "dataset": dataset, "status": "running"}
+        return int(self.db["runs"].insert(row).last_pk)
+
+    def finish_run(self, run_id: int, status: str = "completed") -> None:
+        self.db["runs"].update(run_id, {"finished": time.time(), "status": status})
+
+    def add_tasks(self, rows: list[dict[str, Any]]) -> None:
+        self.db["tasks"].upsert_all(rows, pk="id")
+
+    # --- attempts -----------------------------------------------------------------------
+
+    def start_attempt(self, run_id: int, config: str, task_id: str, attempt_index: int, seed: int) -> int:
+        row = {"run_id": run_id, "config": config, "task_id": task_id,
+               "attempt_index": attempt_index, "seed": seed, "outcome": "running",
+               "started": time.time()}
+        return int(self.db["attempts"].insert(row).last_pk)
+
+    def finish_attempt(self, attempt_id: int, fields: dict[str, Any]) -> None:
+        self.db["attempts"].update(attempt_id, {**fields, "finished": time.time()})
+
+    def discard_unfinished(self) -> int:
+        """Delete attempts a killed process left running, with everything they wrote."""
+        ids = [r["id"] for r in self.db.query("select id from attempts where outcome = 'running'")]
+        with self.db.conn:
+            for table in ("ledger", "failures"):
+                self.db.execute(f"delete from {table} where attempt_id in "
+                                "(select id from attempts where outcome = 'running')")
+            for table in ("verdicts", "model_calls"):
+                self.db.execute(f"delete from {table} where attempt_id in "
+                                "(select id from attempts where outcome = 'running')")
+            self.db.execute("delete from attempts where outcome = 'running'")
+        return len(ids)
+
+    # --- calls and verdicts -------------------------------------------------------------
+
+    def record_call(self, attempt_id: int, role: str, model: str, prompt_tokens: int,
+                    completion_tokens: int, latency_ms: float, status: str = "ok",
+                    error: str = "") -> None:
+        self.db["model_calls"].insert({
+            "attempt_id": attempt_id, "role": role, "model": model,
+            "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+            "latency_ms": round(latency_ms, 1), "status": status, "error": error,
+        })
+
+    def record_verdict(self, attempt_id: int, verdict: Verdict, artifact: Any = None) -> int:
+        """Write a verdict; an accept appends to the ledger, a reject to the failure index.
+
+        This is the only writer of ``ledger`` and ``failures``: memory is written by verdicts.
+        """
+        with self.db.conn:
+            seq = self.db.execute(
+                "select count(*) from verdicts where attempt_id = ?", [attempt_id]
+            ).fetchone()[0]
+            vid = int(self.db["verdicts"].insert({
+                "attempt_id": attempt_id, "seq": seq, "level": verdict.level,
+                "component": verdict.component, "source": verdict.source,
+                "verifier": verdict.verifier, "args": json.dumps(verdict.args, default=str),
+                "decision": verdict.decision, "cause": verdict.cause, "detail": verdict.detail,
+                "budget_left": verdict.budget_left, "artifact_hash": verdict.artifact_hash,
+            }).last_pk)
+            if verdict.accepted:
+                self.db["ledger"].insert({
+                    "verdict_id": vid, "attempt_id": attempt_id, "level": verdict.level,
+                    "component": verdict.component, "artifact_hash": verdict.artifact_hash,
+                    "artifact": json.dumps(artifact, default=str),
+                })
+            else:
+                self.db["failures"].insert({
+                    "verdict_id": vid, "attempt_id": attempt_id, "level": verdict.level,
+                    "component": verdict.component, "source": verdict.source,
+                    "verifier": verdict.verifier, "cause": verdict.cause, "detail": verdict.detail,
+                })
+        return vid
+
+    # --- reads (the assembler's and the reports') ----------------------------------------
+
+    def failures(self, attempt_id: int, component: str | None = None) -> list[dict[str, Any]]:
+        sql = "select * from failures where attempt_id = ?"
+        params: list[Any] = [attempt_id]
+        if component is not None:
+            sql += " and component = ?"
+            params.append(component)
+        return list(self.db.query(sql + " order by id", params))
+
+    def ledger(self, attempt_id: int, component: str | None = None) -> list[dict[str, Any]]:
+        sql = "select * from ledger where attempt_id = ?"
+        params: list[Any] = [attempt_id]
+        if component is not None:
+            sql += " and component = ?"
+            params.append(component)
+        return list(self.db.query(sql + " order by id", params))
+
+    def query(self, sql: str, params: Any = None) -> Iterator[dict[str, Any]]:
+        return self.db.query(sql, params or [])

@@ -1,0 +1,28 @@
+"""Models addressed as ``provider/model``: openai, llamacpp (embedded default), mock."""
+
+from vreact.model._base import (
+    Completion,
+    ContextLengthError,
+    Message,
+    Model,
+    ModelConfigError,
+    ModelError,
+)
+from vreact.model._mock import MockModel, MockScriptExhausted
+from vreact.model._registry import get_model, provider
+
+DEFAULT_MODEL = "llamacpp/smollm2-135m"
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "Completion",
+    "ContextLengthError",
+    "Message",
+    "MockModel",
+    "MockScriptExhausted",
+    "Model",
+    "ModelConfigError",
+    "ModelError",
+    "get_model",
+    "provider",
+]

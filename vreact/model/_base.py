@@ -1,0 +1,49 @@
+"""What every model provider implements, and the errors they raise."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+Message = dict[str, str]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model answer with what it cost."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A chat model addressed as ``provider/name``."""
+
+    name: str
+
+    def generate(
+        self,
+        messages: list[Message],
+        schema: dict[str, Any] | None = None,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        seed: int | None = None,
+    ) -> Completion:
+        """Answer ``messages``; with ``schema``, ask for JSON against it natively."""
+        ...
+
+
+class ModelError(Exception):
+    """A model call that failed for good (after the provider's retries)."""
+
+
+class ContextLengthError(ModelError):
+    """The prompt does not fit the model's context window."""
+
+
+class ModelConfigError(ModelError):
+    """A model string or its settings cannot work; the message says what to do."""

@@ -1,0 +1,60 @@
+"""``mock/...``: a scripted model for tests, registered like any other provider."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from vreact.model._base import Completion, Message, ModelError
+
+Output = str | dict[str, Any] | BaseException
+Script = Iterable[Output] | Callable[[list[Message]], Output]
+
+
+class MockScriptExhausted(ModelError):
+    """The mock model was called more often than its script has outputs."""
+
+
+class MockModel:
+    """Answers from a script: a list, a generator, or a function of the messages.
+
+    A dict is sent as JSON; an exception instance is raised (to stand for a provider error).
+    Every call's messages are kept in ``calls`` so tests can read what each role was shown.
+    """
+
+    def __init__(self, outputs: Script, name: str = "mock/scripted") -> None:
+        self.name = name
+        self._fn: Callable[[list[Message]], Output] | None = None
+        self._it: Iterator[Output] | None = None
+        if callable(outputs):
+            self._fn = outputs
+        else:
+            self._it = iter(outputs)
+        self.calls: list[list[Message]] = []
+
+    def generate(
+        self,
+        messages: list[Message],
+        schema: dict[str, Any] | None = None,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        seed: int | None = None,
+    ) -> Completion:
+        self.calls.append([dict(m) for m in messages])
+        if self._fn is not None:
+            out = self._fn(messages)
+        else:
+            assert self._it is not None
+            try:
+                out = next(self._it)
+            except StopIteration:
+                raise MockScriptExhausted(
+                    f"{self.name}: the script ran out after {len(self.calls) - 1} output(s)"
+                ) from None
+        if isinstance(out, BaseException):
+            raise out
+        text = out if isinstance(out, str) else json.dumps(out)
+        prompt = sum(len(m["content"]) for m in messages) // 4
+        return Completion(text, prompt_tokens=prompt, completion_tokens=len(text) // 4 + 1)

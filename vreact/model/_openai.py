@@ -1,0 +1,90 @@
+"""``openai/MODEL``: OpenAI, or any OpenAI-compatible server through a base URL."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from vreact.model._base import Completion, ContextLengthError, Message, ModelConfigError, ModelError
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_CONTEXT_HINTS = ("context length", "context window", "maximum context", "too many tokens",
+                  "exceed context", "context_length")
+
+
+class OpenAIModel:
+    """Chat completions with JSON output against a schema.
+
+    ``response_format`` is ``json_schema`` first; a server that rejects it (llama-cpp-python's
+    does) is asked for ``{"type": "json_object", "schema": ...}`` from then on.
+    """
+
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
+                 timeout: float = 300.0, max_retries: int = 3) -> None:
+        try:
+            import openai
+        except ImportError:  # pragma: no cover - openai is a core dependency
+            raise ModelConfigError("the openai package is missing: pip install openai") from None
+        self.name = f"openai/{model}"
+        self.model = model
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if base_url and base_url.rstrip("/") != DEFAULT_BASE_URL:
+                key = "no-key-needed"  # local servers need none
+            else:
+                raise ModelConfigError(
+                    "no API key for openai/: set OPENAI_API_KEY, or pass --base-url for a local server"
+                )
+        self._openai = openai
+        self.client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout,
+                                    max_retries=max_retries)
+        self.json_mode = "json_schema"
+
+    def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
+        if self.json_mode == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}
+        return {"type": "json_object", "schema": schema}
+
+    def generate(
+        self,
+        messages: list[Message],
+        schema: dict[str, Any] | None = None,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        seed: int | None = None,
+    ) -> Completion:
+        openai = self._openai
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
+                                  "temperature": temperature, "max_tokens": max_tokens}
+        if seed is not None:
+            kwargs["seed"] = seed
+        started = time.perf_counter()
+        while True:
+            if schema is not None:
+                kwargs["response_format"] = self._response_format(schema)
+            try:
+                resp = self.client.chat.completions.create(**kwargs)
+                break
+            except openai.BadRequestError as e:
+                msg = str(e).lower()
+                if schema is not None and self.json_mode == "json_schema" and (
+                    "json_schema" in msg or "response_format" in msg
+                ):
+                    self.json_mode = "json_object"
+                    continue
+                if any(h in msg for h in _CONTEXT_HINTS):
+                    raise ContextLengthError(f"context_length: {e}") from e
+                raise ModelError(f"bad request: {e}") from e
+            except openai.APIError as e:  # 5xx, 429 after retries, connection, timeout
+                raise ModelError(f"{type(e).__name__}: {e}") from e
+        text = resp.choices[0].message.content or "" if resp.choices else ""
+        usage = resp.usage
+        return Completion(
+            text,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )

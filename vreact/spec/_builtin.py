@@ -1,0 +1,41 @@
+"""Find the shipped specs, verifier sets and role schema, from a checkout or a wheel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vreact.spec._loader import load_file
+from vreact.spec._models import RoleSchema, TaskSpec, VerifierSet
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def builtin_dir(kind: str) -> Path:
+    """The folder of a kind of shipped file: ``specs``, ``verifiers``, ``memory``, ``schemas``.
+
+    A wheel carries them under ``vreact/_builtin/``; a checkout has them at the top level.
+    """
+    for candidate in (_PACKAGE / "_builtin" / kind, _PACKAGE.parent / kind):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"built-in folder {kind!r} not found beside the vreact package")
+
+
+def _resolve(kind: str, name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        return p
+    return builtin_dir(kind) / f"{name_or_path}.yaml"
+
+
+def load_spec(name_or_path: str = "musique") -> TaskSpec:
+    return load_file(_resolve("specs", name_or_path), TaskSpec)  # type: ignore[return-value]
+
+
+def load_verifiers(name_or_path: str = "musique") -> VerifierSet:
+    return load_file(_resolve("verifiers", name_or_path), VerifierSet)  # type: ignore[return-value]
+
+
+def load_roles(path: str | None = None) -> RoleSchema:
+    p = Path(path) if path else builtin_dir("memory") / "roles.yaml"
+    return load_file(p, RoleSchema)  # type: ignore[return-value]

@@ -1,0 +1,112 @@
+"""Load declarative YAML files with errors that name the file, line and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from vreact.spec._models import KINDS
+
+M = TypeVar("M", bound=BaseModel)
+Loc = tuple[str | int, ...]
+
+
+class SpecError(Exception):
+    """One or more problems in declarative files; each line is ``FILE:LINE: field: message``."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+def _to_python(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> Any:
+    """Turn a composed YAML node into Python values, remembering each value's line."""
+    lines[loc] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = yaml.safe_load(yaml.serialize(key_node))
+            lines[(*loc, key)] = key_node.start_mark.line + 1
+            out[key] = _to_python(value_node, (*loc, key), lines)
+            lines[(*loc, key)] = key_node.start_mark.line + 1
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_to_python(item, (*loc, i), lines) for i, item in enumerate(node.value)]
+    return yaml.safe_load(yaml.serialize(node))
+
+
+def _line_of(loc: Loc, lines: dict[Loc, int]) -> int:
+    while loc and loc not in lines:
+        loc = loc[:-1]
+    return lines.get(loc, 1)
+
+
+def _field_path(loc: Loc) -> str:
+    # pydantic adds validator names ("function-after[...]") to some locations; drop them
+    parts = [str(p) for p in loc if not (isinstance(p, str) and "[" in p)]
+    return ".".join(parts) or "(file)"
+
+
+def _guess_kind(path: Path, data: Any) -> str | None:
+    if isinstance(data, dict) and isinstance(data.get("kind"), str):
+        return data["kind"]
+    by_folder = {"specs": "spec", "verifiers": "verifiers"}
+    if path.parent.name in by_folder:
+        return by_folder[path.parent.name]
+    if path.name == "roles.yaml":
+        return "roles"
+    return None
+
+
+def load_file(path: str | Path, expect: type[M] | None = None) -> M | BaseModel:
+    """Load and validate one declarative file; raise SpecError with FILE:LINE lines."""
+    path = Path(path)
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise SpecError([f"{name}:0: (file): cannot read: {e.strerror}"]) from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark else 1
+        raise SpecError([f"{name}:{line}: (yaml): {e.problem or e.context}"]) from None
+    lines: dict[Loc, int] = {}
+    data = _to_python(node, (), lines) if node is not None else None
+    if not isinstance(data, dict):
+        raise SpecError([f"{name}:1: (file): expected a mapping of fields"])
+    model: type[BaseModel]
+    if expect is not None:
+        model = expect
+    else:
+        kind = _guess_kind(path, data)
+        if kind not in KINDS:
+            raise SpecError([f"{name}:{_line_of(('kind',), lines)}: kind: must be one of "
+                             f"{', '.join(KINDS)} (got {kind!r})"])
+        model = KINDS[kind]
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        out = []
+        for err in e.errors():
+            loc = tuple(err["loc"])
+            msg = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "extra_forbidden":
+                msg = "unknown field"
+            out.append(f"{name}:{_line_of(loc, lines)}: {_field_path(loc)}: {msg}")
+        raise SpecError(out) from None
+
+
+def validate_files(paths: list[str | Path]) -> list[str]:
+    """Validate files and return every error line (empty when all are valid)."""
+    errors: list[str] = []
+    for p in paths:
+        try:
+            load_file(p)
+        except SpecError as e:
+            errors.extend(e.lines)
+    return errors

@@ -1,0 +1,131 @@
+"""Pydantic models of the declarative files: level specs, verifier sets and the role schema."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from vreact.gates import check_gate_args, gate_factory
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- L1: specs/*.yaml -------------------------------------------------------------------
+
+
+class AnswerRequirements(_Strict):
+    """What an acceptable answer is (L1). R3's gates take their conditions from here."""
+
+    max_words: int = Field(15, ge=1, description="longest acceptable answer, in words")
+    type_from_wh_word: bool = Field(True, description="answer type must fit the wh-word")
+    cite_evidence: bool = Field(True, description="evidence must be cited from retrieved paragraphs")
+    abstention_allowed: bool = Field(True, description="the agent may decline to answer")
+
+
+class Requirements(_Strict):
+    task: str = Field(description="the task, as the agent's requirements state it")
+    answer: AnswerRequirements = Field(default_factory=AnswerRequirements)
+
+
+class TaskSpec(_Strict):
+    """An L1 requirements spec (specs/*.yaml)."""
+
+    kind: Literal["spec"] = "spec"
+    name: str
+    description: str = ""
+    requirements: Requirements
+
+
+# --- verifiers/*.yaml -------------------------------------------------------------------
+
+
+class GateRef(_Strict):
+    """One gate of a verifier: a registered name and its arguments."""
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, value: Any) -> Any:
+        # "name" or {"name": {args}} or {"name": null}
+        if isinstance(value, str):
+            return {"name": value}
+        if isinstance(value, dict) and len(value) == 1 and "name" not in value:
+            (name, args), = value.items()
+            return {"name": name, "args": args or {}}
+        return value
+
+    @model_validator(mode="after")
+    def _known(self) -> GateRef:
+        gate_factory(self.name)  # raises UnknownGate (a ValueError) with a did-you-mean
+        check_gate_args(self.name, self.args)
+        return self
+
+
+class VerifierSpec(_Strict):
+    """A verifier: gates in order, then (later) an optional judge on what they cleared."""
+
+    gates: list[GateRef] = Field(default_factory=list)
+
+
+class VerifierSet(_Strict):
+    """The verifiers of each level (verifiers/*.yaml): R1 unit, R2 integration, R3 acceptance."""
+
+    kind: Literal["verifiers"] = "verifiers"
+    name: str
+    R1: VerifierSpec = Field(default_factory=VerifierSpec, description="unit: a subtask's result vs L3")
+    R2: VerifierSpec = Field(default_factory=VerifierSpec, description="integration: the chain vs L2")
+    R3: VerifierSpec = Field(default_factory=VerifierSpec, description="acceptance: the answer vs L1")
+
+
+# --- memory/roles.yaml ------------------------------------------------------------------
+
+#: Every field the context assembler knows how to provide.
+CONTEXT_FIELDS: dict[str, str] = {
+    "l1": "the task's requirements (L1)",
+    "l2": "the plan (L2)",
+    "tools": "the tool inventory",
+    "failures.l2": "failure entries addressed to L2 (causes, not transcripts)",
+    "subtask.slot": "this subtask's place in the plan",
+    "subtask.objective": "this subtask's objective, accepted upstream answers substituted in",
+    "subtask.contract": "this subtask's L3 contract",
+    "subtask.checks": "the checks R1 applies to this subtask",
+    "failures.own": "this component's own failure entries in this attempt",
+    "try.steps": "the steps of the current try (never an earlier try's)",
+    "artifact": "the artifact under verification",
+    "condition": "the one condition a gate checks",
+    "paired_level": "the specification level a judge's verifier pairs with",
+    "*": "everything (the controller)",
+}
+
+
+class RoleRow(_Strict):
+    """What one role may read. Anything else is refused by the assembler."""
+
+    reads: list[str]
+    never_reads: list[str] = Field(default_factory=list, description="documentation of the row")
+
+    @field_validator("reads")
+    @classmethod
+    def _known_fields(cls, reads: list[str]) -> list[str]:
+        for name in reads:
+            if name not in CONTEXT_FIELDS:
+                close = difflib.get_close_matches(name, CONTEXT_FIELDS, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ValueError(f"unknown context field {name!r}{hint}")
+        return reads
+
+
+class RoleSchema(_Strict):
+    """The per-role context schema (memory/roles.yaml)."""
+
+    kind: Literal["roles"] = "roles"
+    roles: dict[str, RoleRow]
+
+
+KINDS: dict[str, type[BaseModel]] = {"spec": TaskSpec, "verifiers": VerifierSet, "roles": RoleSchema}
