@@ -246,7 +246,8 @@ class Controller:
         contract = f"{shape}, at most {want.max_words} words"
         if want.cite_evidence:
             contract += ", citing the ids of paragraphs you found"
-        checks = tuple(g.description for g in self.r1 if g.kinds & {"answer"}) if self.config.gates else ()
+        checks = tuple(g.name for g in self.r1 if "answer" in g.kinds and g.name != "parses") \
+            if self.config.gates else ()
         return Subtask("s1", self.task.question, contract, checks)
 
     def _artifact(self, step: Step, subtask: Subtask, retrieved: set[str], searches: int) -> Artifact:

@@ -48,10 +48,10 @@ class Step(BaseModel):
 STEP_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "thought": {"type": "string"},
+        "thought": {"type": "string", "maxLength": 200},
         "action": {"type": "string", "enum": ["search", "read", "finish", "abstain"]},
-        "input": {"type": "string"},
-        "evidence": {"type": "array", "items": {"type": "string"}},
+        "input": {"type": "string", "maxLength": 200},
+        "evidence": {"type": "array", "items": {"type": "string", "maxLength": 6}, "maxItems": 4},
     },
     "required": ["thought", "action", "input", "evidence"],
     "additionalProperties": False,
@@ -95,7 +95,7 @@ def render_messages(context: dict[str, Any]) -> list[Message]:
         lines.append(f"Answer: {contract}")
     checks = context.get("subtask.checks")
     if checks:
-        lines.append("Your finish is checked: " + "; ".join(checks))
+        lines.append("Checks on your finish: " + ", ".join(checks))
     failures = context.get("failures.own") or []
     if failures:
         lines.append("Earlier tries were rejected:")

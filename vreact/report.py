@@ -131,31 +131,34 @@ def _config_report(attempts: list[dict[str, Any]], tasks: dict[str, Any],
 
 
 def render(report: dict[str, Any]) -> list[Any]:
-    """The report as rich tables: accounting, cost, and rejections/corrections by source."""
+    """The report as rich tables that fit 80 columns: accounting, quality, cost, attribution."""
+    from rich import box
     from rich.table import Table
 
     def fmt(x: Any) -> str:
         return "-" if x is None else f"{x:.2f}" if isinstance(x, float) else str(x)
 
-    acct = Table(title=f"Execution accounting (run {report['run']})")
-    for col in ("config", "exec", "score", "crash", "answered", "abstained", "L1", "L2", "L3",
-                "declined", "cap", "correct", "silent err", "false abst", "coverage", "sel acc",
-                "EM", "F1"):
-        acct.add_column(col, justify="left" if col == "config" else "right")
-    cost = Table(title="Cost per scoreable attempt (means)")
-    for col in ("config", "LLM calls", "exec steps", "prompt tok", "compl tok"):
-        cost.add_column(col, justify="left" if col == "config" else "right")
-    attr = Table(title="Rejections and corrections by source")
-    for col in ("config", *(f"rej {s}" for s in SOURCES), *(f"corr {s}" for s in SOURCES)):
-        attr.add_column(col, justify="left" if col == "config" else "right")
+    def table(title: str, *cols: str) -> Table:
+        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        for col in cols:
+            t.add_column(col, justify="left" if col == "config" else "right")
+        return t
+
+    acct = table(f"Execution accounting (run {report['run']})", "config", "exec",
+                 "score", "crash", "answer", "abstain", *LEVELS)
+    quality = table("Outcomes", "config", "correct", "silent err", "false abst", "coverage",
+                    "sel acc", "EM", "F1")
+    cost = table("Cost per scoreable attempt (means)", "config", "LLM calls", "exec steps",
+                 "prompt tok", "compl tok")
+    attr = table("Rejections and corrections by source", "config",
+                 *(f"rej {s}" for s in SOURCES), *(f"corr {s}" for s in SOURCES))
     for name, r in report["configs"].items():
-        lv = r["abstained_by_level"]
-        acct.add_row(name, *map(fmt, (
-            r["executed"], r["scoreable"], r["crash"], r["answered"], r["abstained"],
-            *(lv[k] for k in LEVELS), r["correct"], r["silent_error"], r["false_abstention"],
-            r["coverage"], r["selective_accuracy"], r["em"], r["f1"])))
+        acct.add_row(name, *map(fmt, (r["executed"], r["scoreable"], r["crash"], r["answered"],
+                                      r["abstained"], *r["abstained_by_level"].values())))
+        quality.add_row(name, *map(fmt, (r["correct"], r["silent_error"], r["false_abstention"],
+                                         r["coverage"], r["selective_accuracy"], r["em"], r["f1"])))
         cost.add_row(name, *map(fmt, (r["llm_calls"], r["exec_steps"], r["prompt_tokens"],
                                       r["completion_tokens"])))
         attr.add_row(name, *map(fmt, (*(r["rejections"][s] for s in SOURCES),
                                       *(r["corrections"][s] for s in SOURCES))))
-    return [acct, cost, attr]
+    return [acct, quality, cost, attr]

@@ -68,7 +68,7 @@ class LlamaCppModel:
         self._grammars: dict[str, Any] = {}
 
     def _grammar(self, schema: dict[str, Any]) -> Any:
-        key = json.dumps(schema, sort_keys=True)
+        key = json.dumps(schema)  # property order matters: the grammar keeps it
         if key not in self._grammars:
             self._grammars[key] = self._llama_cpp.LlamaGrammar.from_json_schema(key, verbose=False)
         return self._grammars[key]
