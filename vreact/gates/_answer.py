@@ -61,8 +61,9 @@ def expected_answer_type(question: str) -> str:
     q = question.lower()
     if re.search(_WH_PATTERNS[0][1], q):
         return "number"
-    found = [(m.start(), kind) for kind, pat in _WH_PATTERNS if (m := re.search(pat, q))]
-    return min(found)[1] if found else "any"
+    found = [(m.start(), rank, kind) for rank, (kind, pat) in enumerate(_WH_PATTERNS)
+             if (m := re.search(pat, q))]
+    return min(found)[2] if found else "any"  # at one position, the more specific pattern
 
 
 @gate("parses", kinds=("answer", "abstain"))

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
 
 from vreact.gates._artifact import Artifact
 
@@ -105,6 +108,16 @@ def check_gate_args(name: str, args: dict[str, Any]) -> None:
     missing = [p for p, spec in params.items() if spec.default is inspect.Parameter.empty and p not in args]
     if missing:
         raise ValueError(f"gate {name!r} needs argument(s): {', '.join(missing)}")
+    hints = typing.get_type_hints(gate_factory(name).factory)
+    for key, value in args.items():
+        if key in hints:
+            try:
+                TypeAdapter(hints[key]).validate_python(value, strict=True)
+            except ValidationError:
+                raise ValueError(
+                    f"gate {name!r}: argument {key!r} must be {getattr(hints[key], '__name__', hints[key])}, "
+                    f"not {value!r}"
+                ) from None
 
 
 def build_gate(name: str, args: dict[str, Any] | None = None, defaults: dict[str, Any] | None = None) -> Gate:

@@ -1,0 +1,104 @@
+"""``vreact validate``: the shipped files pass; each kind of broken file fails with FILE:LINE."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import REPO
+from vreact.cli import cli
+from vreact.cli._validate import json_schemas
+from vreact.spec import builtin_dir
+
+SHIPPED = [REPO / "specs/musique.yaml", REPO / "verifiers/musique.yaml", REPO / "memory/roles.yaml"]
+
+
+def validate(*paths: Path):
+    return CliRunner().invoke(cli, ["validate", *map(str, paths)])
+
+
+def test_shipped_files_are_valid():
+    result = validate(*SHIPPED)
+    assert result.exit_code == 0, result.output
+    assert "3 file(s) valid" in result.output
+
+
+def test_shipped_files_reference_their_schema():
+    for path in SHIPPED:
+        first = path.read_text().splitlines()[0]
+        assert first.startswith("# yaml-language-server: $schema=../schemas/")
+        assert (path.parent / first.split("=", 1)[1]).resolve().is_file()
+
+
+def test_committed_schemas_match_the_models():
+    for kind, schema in json_schemas().items():
+        committed = json.loads((REPO / "schemas" / f"{kind}.schema.json").read_text())
+        assert committed == schema, f"run: vreact schema --write schemas ({kind} drifted)"
+
+
+def write(tmp_path: Path, folder: str, text: str) -> Path:
+    path = tmp_path / folder / ("roles.yaml" if folder == "memory" else "broken.yaml")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+VERIFIERS = """kind: verifiers
+name: broken
+R1:
+  gates:
+    - parses
+    - non_emtpy
+R3:
+  gates: [answer_type]
+"""
+
+
+@pytest.mark.parametrize("folder, text, line, field, message", [
+    ("verifiers", VERIFIERS, 6, "R1.gates.1", "unknown gate 'non_emtpy'; did you mean 'non_empty'?"),
+    ("verifiers", "kind: verifiers\nname: x\nR1:\n  gates:\n    - supported: {min_overlap: high}\n",
+     5, "R1.gates.0", "min_overlap"),
+    ("verifiers", "kind: verifiers\nname: x\nR1:\n  gates:\n    - max_words: {limit: 3}\n",
+     5, "R1.gates.0", "takes no argument 'limit'"),
+    ("specs", "kind: spec\nname: musique\ndescription: no requirements here\n",
+     1, "requirements", "Field required"),
+    ("specs", "kind: spec\nname: m\nrequirements:\n  task: t\n  answer:\n    max_words: many\n",
+     6, "requirements.answer.max_words", "valid integer"),
+    ("specs", "kind: spec\nname: m\nrequirements:\n  task: t\n  extra_thing: 1\n",
+     5, "requirements.extra_thing", "unknown field"),
+    ("specs", "kind: spec\nname: m\nrequirements:\n  task: [unclosed\n", 5, "(yaml)", ""),
+    ("memory", "kind: roles\nroles:\n  executor:\n    reads: [subtask.objective, plan_text]\n",
+     4, "roles.executor.reads", "unknown context field 'plan_text'"),
+])
+def test_broken_files_fail_with_file_line_and_field(tmp_path, folder, text, line, field, message):
+    path = write(tmp_path, folder, text)
+    result = validate(path)
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith(f"{path}:{line}: {field}:"), lines[0]
+    assert message in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_every_error_of_a_file_is_listed(tmp_path):
+    path = write(tmp_path, "specs", "kind: spec\nname: 3\nrequirements:\n  answer: {max_words: 0}\n")
+    lines = validate(path).output.strip().splitlines()
+    assert len(lines) == 3  # name type, task missing, max_words >= 1
+    assert all(line.startswith(f"{path}:") for line in lines)
+
+
+def test_unknown_kind_and_missing_file(tmp_path):
+    other = tmp_path / "thing.yaml"
+    other.write_text("kind: recipe\n")
+    assert "kind: must be one of spec, verifiers, roles" in validate(other).output
+    missing = validate(tmp_path / "nope.yaml")
+    assert missing.exit_code == 2 and "cannot read" in missing.output
+
+
+def test_builtin_files_are_found_from_the_package():
+    assert (builtin_dir("specs") / "musique.yaml").is_file()
+    assert (builtin_dir("memory") / "roles.yaml").is_file()
