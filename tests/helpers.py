@@ -1,0 +1,54 @@
+"""Scripted executor steps for mock-model tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vreact.config import Configuration
+from vreact.dataset import Task
+from vreact.memory import Store
+from vreact.model import MockModel
+from vreact.runner import run_attempt
+from vreact.spec import RoleSchema, TaskSpec, VerifierSet
+
+
+def search(query: str, thought: str = "") -> dict[str, Any]:
+    return {"thought": thought, "action": "search", "input": query, "evidence": []}
+
+
+def read(pid: str, thought: str = "") -> dict[str, Any]:
+    return {"thought": thought, "action": "read", "input": pid, "evidence": []}
+
+
+def finish(answer: str, evidence: list[str], thought: str = "") -> dict[str, Any]:
+    return {"thought": thought, "action": "finish", "input": answer, "evidence": evidence}
+
+
+def abstain(reason: str) -> dict[str, Any]:
+    return {"thought": "", "action": "abstain", "input": reason, "evidence": []}
+
+
+def last_support(task: Task) -> str:
+    """The paragraph id that supports the final hop."""
+    return str(task.question_decomposition[-1].paragraph_support_idx)
+
+
+def solve(task: Task, answer: str | None = None, thought: str = "") -> list[dict[str, Any]]:
+    """Search, read the final hop's paragraph, finish with the gold (or given) answer."""
+    pid = last_support(task)
+    return [search(task.question, thought), read(pid), finish(answer or task.answer, [pid])]
+
+
+def attempt(config: Configuration, task: Task, outputs: Any, store: Store, spec: TaskSpec,
+            verifiers: VerifierSet, roles: RoleSchema, seed: int = 0):
+    """Run one attempt against a mock model; return (outcome, attempt row, model)."""
+    model = outputs if isinstance(outputs, MockModel) else MockModel(outputs)
+    run_id = store.new_run({}, model.name, "test")
+    store.add_tasks([task.record()])
+    outcome = run_attempt(config, task, model, store, run_id, spec, verifiers, roles, seed=seed)
+    row = next(store.query("select * from attempts order by id desc limit 1"))
+    return outcome, row, model
+
+
+def verdicts(store: Store, attempt_id: int) -> list[dict[str, Any]]:
+    return list(store.query("select * from verdicts where attempt_id = ? order by seq", [attempt_id]))

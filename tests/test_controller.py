@@ -1,0 +1,163 @@
+"""The controller's paths, driven by a scripted mock model on real MuSiQue records."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import abstain, attempt, finish, last_support, read, search, solve, verdicts
+from vreact.config import BUILTIN_CONFIGS, Configuration
+from vreact.gates import gate
+from vreact.model import ContextLengthError, ModelError
+from vreact.report import compute
+from vreact.spec import VerifierSet
+
+N, VG = BUILTIN_CONFIGS["N"], BUILTIN_CONFIGS["VG"]
+
+
+@pytest.fixture
+def task(full_tasks):
+    # "What year did the writer of Crazy Little Thing Called Love die?" has no support;
+    # use the first answerable record whose final hop has a paragraph.
+    return next(t for t in full_tasks if t.answerable)
+
+
+@pytest.fixture
+def run(store, spec, verifiers, roles):
+    def go(config, task, outputs, verifier_set=None):
+        return attempt(config, task, outputs, store, spec, verifier_set or verifiers, roles)
+    return go
+
+
+def test_n_answers_without_any_verdict(run, task, store):
+    outcome, row, _ = run(N, task, solve(task))
+    assert (row["outcome"], row["answer"]) == ("answer", task.answer)
+    assert verdicts(store, row["id"]) == []
+
+
+def test_n_ends_at_the_step_cap_as_abstention_cap(run, task, store):
+    outcome, row, model = run(N, task, [search(f"query {i}") for i in range(12)])
+    assert (row["outcome"], row["abstain_level"], row["abstain_cause"]) == ("abstain", "cap", "step_cap")
+    assert len(model.calls) == 12
+
+
+def test_n_treats_unparseable_output_as_an_observation(run, task):
+    outcome, row, model = run(N, task, ["I think it is Paris.", *solve(task)])
+    assert row["outcome"] == "answer"
+    assert "not a JSON step" in model.calls[1][-1]["content"]
+
+
+def test_vg_accepts_the_truth(run, task, store):
+    outcome, row, _ = run(VG, task, solve(task))
+    assert row["outcome"] == "answer"
+    vs = verdicts(store, row["id"])
+    assert {v["decision"] for v in vs} == {"accept"}
+    assert {v["level"] for v in vs} == {"L1", "L3"}
+    assert store.ledger(row["id"]) and not store.failures(row["id"])
+
+
+def test_r1_gate_reject_then_new_try_is_a_gate_correction(run, task, store):
+    outcome, row, model = run(VG, task, solve(task, answer="Zanzibar") + solve(task))
+    assert row["outcome"] == "answer"
+    [failure] = store.failures(row["id"])
+    assert (failure["level"], failure["verifier"], failure["cause"]) == ("L3", "supported", "unsupported")
+    # the second try is told why, but starts from a fresh transcript
+    second_try_prompt = model.calls[3]
+    assert len(second_try_prompt) == 2 and "unsupported" in second_try_prompt[1]["content"]
+    report = compute(store)["configs"]["VG"]
+    assert report["corrections"] == {"gate": 1, "judge": 0, "guard": 0}
+    assert report["rejections"]["gate"] == 1
+
+
+def test_unparseable_output_is_a_format_reject(run, task, store):
+    outcome, row, _ = run(VG, task, ["Well, the answer might be Paris.", *solve(task)])
+    assert row["outcome"] == "answer"
+    [failure] = store.failures(row["id"])
+    assert (failure["verifier"], failure["cause"]) == ("parses", "format")
+
+
+def test_r1_budget_spent_abstains_naming_l3(run, task, store):
+    wrong = solve(task, answer="Zanzibar")
+    outcome, row, _ = run(VG, task, wrong * 3)
+    assert (row["outcome"], row["abstain_level"]) == ("abstain", "L3")
+    assert row["abstain_component"] == "executor.s1"
+    assert row["abstain_cause"] == "supported:unsupported"
+    lefts = [v["budget_left"] for v in verdicts(store, row["id"]) if v["decision"] == "reject"]
+    assert lefts == [2, 1, 0]
+
+
+def test_r3_reject_redescends_then_abstains_naming_l1(run, full_tasks, store):
+    # a "when/what year" question answered with a supported word that is no date
+    task = next(t for t in full_tasks if t.answerable and t.question.lower().startswith("when"))
+    pid = last_support(task)
+    word = next(w for w in task.paragraphs[int(pid)].paragraph_text.split() if w.isalpha() and len(w) > 5)
+    script = [read(pid), finish(word, [pid])] * 3
+    outcome, row, _ = run(VG, task, script)
+    assert (row["outcome"], row["abstain_level"]) == ("abstain", "L1")
+    assert row["abstain_cause"] == "answer_type:answer_type"
+    rejects = [v for v in verdicts(store, row["id"]) if v["decision"] == "reject"]
+    assert [(v["level"], v["budget_left"]) for v in rejects] == [("L1", 1), ("L1", 0), ("L1", 0)]
+
+
+def test_a_gate_that_raises_rejects_with_verifier_error(run, task, store, verifiers):
+    @gate("explodes")
+    def explodes():
+        def check(artifact):
+            raise RuntimeError("boom")
+        return check
+
+    broken = VerifierSet.model_validate({"name": "t", "R1": {"gates": ["explodes"]}})
+    outcome, row, _ = run(VG, task, solve(task) * 3, broken)
+    assert (row["outcome"], row["abstain_level"]) == ("abstain", "L3")
+    failures = store.failures(row["id"])
+    assert {f["cause"] for f in failures} == {"verifier_error"}
+    assert "RuntimeError: boom" in failures[0]["detail"]
+
+
+def test_repetition_guard_hints_at_3_and_stops_at_5(run, task, store):
+    same = search("crazy little thing")
+    outcome, row, model = run(VG, task, [same] * 5 + solve(task))
+    assert row["outcome"] == "answer"
+    observations = [m["content"] for m in model.calls[4] if m["content"].startswith("Observation")]
+    assert "3 times in a row" in observations[2] and "times in a row" not in observations[1]
+    [stop] = [v for v in verdicts(store, row["id"]) if v["source"] == "guard"]
+    assert (stop["verifier"], stop["cause"], stop["level"]) == ("repetition_guard", "repeated_call", "L3")
+    assert compute(store)["configs"]["VG"]["corrections"]["guard"] == 1
+
+
+def test_step_cap_in_vg_is_a_guard_stop_routed_like_r1(run, task, store):
+    capped = [search(f"q{i}") for i in range(12)]
+    outcome, row, _ = run(VG, task, capped + solve(task))
+    assert row["outcome"] == "answer"
+    [stop] = store.failures(row["id"])
+    assert (stop["source"], stop["cause"]) == ("guard", "step_cap")
+
+
+def test_attempt_step_budget_ends_in_l3_abstention(run, task, store):
+    config = Configuration(name="VG", guards=True, gates=True, budgets={"steps": 5, "r1": 3})
+    outcome, row, _ = run(config, task, [search(f"q{i}") for i in range(5)])
+    assert (row["outcome"], row["abstain_level"]) == ("abstain", "L3")
+    assert row["abstain_cause"] == "step_budget:step_budget"
+
+
+def test_agent_abstention_is_verified_then_declined(run, full_tasks, store):
+    task = next(t for t in full_tasks if not t.answerable)
+    outcome, row, _ = run(VG, task, [abstain("too early"), search(task.question), abstain("no paragraph says")])
+    assert (row["outcome"], row["abstain_level"]) == ("abstain", "declined")
+    assert "no paragraph says" in row["abstain_cause"]
+    [failure] = store.failures(row["id"])
+    assert failure["cause"] == "premature_abstention"
+    assert compute(store)["configs"]["VG"]["correct"] == 1  # abstaining on unanswerable is right
+
+
+def test_context_overflow_in_n_is_a_crash_with_cause(run, task, store):
+    outcome, row, _ = run(N, task, [search("a"), ContextLengthError("context_length: 9000 > 8192")])
+    assert row["outcome"] == "crash" and row["error"].startswith("ContextLengthError: context_length")
+    calls = list(store.query("select status from model_calls where attempt_id = ?", [row["id"]]))
+    assert [c["status"] for c in calls] == ["ok", "error"]
+
+
+def test_provider_error_is_a_crash_and_the_script_running_out_is_loud(run, task):
+    _, row, _ = run(VG, task, [ModelError("HTTP 500")])
+    assert row["outcome"] == "crash" and "HTTP 500" in row["error"]
+    _, row, _ = run(VG, task, [search("x")])
+    assert row["outcome"] == "crash" and "script ran out after 1 output" in row["error"]
