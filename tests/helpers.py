@@ -36,11 +36,23 @@ def last_support(task: Task) -> str:
 def solve(task: Task, answer: str | None = None, thought: str = "") -> list[dict[str, Any]]:
     """Search, read the final hop's paragraph, finish with the gold (or given) answer."""
     pid = last_support(task)
-    return [search(task.question, thought), read(pid), finish(answer or task.answer, [pid])]
+    return [
+        search(task.question, thought),
+        read(pid),
+        finish(task.answer if answer is None else answer, [pid]),
+    ]
 
 
-def attempt(config: Configuration, task: Task, outputs: Any, store: Store, spec: TaskSpec,
-            verifiers: VerifierSet, roles: RoleSchema, seed: int = 0):
+def attempt(
+    config: Configuration,
+    task: Task,
+    outputs: Any,
+    store: Store,
+    spec: TaskSpec,
+    verifiers: VerifierSet,
+    roles: RoleSchema,
+    seed: int = 0,
+):
     """Run one attempt against a mock model; return (outcome, attempt row, model)."""
     model = outputs if isinstance(outputs, MockModel) else MockModel(outputs)
     run_id = store.new_run({}, model.name, "test")

@@ -25,29 +25,30 @@ def task(full_tasks):
 def run(store, spec, verifiers, roles):
     def go(config, task, outputs, verifier_set=None):
         return attempt(config, task, outputs, store, spec, verifier_set or verifiers, roles)
+
     return go
 
 
 def test_n_answers_without_any_verdict(run, task, store):
-    outcome, row, _ = run(N, task, solve(task))
+    _outcome, row, _ = run(N, task, solve(task))
     assert (row["outcome"], row["answer"]) == ("answer", task.answer)
     assert verdicts(store, row["id"]) == []
 
 
 def test_n_ends_at_the_step_cap_as_abstention_cap(run, task, store):
-    outcome, row, model = run(N, task, [search(f"query {i}") for i in range(12)])
+    _outcome, row, model = run(N, task, [search(f"query {i}") for i in range(12)])
     assert (row["outcome"], row["abstain_level"], row["abstain_cause"]) == ("abstain", "cap", "step_cap")
     assert len(model.calls) == 12
 
 
 def test_n_treats_unparseable_output_as_an_observation(run, task):
-    outcome, row, model = run(N, task, ["I think it is Paris.", *solve(task)])
+    _outcome, row, model = run(N, task, ["I think it is Paris.", *solve(task)])
     assert row["outcome"] == "answer"
     assert "not a JSON step" in model.calls[1][-1]["content"]
 
 
 def test_vg_accepts_the_truth(run, task, store):
-    outcome, row, _ = run(VG, task, solve(task))
+    _outcome, row, _ = run(VG, task, solve(task))
     assert row["outcome"] == "answer"
     vs = verdicts(store, row["id"])
     assert {v["decision"] for v in vs} == {"accept"}
@@ -56,7 +57,7 @@ def test_vg_accepts_the_truth(run, task, store):
 
 
 def test_r1_gate_reject_then_new_try_is_a_gate_correction(run, task, store):
-    outcome, row, model = run(VG, task, solve(task, answer="Zanzibar") + solve(task))
+    _outcome, row, model = run(VG, task, solve(task, answer="Zanzibar") + solve(task))
     assert row["outcome"] == "answer"
     [failure] = store.failures(row["id"])
     assert (failure["level"], failure["verifier"], failure["cause"]) == ("L3", "supported", "unsupported")
@@ -69,7 +70,7 @@ def test_r1_gate_reject_then_new_try_is_a_gate_correction(run, task, store):
 
 
 def test_unparseable_output_is_a_format_reject(run, task, store):
-    outcome, row, _ = run(VG, task, ["Well, the answer might be Paris.", *solve(task)])
+    _outcome, row, _ = run(VG, task, ["Well, the answer might be Paris.", *solve(task)])
     assert row["outcome"] == "answer"
     [failure] = store.failures(row["id"])
     assert (failure["verifier"], failure["cause"]) == ("parses", "format")
@@ -77,7 +78,7 @@ def test_unparseable_output_is_a_format_reject(run, task, store):
 
 def test_r1_budget_spent_abstains_naming_l3(run, task, store):
     wrong = solve(task, answer="Zanzibar")
-    outcome, row, _ = run(VG, task, wrong * 3)
+    _outcome, row, _ = run(VG, task, wrong * 3)
     assert (row["outcome"], row["abstain_level"]) == ("abstain", "L3")
     assert row["abstain_component"] == "executor.s1"
     assert row["abstain_cause"] == "supported:unsupported"
@@ -91,7 +92,7 @@ def test_r3_reject_redescends_then_abstains_naming_l1(run, full_tasks, store):
     pid = last_support(task)
     word = next(w for w in task.paragraphs[int(pid)].paragraph_text.split() if w.isalpha() and len(w) > 5)
     script = [read(pid), finish(word, [pid])] * 3
-    outcome, row, _ = run(VG, task, script)
+    _outcome, row, _ = run(VG, task, script)
     assert (row["outcome"], row["abstain_level"]) == ("abstain", "L1")
     assert row["abstain_cause"] == "answer_type:answer_type"
     rejects = [v for v in verdicts(store, row["id"]) if v["decision"] == "reject"]
@@ -103,10 +104,11 @@ def test_a_gate_that_raises_rejects_with_verifier_error(run, task, store, verifi
     def explodes():
         def check(artifact):
             raise RuntimeError("boom")
+
         return check
 
     broken = VerifierSet.model_validate({"name": "t", "R1": {"gates": ["explodes"]}})
-    outcome, row, _ = run(VG, task, solve(task) * 3, broken)
+    _outcome, row, _ = run(VG, task, solve(task) * 3, broken)
     assert (row["outcome"], row["abstain_level"]) == ("abstain", "L3")
     failures = store.failures(row["id"])
     assert {f["cause"] for f in failures} == {"verifier_error"}
@@ -115,7 +117,7 @@ def test_a_gate_that_raises_rejects_with_verifier_error(run, task, store, verifi
 
 def test_repetition_guard_hints_at_3_and_stops_at_5(run, task, store):
     same = search("crazy little thing")
-    outcome, row, model = run(VG, task, [same] * 5 + solve(task))
+    _outcome, row, model = run(VG, task, [same] * 5 + solve(task))
     assert row["outcome"] == "answer"
     observations = [m["content"] for m in model.calls[4] if m["content"].startswith("Observation")]
     assert "3 times in a row" in observations[2] and "times in a row" not in observations[1]
@@ -126,7 +128,7 @@ def test_repetition_guard_hints_at_3_and_stops_at_5(run, task, store):
 
 def test_step_cap_in_vg_is_a_guard_stop_routed_like_r1(run, task, store):
     capped = [search(f"q{i}") for i in range(12)]
-    outcome, row, _ = run(VG, task, capped + solve(task))
+    _outcome, row, _ = run(VG, task, capped + solve(task))
     assert row["outcome"] == "answer"
     [stop] = store.failures(row["id"])
     assert (stop["source"], stop["cause"]) == ("guard", "step_cap")
@@ -134,14 +136,16 @@ def test_step_cap_in_vg_is_a_guard_stop_routed_like_r1(run, task, store):
 
 def test_attempt_step_budget_ends_in_l3_abstention(run, task, store):
     config = Configuration(name="VG", guards=True, gates=True, budgets={"steps": 5, "r1": 3})
-    outcome, row, _ = run(config, task, [search(f"q{i}") for i in range(5)])
+    _outcome, row, _ = run(config, task, [search(f"q{i}") for i in range(5)])
     assert (row["outcome"], row["abstain_level"]) == ("abstain", "L3")
     assert row["abstain_cause"] == "step_budget:step_budget"
 
 
 def test_agent_abstention_is_verified_then_declined(run, full_tasks, store):
     task = next(t for t in full_tasks if not t.answerable)
-    outcome, row, _ = run(VG, task, [abstain("too early"), search(task.question), abstain("no paragraph says")])
+    _outcome, row, _ = run(
+        VG, task, [abstain("too early"), search(task.question), abstain("no paragraph says")]
+    )
     assert (row["outcome"], row["abstain_level"]) == ("abstain", "declined")
     assert "no paragraph says" in row["abstain_cause"]
     [failure] = store.failures(row["id"])
@@ -150,7 +154,7 @@ def test_agent_abstention_is_verified_then_declined(run, full_tasks, store):
 
 
 def test_context_overflow_in_n_is_a_crash_with_cause(run, task, store):
-    outcome, row, _ = run(N, task, [search("a"), ContextLengthError("context_length: 9000 > 8192")])
+    _outcome, row, _ = run(N, task, [search("a"), ContextLengthError("context_length: 9000 > 8192")])
     assert row["outcome"] == "crash" and row["error"].startswith("ContextLengthError: context_length")
     calls = list(store.query("select status from model_calls where attempt_id = ?", [row["id"]]))
     assert [c["status"] for c in calls] == ["ok", "error"]

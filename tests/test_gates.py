@@ -13,14 +13,24 @@ ANSWERABLE = [r for r in RECORDS if r["answerable"]]
 
 
 def supporting(record: dict) -> dict[str, str]:
-    return {str(p["idx"]): f"{p['title']}. {p['paragraph_text']}"
-            for p in record["paragraphs"] if p["is_supporting"]}
+    return {
+        str(p["idx"]): f"{p['title']}. {p['paragraph_text']}"
+        for p in record["paragraphs"]
+        if p["is_supporting"]
+    }
 
 
 def gold_artifact(record: dict, **changes) -> Artifact:
     cited = supporting(record)
-    fields = dict(kind="answer", question=record["question"], answer=record["answer"],
-                  evidence=list(cited), cited=cited, retrieved=frozenset(cited), searches=2)
+    fields = dict(
+        kind="answer",
+        question=record["question"],
+        answer=record["answer"],
+        evidence=list(cited),
+        cited=cited,
+        retrieved=frozenset(cited),
+        searches=2,
+    )
     fields.update(changes)
     return Artifact(**fields)
 
@@ -70,8 +80,9 @@ def test_max_words_takes_its_limit_from_the_spec(record):
     assert g(gold_artifact(record, answer="G. Stanley Hall of Ashfield")).cause == "too_long"
 
 
-@pytest.mark.parametrize("answer", ["I don't know", "Not enough information", "unknown",
-                                    "The paragraphs do not say; sorry", "N/A"])
+@pytest.mark.parametrize(
+    "answer", ["I don't know", "Not enough information", "unknown", "The paragraphs do not say; sorry", "N/A"]
+)
 def test_not_refusal_rejects_refusals(record, answer):
     assert build_gate("not_refusal")(gold_artifact(record, answer=answer)).cause == "refusal"
 
@@ -113,8 +124,11 @@ def test_evidence_retrieved(record):
 def test_supported(record):
     g = build_gate("supported")
     assert g(gold_artifact(record)).ok
-    distractor = next(p for p in record["paragraphs"] if not p["is_supporting"]
-                      and "hall" not in p["paragraph_text"].lower())
+    distractor = next(
+        p
+        for p in record["paragraphs"]
+        if not p["is_supporting"] and "hall" not in p["paragraph_text"].lower()
+    )
     cited = {str(distractor["idx"]): distractor["paragraph_text"]}
     assert g(gold_artifact(record, cited=cited)).cause == "unsupported"
 
@@ -125,7 +139,10 @@ def test_abstention_gates(record):
     assert reasoned(abstain).ok and allowed(abstain).ok
     assert reasoned(Artifact("abstain", "q", reason="x", searches=0)).cause == "premature_abstention"
     assert reasoned(Artifact("abstain", "q", reason=" ", searches=3)).cause == "no_reason"
-    assert build_gate("abstention_allowed", {"abstention_allowed": False})(abstain).cause == "abstention_forbidden"
+    assert (
+        build_gate("abstention_allowed", {"abstention_allowed": False})(abstain).cause
+        == "abstention_forbidden"
+    )
     assert not reasoned.applies_to(gold_artifact(record))
 
 

@@ -57,22 +57,55 @@ R3:
 """
 
 
-@pytest.mark.parametrize("folder, text, line, field, message", [
-    ("verifiers", VERIFIERS, 6, "R1.gates.1", "unknown gate 'non_emtpy'; did you mean 'non_empty'?"),
-    ("verifiers", "kind: verifiers\nname: x\nR1:\n  gates:\n    - supported: {min_overlap: high}\n",
-     5, "R1.gates.0", "min_overlap"),
-    ("verifiers", "kind: verifiers\nname: x\nR1:\n  gates:\n    - max_words: {limit: 3}\n",
-     5, "R1.gates.0", "takes no argument 'limit'"),
-    ("specs", "kind: spec\nname: musique\ndescription: no requirements here\n",
-     1, "requirements", "Field required"),
-    ("specs", "kind: spec\nname: m\nrequirements:\n  task: t\n  answer:\n    max_words: many\n",
-     6, "requirements.answer.max_words", "valid integer"),
-    ("specs", "kind: spec\nname: m\nrequirements:\n  task: t\n  extra_thing: 1\n",
-     5, "requirements.extra_thing", "unknown field"),
-    ("specs", "kind: spec\nname: m\nrequirements:\n  task: [unclosed\n", 5, "(yaml)", ""),
-    ("memory", "kind: roles\nroles:\n  executor:\n    reads: [subtask.objective, plan_text]\n",
-     4, "roles.executor.reads", "unknown context field 'plan_text'"),
-])
+@pytest.mark.parametrize(
+    "folder, text, line, field, message",
+    [
+        ("verifiers", VERIFIERS, 6, "R1.gates.1", "unknown gate 'non_emtpy'; did you mean 'non_empty'?"),
+        (
+            "verifiers",
+            "kind: verifiers\nname: x\nR1:\n  gates:\n    - supported: {min_overlap: high}\n",
+            5,
+            "R1.gates.0",
+            "min_overlap",
+        ),
+        (
+            "verifiers",
+            "kind: verifiers\nname: x\nR1:\n  gates:\n    - max_words: {limit: 3}\n",
+            5,
+            "R1.gates.0",
+            "takes no argument 'limit'",
+        ),
+        (
+            "specs",
+            "kind: spec\nname: musique\ndescription: no requirements here\n",
+            1,
+            "requirements",
+            "Field required",
+        ),
+        (
+            "specs",
+            "kind: spec\nname: m\nrequirements:\n  task: t\n  answer:\n    max_words: many\n",
+            6,
+            "requirements.answer.max_words",
+            "valid integer",
+        ),
+        (
+            "specs",
+            "kind: spec\nname: m\nrequirements:\n  task: t\n  extra_thing: 1\n",
+            5,
+            "requirements.extra_thing",
+            "unknown field",
+        ),
+        ("specs", "kind: spec\nname: m\nrequirements:\n  task: [unclosed\n", 5, "(yaml)", ""),
+        (
+            "memory",
+            "kind: roles\nroles:\n  executor:\n    reads: [subtask.objective, plan_text]\n",
+            4,
+            "roles.executor.reads",
+            "unknown context field 'plan_text'",
+        ),
+    ],
+)
 def test_broken_files_fail_with_file_line_and_field(tmp_path, folder, text, line, field, message):
     path = write(tmp_path, folder, text)
     result = validate(path)

@@ -43,9 +43,15 @@ class Outcome:
         """The columns of the ``attempts`` row."""
         import json
 
-        return {"outcome": self.kind, "answer": self.answer, "evidence": json.dumps(self.evidence),
-                "abstain_level": self.level, "abstain_component": self.component,
-                "abstain_cause": self.cause, "error": self.error}
+        return {
+            "outcome": self.kind,
+            "answer": self.answer,
+            "evidence": json.dumps(self.evidence),
+            "abstain_level": self.level,
+            "abstain_component": self.component,
+            "abstain_cause": self.cause,
+            "error": self.error,
+        }
 
 
 @dataclass(frozen=True)
@@ -74,9 +80,18 @@ class _Rejection:
 class Controller:
     """Runs one configuration once on one task (one attempt)."""
 
-    def __init__(self, config: Configuration, spec: TaskSpec, verifiers: VerifierSet,
-                 assembler: ContextAssembler, model: Model, store: Store, attempt_id: int,
-                 task: Task, seed: int = 0) -> None:
+    def __init__(
+        self,
+        config: Configuration,
+        spec: TaskSpec,
+        verifiers: VerifierSet,
+        assembler: ContextAssembler,
+        model: Model,
+        store: Store,
+        attempt_id: int,
+        task: Task,
+        seed: int = 0,
+    ) -> None:
         self.config, self.spec, self.task = config, spec, task
         self.model, self.store, self.assembler = model, store, assembler
         self.attempt_id, self.seed = attempt_id, seed
@@ -142,8 +157,11 @@ class Controller:
     def _try(self, subtask: Subtask, tries: Budget) -> Artifact | None:
         """One executor try. Returns its finish or abstain, or None when a check stopped it."""
         verified = self.config.verified
-        guard = (RepetitionGuard(self.config.guard.repeat_hint, self.config.guard.repeat_stop)
-                 if self.config.guards else None)
+        guard = (
+            RepetitionGuard(self.config.guard.repeat_hint, self.config.guard.repeat_stop)
+            if self.config.guards
+            else None
+        )
         steps: list[tuple[str, str]] = []
         retrieved: set[str] = set()
         searches = 0
@@ -151,19 +169,35 @@ class Controller:
             if verified and self.budgets["steps"].spent:
                 self._stop(subtask, "step_budget", "step_budget", repr(steps[-1:]), tries)
                 return None
-            scope = Scope(self.attempt_id, subtask.component, {
-                "subtask.objective": subtask.objective, "subtask.contract": subtask.contract,
-                "subtask.checks": list(subtask.checks), "try.steps": list(steps),
-            })
+            scope = Scope(
+                self.attempt_id,
+                subtask.component,
+                {
+                    "subtask.objective": subtask.objective,
+                    "subtask.contract": subtask.contract,
+                    "subtask.checks": list(subtask.checks),
+                    "try.steps": list(steps),
+                },
+            )
             messages = render_messages(self.assembler.build("executor", scope))
             completion = self._call("executor", messages, STEP_SCHEMA)
             self.budgets["steps"].spend()
             step = parse_step(completion.text)
             if step is None:
                 if verified:  # fail closed: unparseable output is a reject by the parse gate
-                    self._record(Verdict("L3", subtask.component, "gate", "parses", "reject",
-                                         "format", completion.text[:200], tries.left,
-                                         artifact_hash(completion.text)))
+                    self._record(
+                        Verdict(
+                            "L3",
+                            subtask.component,
+                            "gate",
+                            "parses",
+                            "reject",
+                            "format",
+                            completion.text[:200],
+                            tries.left,
+                            artifact_hash(completion.text),
+                        )
+                    )
                     return None
                 steps.append((completion.text, "not a JSON step; reply with one JSON object"))
                 continue
@@ -173,8 +207,13 @@ class Controller:
             if guard is not None:
                 signal = guard.observe(step.call())
                 if signal == "stop":
-                    self._stop(subtask, "repetition_guard", "repeated_call",
-                               f"{guard.run} identical calls: {step.call()}", tries)
+                    self._stop(
+                        subtask,
+                        "repetition_guard",
+                        "repeated_call",
+                        f"{guard.run} identical calls: {step.call()}",
+                        tries,
+                    )
                     return None
                 if signal == "hint":
                     note = "\n" + RepetitionGuard.HINT.format(n=guard.run)
@@ -186,8 +225,9 @@ class Controller:
 
     # --- verifiers and verdicts ---------------------------------------------------------------
 
-    def _verify(self, level: Level, component: str, gates: list[Gate], artifact: Artifact,
-                budget: Budget) -> _Rejection | None:
+    def _verify(
+        self, level: Level, component: str, gates: list[Gate], artifact: Artifact, budget: Budget
+    ) -> _Rejection | None:
         """Run the gates in order; record each accept; return the first rejection unrecorded
         (the caller spends the budget first, so the verdict carries what is left)."""
         ident = artifact.identity()
@@ -201,18 +241,43 @@ class Controller:
                 result = reject("verifier_error", f"{type(e).__name__}: {e}")
             if not result.ok:
                 return _Rejection("gate", g.name, result, g.args, h)
-            self._record(Verdict(level, component, "gate", g.name, "accept", "", "", budget.left,
-                                 h, g.args), artifact=ident)
+            self._record(
+                Verdict(level, component, "gate", g.name, "accept", "", "", budget.left, h, g.args),
+                artifact=ident,
+            )
         return None
 
     def _reject(self, level: Level, component: str, r: _Rejection, budget: Budget) -> None:
-        self._record(Verdict(level, component, r.source, r.verifier, "reject", r.result.cause,
-                             r.result.detail, budget.left, r.hash, r.args))
+        self._record(
+            Verdict(
+                level,
+                component,
+                r.source,
+                r.verifier,
+                "reject",
+                r.result.cause,
+                r.result.detail,
+                budget.left,
+                r.hash,
+                r.args,
+            )
+        )
 
     def _stop(self, subtask: Subtask, guard: str, cause: str, detail: str, budget: Budget) -> None:
         """A guard stop: a verdict with source "guard", routed like an R1 reject."""
-        self._record(Verdict("L3", subtask.component, "guard", guard, "reject", cause, detail,
-                             budget.left, artifact_hash(detail)))
+        self._record(
+            Verdict(
+                "L3",
+                subtask.component,
+                "guard",
+                guard,
+                "reject",
+                cause,
+                detail,
+                budget.left,
+                artifact_hash(detail),
+            )
+        )
 
     def _record(self, verdict: Verdict, artifact: Any = None) -> None:
         self.store.record_verdict(self.attempt_id, verdict, artifact)
@@ -232,8 +297,12 @@ class Controller:
     @staticmethod
     def _outcome_of(artifact: Artifact, subtask: Subtask) -> Outcome:
         if artifact.kind == "abstain":
-            return Outcome("abstain", level="declined", component=subtask.component,
-                           cause=f"agent_declined: {artifact.reason[:160]}")
+            return Outcome(
+                "abstain",
+                level="declined",
+                component=subtask.component,
+                cause=f"agent_declined: {artifact.reason[:160]}",
+            )
         return Outcome("answer", answer=str(artifact.answer), evidence=list(artifact.evidence))
 
     # --- helpers ----------------------------------------------------------------------------
@@ -246,26 +315,47 @@ class Controller:
         contract = f"{shape}, at most {want.max_words} words"
         if want.cite_evidence:
             contract += ", citing the ids of paragraphs you found"
-        checks = tuple(g.name for g in self.r1 if "answer" in g.kinds and g.name != "parses") \
-            if self.config.gates else ()
+        checks = (
+            tuple(g.name for g in self.r1 if "answer" in g.kinds and g.name != "parses")
+            if self.config.gates
+            else ()
+        )
         return Subtask("s1", self.task.question, contract, checks)
 
     def _artifact(self, step: Step, subtask: Subtask, retrieved: set[str], searches: int) -> Artifact:
         if step.action == "abstain":
-            return Artifact("abstain", subtask.objective, reason=step.input or step.thought,
-                            retrieved=frozenset(retrieved), searches=searches)
+            return Artifact(
+                "abstain",
+                subtask.objective,
+                reason=step.input or step.thought,
+                retrieved=frozenset(retrieved),
+                searches=searches,
+            )
         cited = {e: self.corpus.text(e) for e in step.evidence if self.corpus.read(e)}
-        return Artifact("answer", subtask.objective, answer=step.input, evidence=list(step.evidence),
-                        cited=cited, retrieved=frozenset(retrieved), searches=searches)
+        return Artifact(
+            "answer",
+            subtask.objective,
+            answer=step.input,
+            evidence=list(step.evidence),
+            cited=cited,
+            retrieved=frozenset(retrieved),
+            searches=searches,
+        )
 
     def _call(self, role: str, messages: list[Message], schema: dict[str, Any]) -> Completion:
         """The only way a generator is invoked; every call is recorded, failed ones too."""
         try:
-            c = self.model.generate(messages, schema, temperature=self.config.temperature,
-                                    max_tokens=self.config.max_tokens, seed=self.seed)
+            c = self.model.generate(
+                messages,
+                schema,
+                temperature=self.config.temperature,
+                max_tokens=self.config.max_tokens,
+                seed=self.seed,
+            )
         except ModelError as e:
             self.store.record_call(self.attempt_id, role, self.model.name, 0, 0, 0.0, "error", str(e))
             raise
-        self.store.record_call(self.attempt_id, role, self.model.name, c.prompt_tokens,
-                               c.completion_tokens, c.latency_ms)
+        self.store.record_call(
+            self.attempt_id, role, self.model.name, c.prompt_tokens, c.completion_tokens, c.latency_ms
+        )
         return c

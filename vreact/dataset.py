@@ -55,9 +55,15 @@ class Task(BaseModel):
 
     def record(self) -> dict[str, Any]:
         """The row for the ``tasks`` table."""
-        return {"id": self.id, "question": self.question, "answer": self.answer,
-                "aliases": json.dumps(self.answer_aliases), "answerable": int(self.answerable),
-                "hops": self.hops, "support": json.dumps(self.supporting_ids)}
+        return {
+            "id": self.id,
+            "question": self.question,
+            "answer": self.answer,
+            "aliases": json.dumps(self.answer_aliases),
+            "answerable": int(self.answerable),
+            "hops": self.hops,
+            "support": json.dumps(self.supporting_ids),
+        }
 
 
 class DatasetError(ValueError):

@@ -54,8 +54,9 @@ def compute(store: Store, run_id: int | None = None) -> dict[str, Any]:
     if run_id is None:
         return {"run": None, "configs": {}}
     tasks = {t["id"]: t for t in store.query("select * from tasks")}
-    attempts = list(store.query(
-        "select * from attempts where run_id = ? and outcome != 'running' order by id", [run_id]))
+    attempts = list(
+        store.query("select * from attempts where run_id = ? and outcome != 'running' order by id", [run_id])
+    )
     calls: dict[int, list[dict[str, Any]]] = defaultdict(list)
     verdicts: dict[int, list[dict[str, Any]]] = defaultdict(list)
     ids = [a["id"] for a in attempts]
@@ -71,9 +72,12 @@ def compute(store: Store, run_id: int | None = None) -> dict[str, Any]:
     return {"run": run_id, "configs": configs}
 
 
-def _config_report(attempts: list[dict[str, Any]], tasks: dict[str, Any],
-                   calls: dict[int, list[dict[str, Any]]],
-                   verdicts: dict[int, list[dict[str, Any]]]) -> dict[str, Any]:
+def _config_report(
+    attempts: list[dict[str, Any]],
+    tasks: dict[str, Any],
+    calls: dict[int, list[dict[str, Any]]],
+    verdicts: dict[int, list[dict[str, Any]]],
+) -> dict[str, Any]:
     c: Counter[str] = Counter()
     by_level = dict.fromkeys(LEVELS, 0)
     em = f1 = 0.0
@@ -110,21 +114,32 @@ def _config_report(attempts: list[dict[str, Any]], tasks: dict[str, Any],
             cost["prompt_tokens"] += call["prompt_tokens"] or 0
             cost["completion_tokens"] += call["completion_tokens"] or 0
         vs = verdicts[a["id"]]
-        seen = {(v["component"], v["level"], v["source"], v["verifier"], v["artifact_hash"], v["cause"])
-                for v in vs if v["decision"] == "reject"}
+        seen = {
+            (v["component"], v["level"], v["source"], v["verifier"], v["artifact_hash"], v["cause"])
+            for v in vs
+            if v["decision"] == "reject"
+        }
         rejections.update(s[2] for s in seen)
         corrected.update(corrections(vs))
     scoreable = c["executed"] - c["crash"]
     return {
-        "executed": c["executed"], "crash": c["crash"], "scoreable": scoreable,
-        "answered": c["answered"], "abstained": c["abstained"], 
+        "executed": c["executed"],
+        "crash": c["crash"],
+        "scoreable": scoreable,
+        "answered": c["answered"],
+        "abstained": c["abstained"],
         "correct": c["correct_answer"] + c["correct_abstention"],
-        "silent_error": c["silent_error"], "false_abstention": c["false_abstention"],
+        "silent_error": c["silent_error"],
+        "false_abstention": c["false_abstention"],
         "abstained_by_level": by_level,
         "coverage": _mean(c["answered"], scoreable),
         "selective_accuracy": _mean(c["correct_answer"], c["answered"]),
-        "em": _mean(em, n_answerable), "f1": _mean(f1, n_answerable),
-        **{k: _mean(cost[k], scoreable) for k in ("llm_calls", "exec_steps", "prompt_tokens", "completion_tokens")},
+        "em": _mean(em, n_answerable),
+        "f1": _mean(f1, n_answerable),
+        **{
+            k: _mean(cost[k], scoreable)
+            for k in ("llm_calls", "exec_steps", "prompt_tokens", "completion_tokens")
+        },
         "rejections": {s: rejections[s] for s in SOURCES},
         "corrections": {s: corrected[s] for s in SOURCES},
     }
@@ -144,21 +159,62 @@ def render(report: dict[str, Any]) -> list[Any]:
             t.add_column(col, justify="left" if col == "config" else "right")
         return t
 
-    acct = table(f"Execution accounting (run {report['run']})", "config", "exec",
-                 "score", "crash", "answer", "abstain", *LEVELS)
-    quality = table("Outcomes", "config", "correct", "silent err", "false abst", "coverage",
-                    "sel acc", "EM", "F1")
-    cost = table("Cost per scoreable attempt (means)", "config", "LLM calls", "exec steps",
-                 "prompt tok", "compl tok")
-    attr = table("Rejections and corrections by source", "config",
-                 *(f"rej {s}" for s in SOURCES), *(f"corr {s}" for s in SOURCES))
+    acct = table(
+        f"Execution accounting (run {report['run']})",
+        "config",
+        "exec",
+        "score",
+        "crash",
+        "answer",
+        "abstain",
+        *LEVELS,
+    )
+    quality = table(
+        "Outcomes", "config", "correct", "silent err", "false abst", "coverage", "sel acc", "EM", "F1"
+    )
+    cost = table(
+        "Cost per scoreable attempt (means)", "config", "LLM calls", "exec steps", "prompt tok", "compl tok"
+    )
+    attr = table(
+        "Rejections and corrections by source",
+        "config",
+        *(f"rej {s}" for s in SOURCES),
+        *(f"corr {s}" for s in SOURCES),
+    )
     for name, r in report["configs"].items():
-        acct.add_row(name, *map(fmt, (r["executed"], r["scoreable"], r["crash"], r["answered"],
-                                      r["abstained"], *r["abstained_by_level"].values())))
-        quality.add_row(name, *map(fmt, (r["correct"], r["silent_error"], r["false_abstention"],
-                                         r["coverage"], r["selective_accuracy"], r["em"], r["f1"])))
-        cost.add_row(name, *map(fmt, (r["llm_calls"], r["exec_steps"], r["prompt_tokens"],
-                                      r["completion_tokens"])))
-        attr.add_row(name, *map(fmt, (*(r["rejections"][s] for s in SOURCES),
-                                      *(r["corrections"][s] for s in SOURCES))))
+        acct.add_row(
+            name,
+            *map(
+                fmt,
+                (
+                    r["executed"],
+                    r["scoreable"],
+                    r["crash"],
+                    r["answered"],
+                    r["abstained"],
+                    *r["abstained_by_level"].values(),
+                ),
+            ),
+        )
+        quality.add_row(
+            name,
+            *map(
+                fmt,
+                (
+                    r["correct"],
+                    r["silent_error"],
+                    r["false_abstention"],
+                    r["coverage"],
+                    r["selective_accuracy"],
+                    r["em"],
+                    r["f1"],
+                ),
+            ),
+        )
+        cost.add_row(
+            name, *map(fmt, (r["llm_calls"], r["exec_steps"], r["prompt_tokens"], r["completion_tokens"]))
+        )
+        attr.add_row(
+            name, *map(fmt, (*(r["rejections"][s] for s in SOURCES), *(r["corrections"][s] for s in SOURCES)))
+        )
     return [acct, quality, cost, attr]

@@ -22,15 +22,25 @@ def default_out_dir() -> Path:
     return Path("runs") / time.strftime("%Y%m%d-%H%M%S")
 
 
-def run_attempt(config: Configuration, task: Task, model: Model, store: Store, run_id: int,
-                spec: TaskSpec, verifiers: VerifierSet, roles: RoleSchema,
-                attempt_index: int = 0, seed: int = 0) -> Outcome:
+def run_attempt(
+    config: Configuration,
+    task: Task,
+    model: Model,
+    store: Store,
+    run_id: int,
+    spec: TaskSpec,
+    verifiers: VerifierSet,
+    roles: RoleSchema,
+    attempt_index: int = 0,
+    seed: int = 0,
+) -> Outcome:
     """One attempt, ending in exactly one of answer, abstention or crash (never raising
     for a failure inside the attempt)."""
     attempt_id = store.start_attempt(run_id, config.name, task.id, attempt_index, seed)
     try:
-        controller = Controller(config, spec, verifiers, ContextAssembler(roles, store), model,
-                                store, attempt_id, task, seed)
+        controller = Controller(
+            config, spec, verifiers, ContextAssembler(roles, store), model, store, attempt_id, task, seed
+        )
         outcome = controller.run()
     except Exception as e:  # a crash is data, not the end of the run
         outcome = Outcome("crash", error=f"{type(e).__name__}: {e}"[:2000])
@@ -38,18 +48,31 @@ def run_attempt(config: Configuration, task: Task, model: Model, store: Store, r
     return outcome
 
 
-def run_experiment(tasks: list[Task], configs: list[Configuration], model: Model, out_dir: Path,
-                   spec: TaskSpec, verifiers: VerifierSet, roles: RoleSchema,
-                   dataset: str = "", on_attempt: OnAttempt | None = None) -> int:
+def run_experiment(
+    tasks: list[Task],
+    configs: list[Configuration],
+    model: Model,
+    out_dir: Path,
+    spec: TaskSpec,
+    verifiers: VerifierSet,
+    roles: RoleSchema,
+    dataset: str = "",
+    on_attempt: OnAttempt | None = None,
+) -> int:
     """Run each configuration once on each task into ``out_dir/vreact.db``; return the run id.
 
     Attempts a killed earlier run left unfinished in the same folder are discarded first.
     """
     store = Store(Path(out_dir) / DB_NAME)
     store.discard_unfinished()
-    resolved = {"configs": [c.model_dump() for c in configs], "spec": spec.model_dump(),
-                "verifiers": verifiers.model_dump(), "roles": roles.model_dump(),
-                "model": model.name, "dataset": dataset}
+    resolved = {
+        "configs": [c.model_dump() for c in configs],
+        "spec": spec.model_dump(),
+        "verifiers": verifiers.model_dump(),
+        "roles": roles.model_dump(),
+        "model": model.name,
+        "dataset": dataset,
+    }
     run_id = store.new_run(resolved, model.name, dataset)
     store.add_tasks([t.record() for t in tasks])
     total, done = len(configs) * len(tasks), 0

@@ -10,8 +10,44 @@ from rank_bm25 import BM25Okapi
 from vreact.dataset import Paragraph
 
 _STOP = set(
-    "a an the of in on at to for from by with and or is was were be been are what which who "
-    "whom whose when where how did does do that this it its as".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "and",
+        "or",
+        "is",
+        "was",
+        "were",
+        "be",
+        "been",
+        "are",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "how",
+        "did",
+        "does",
+        "do",
+        "that",
+        "this",
+        "it",
+        "its",
+        "as",
+    ]
 )
 
 TOOLS: dict[str, str] = {
@@ -53,7 +89,9 @@ class Corpus:
         for i in order:
             p = self.paragraphs[self._ids[i]]
             words = p.paragraph_text.split()
-            snippet = " ".join(words[: self.snippet_words]) + (" ..." if len(words) > self.snippet_words else "")
+            snippet = " ".join(words[: self.snippet_words]) + (
+                " ..." if len(words) > self.snippet_words else ""
+            )
             hits.append(Hit(self._ids[i], p.title, snippet))
         return hits
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -12,12 +15,20 @@ from vreact.config import UnknownConfiguration, resolve_configs
 from vreact.controller import Outcome
 from vreact.dataset import DatasetError, Task, load_tasks
 from vreact.model import DEFAULT_MODEL, ModelConfigError, get_model
-from vreact.runner import default_out_dir, run_experiment
+from vreact.runner import OnAttempt, default_out_dir, run_experiment
 from vreact.spec import SpecError, load_roles, load_spec, load_verifiers
 
 
-def _execute(dataset: str, configs: str, model_name: str, base_url: str | None, limit: int | None,
-             out: Path | None, spec: str, verifiers: str) -> None:
+def _execute(
+    dataset: str,
+    configs: str,
+    model_name: str,
+    base_url: str | None,
+    limit: int | None,
+    out: Path | None,
+    spec: str,
+    verifiers: str,
+) -> None:
     with user_errors(DatasetError, ModelConfigError, SpecError, UnknownConfiguration, FileNotFoundError):
         tasks = load_tasks(dataset, limit)
         resolved = resolve_configs(configs)
@@ -26,31 +37,80 @@ def _execute(dataset: str, configs: str, model_name: str, base_url: str | None, 
         err.print(f"Loading model {model_name} ...", highlight=False)
         model = get_model(model_name, **options)
     out_dir = out or default_out_dir()
-    tally = {"answer": 0, "abstain": 0, "crash": 0}
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn(), TextColumn("{task.fields[tally]}"))
-    with Progress(*columns, console=err, transient=False) as progress:
-        bar = progress.add_task("running", total=len(tasks) * len(resolved), tally="")
-
-        def on_attempt(config: str, task: Task, outcome: Outcome, done: int, total: int) -> None:
-            tally[outcome.kind] += 1
-            progress.update(bar, completed=done, description=f"{config} {task.id[:24]}",
-                            tally=" ".join(f"{k}={v}" for k, v in tally.items()))
-
-        run_id = run_experiment(tasks, resolved, model, out_dir, spec_m, verifiers_m, roles,
-                                dataset=str(dataset), on_attempt=on_attempt)
+    err.print(
+        f"Running {len(resolved)} configuration(s) x {len(tasks)} task(s) into {out_dir}", highlight=False
+    )
+    with _progress(len(tasks) * len(resolved)) as on_attempt:
+        run_id = run_experiment(
+            tasks,
+            resolved,
+            model,
+            out_dir,
+            spec_m,
+            verifiers_m,
+            roles,
+            dataset=str(dataset),
+            on_attempt=on_attempt,
+        )
     print_report(out_dir, run_id)
+
+
+@contextmanager
+def _progress(total: int) -> Iterator[OnAttempt]:
+    """A live bar on a terminal; elsewhere (CI logs, pipes) one line per attempt."""
+    tally = {"answer": 0, "abstain": 0, "crash": 0}
+    started = time.monotonic()
+
+    def summary() -> str:
+        return " ".join(f"{k}={v}" for k, v in tally.items())
+
+    if not err.is_terminal:
+
+        def line(config: str, task: Task, outcome: Outcome, done: int, total: int) -> None:
+            tally[outcome.kind] += 1
+            what = outcome.kind + (f" {outcome.level}" if outcome.level else "")
+            err.print(
+                f"[{done}/{total}] {config} {task.id}: {what} "
+                f"({time.monotonic() - started:.0f}s; {summary()})",
+                highlight=False,
+            )
+
+        yield line
+        return
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[tally]}"),
+    )
+    with Progress(*columns, console=err) as progress:
+        bar = progress.add_task("running", total=total, tally="")
+
+        def update(config: str, task: Task, outcome: Outcome, done: int, total: int) -> None:
+            tally[outcome.kind] += 1
+            progress.update(bar, completed=done, description=f"{config} {task.id[:24]}", tally=summary())
+
+        yield update
 
 
 _common = [
     click.option("--configs", default="N,VG", show_default=True, help="comma-separated configurations"),
-    click.option("--model", "model_name", default=DEFAULT_MODEL, show_default=True,
-                 help="provider/model: openai/..., llamacpp/NAME|FILE.gguf"),
+    click.option(
+        "--model",
+        "model_name",
+        default=DEFAULT_MODEL,
+        show_default=True,
+        help="provider/model: openai/..., llamacpp/NAME|FILE.gguf",
+    ),
     click.option("--base-url", default=None, help="an OpenAI-compatible server (else OPENAI_BASE_URL)"),
-    click.option("--out", type=click.Path(path_type=Path), default=None,
-                 help="run folder (default runs/TIMESTAMP)"),
+    click.option(
+        "--out", type=click.Path(path_type=Path), default=None, help="run folder (default runs/TIMESTAMP)"
+    ),
     click.option("--spec", default="musique", show_default=True, help="L1 spec: a name or a YAML file"),
-    click.option("--verifiers", default="musique", show_default=True, help="verifier set: a name or a YAML file"),
+    click.option(
+        "--verifiers", default="musique", show_default=True, help="verifier set: a name or a YAML file"
+    ),
 ]
 
 
@@ -64,17 +124,33 @@ def _with_common(f):  # type: ignore[no-untyped-def]
 @click.option("--dataset", required=True, help="a MuSiQue .jsonl file, or 'sample'")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="first N tasks only")
 @_with_common
-def run(dataset: str, limit: int | None, configs: str, model_name: str, base_url: str | None,
-        out: Path | None, spec: str, verifiers: str) -> None:
+def run(
+    dataset: str,
+    limit: int | None,
+    configs: str,
+    model_name: str,
+    base_url: str | None,
+    out: Path | None,
+    spec: str,
+    verifiers: str,
+) -> None:
     """Run each configuration once on each task; print the accounting table."""
     _execute(dataset, configs, model_name, base_url, limit, out, spec, verifiers)
 
 
 @click.command()
-@click.option("--limit", type=click.IntRange(min=1), default=4, show_default=True,
-              help="how many sample questions")
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=4, show_default=True, help="how many sample questions"
+)
 @_with_common
-def demo(limit: int, configs: str, model_name: str, base_url: str | None, out: Path | None,
-         spec: str, verifiers: str) -> None:
+def demo(
+    limit: int,
+    configs: str,
+    model_name: str,
+    base_url: str | None,
+    out: Path | None,
+    spec: str,
+    verifiers: str,
+) -> None:
     """Answer a few built-in sample questions under N and VG on the embedded model."""
     _execute("sample", configs, model_name, base_url, limit, out, spec, verifiers)

@@ -29,8 +29,12 @@ def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
 
 
 @click.command()
-@click.option("--write", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="write KIND.schema.json files into this folder")
+@click.option(
+    "--write",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="write KIND.schema.json files into this folder",
+)
 def schema(write: Path | None) -> None:
     """Print (or write) the JSON Schemas of the declarative files."""
     schemas = json_schemas()

@@ -8,20 +8,104 @@ from vreact.gates._artifact import Artifact
 from vreact.gates._registry import Check, GateResult, accept, gate, reject
 from vreact.metrics import normalize_answer
 
-_NUMBER_WORDS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy "
-    "eighty ninety hundred thousand million billion trillion dozen first second third"
-).split()
-_MONTHS = (
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec"
-).split()
-_ERA_WORDS = ("century", "centuries", "decade", "age", "ages", "era", "period", "dynasty", "war",
-              "reign", "bc", "bce", "ad", "ce", "spring", "summer", "autumn", "fall", "winter",
-              "today", "present", "early", "late", "mid",
-              # events a "when" question may be answered by (MuSiQue has them)
-              "act", "treaty", "battle", "revolution", "election", "independence")
+_NUMBER_WORDS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+    "thirty",
+    "forty",
+    "fifty",
+    "sixty",
+    "seventy",
+    "eighty",
+    "ninety",
+    "hundred",
+    "thousand",
+    "million",
+    "billion",
+    "trillion",
+    "dozen",
+    "first",
+    "second",
+    "third",
+]
+_MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+]
+_ERA_WORDS = (
+    "century",
+    "centuries",
+    "decade",
+    "age",
+    "ages",
+    "era",
+    "period",
+    "dynasty",
+    "war",
+    "reign",
+    "bc",
+    "bce",
+    "ad",
+    "ce",
+    "spring",
+    "summer",
+    "autumn",
+    "fall",
+    "winter",
+    "today",
+    "present",
+    "early",
+    "late",
+    "mid",
+    # events a "when" question may be answered by (MuSiQue has them)
+    "act",
+    "treaty",
+    "battle",
+    "revolution",
+    "election",
+    "independence",
+)
 _REFUSAL = re.compile(
     r"\b(i\s+(do\s*n[o']?t|cannot|can't|am\s+not\s+sure)|not\s+(enough|sure|known|found|"
     r"available|mentioned|provided|specified|stated|clear)|no\s+(answer|information|idea|"
@@ -61,8 +145,9 @@ def expected_answer_type(question: str) -> str:
     q = question.lower()
     if re.search(_WH_PATTERNS[0][1], q):
         return "number"
-    found = [(m.start(), rank, kind) for rank, (kind, pat) in enumerate(_WH_PATTERNS)
-             if (m := re.search(pat, q))]
+    found = [
+        (m.start(), rank, kind) for rank, (kind, pat) in enumerate(_WH_PATTERNS) if (m := re.search(pat, q))
+    ]
     return min(found)[2] if found else "any"  # at one position, the more specific pattern
 
 
@@ -216,6 +301,8 @@ def abstention_allowed(abstention_allowed: bool = True) -> Check:
     """Abstaining is allowed by the task's requirements (L1)."""
 
     def check(a: Artifact) -> GateResult:
-        return accept() if abstention_allowed else reject("abstention_forbidden", "the task requires an answer")
+        return (
+            accept() if abstention_allowed else reject("abstention_forbidden", "the task requires an answer")
+        )
 
     return check

@@ -104,7 +104,9 @@ def check_gate_args(name: str, args: dict[str, Any]) -> None:
     params = gate_factory(name).parameters
     for key in args:
         if key not in params:
-            raise ValueError(f"gate {name!r} takes no argument {key!r} (takes: {', '.join(params) or 'none'})")
+            raise ValueError(
+                f"gate {name!r} takes no argument {key!r} (takes: {', '.join(params) or 'none'})"
+            )
     missing = [p for p, spec in params.items() if spec.default is inspect.Parameter.empty and p not in args]
     if missing:
         raise ValueError(f"gate {name!r} needs argument(s): {', '.join(missing)}")

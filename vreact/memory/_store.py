@@ -19,45 +19,109 @@ from vreact.verdict import Verdict
 
 def _m001_initial(db: sqlite_utils.Database) -> None:
     db["runs"].create(
-        {"id": int, "started": float, "finished": float, "config_json": str, "model": str,
-         "dataset": str, "status": str},
+        {
+            "id": int,
+            "started": float,
+            "finished": float,
+            "config_json": str,
+            "model": str,
+            "dataset": str,
+            "status": str,
+        },
         pk="id",
     )
     db["tasks"].create(
-        {"id": str, "question": str, "answer": str, "aliases": str, "answerable": int,
-         "hops": int, "support": str},
+        {
+            "id": str,
+            "question": str,
+            "answer": str,
+            "aliases": str,
+            "answerable": int,
+            "hops": int,
+            "support": str,
+        },
         pk="id",
     )
     db["attempts"].create(
-        {"id": int, "run_id": int, "config": str, "task_id": str, "attempt_index": int,
-         "seed": int, "outcome": str, "answer": str, "evidence": str, "abstain_level": str,
-         "abstain_component": str, "abstain_cause": str, "error": str, "started": float,
-         "finished": float},
+        {
+            "id": int,
+            "run_id": int,
+            "config": str,
+            "task_id": str,
+            "attempt_index": int,
+            "seed": int,
+            "outcome": str,
+            "answer": str,
+            "evidence": str,
+            "abstain_level": str,
+            "abstain_component": str,
+            "abstain_cause": str,
+            "error": str,
+            "started": float,
+            "finished": float,
+        },
         pk="id",
         foreign_keys=[("run_id", "runs"), ("task_id", "tasks")],
     )
     db["model_calls"].create(
-        {"id": int, "attempt_id": int, "role": str, "model": str, "prompt_tokens": int,
-         "completion_tokens": int, "latency_ms": float, "status": str, "error": str},
+        {
+            "id": int,
+            "attempt_id": int,
+            "role": str,
+            "model": str,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "latency_ms": float,
+            "status": str,
+            "error": str,
+        },
         pk="id",
         foreign_keys=[("attempt_id", "attempts")],
     )
     db["verdicts"].create(
-        {"id": int, "attempt_id": int, "seq": int, "level": str, "component": str,
-         "source": str, "verifier": str, "args": str, "decision": str, "cause": str,
-         "detail": str, "budget_left": int, "artifact_hash": str},
+        {
+            "id": int,
+            "attempt_id": int,
+            "seq": int,
+            "level": str,
+            "component": str,
+            "source": str,
+            "verifier": str,
+            "args": str,
+            "decision": str,
+            "cause": str,
+            "detail": str,
+            "budget_left": int,
+            "artifact_hash": str,
+        },
         pk="id",
         foreign_keys=[("attempt_id", "attempts")],
     )
     db["ledger"].create(
-        {"id": int, "verdict_id": int, "attempt_id": int, "level": str, "component": str,
-         "artifact_hash": str, "artifact": str},
+        {
+            "id": int,
+            "verdict_id": int,
+            "attempt_id": int,
+            "level": str,
+            "component": str,
+            "artifact_hash": str,
+            "artifact": str,
+        },
         pk="id",
         foreign_keys=[("verdict_id", "verdicts"), ("attempt_id", "attempts")],
     )
     db["failures"].create(
-        {"id": int, "verdict_id": int, "attempt_id": int, "level": str, "component": str,
-         "source": str, "verifier": str, "cause": str, "detail": str},
+        {
+            "id": int,
+            "verdict_id": int,
+            "attempt_id": int,
+            "level": str,
+            "component": str,
+            "source": str,
+            "verifier": str,
+            "cause": str,
+            "detail": str,
+        },
         pk="id",
         foreign_keys=[("verdict_id", "verdicts"), ("attempt_id", "attempts")],
     )
@@ -93,8 +157,13 @@ class Store:
     # --- runs and tasks -----------------------------------------------------------------
 
     def new_run(self, config: dict[str, Any], model: str, dataset: str) -> int:
-        row = {"started": time.time(), "config_json": json.dumps(config), "model": model,
-               "dataset": dataset, "status": "running"}
+        row = {
+            "started": time.time(),
+            "config_json": json.dumps(config),
+            "model": model,
+            "dataset": dataset,
+            "status": "running",
+        }
         return int(self.db["runs"].insert(row).last_pk)
 
     def finish_run(self, run_id: int, status: str = "completed") -> None:
@@ -106,9 +175,15 @@ class Store:
     # --- attempts -----------------------------------------------------------------------
 
     def start_attempt(self, run_id: int, config: str, task_id: str, attempt_index: int, seed: int) -> int:
-        row = {"run_id": run_id, "config": config, "task_id": task_id,
-               "attempt_index": attempt_index, "seed": seed, "outcome": "running",
-               "started": time.time()}
+        row = {
+            "run_id": run_id,
+            "config": config,
+            "task_id": task_id,
+            "attempt_index": attempt_index,
+            "seed": seed,
+            "outcome": "running",
+            "started": time.time(),
+        }
         return int(self.db["attempts"].insert(row).last_pk)
 
     def finish_attempt(self, attempt_id: int, fields: dict[str, Any]) -> None:
@@ -119,24 +194,43 @@ class Store:
         ids = [r["id"] for r in self.db.query("select id from attempts where outcome = 'running'")]
         with self.db.conn:
             for table in ("ledger", "failures"):
-                self.db.execute(f"delete from {table} where attempt_id in "
-                                "(select id from attempts where outcome = 'running')")
+                self.db.execute(
+                    f"delete from {table} where attempt_id in "
+                    "(select id from attempts where outcome = 'running')"
+                )
             for table in ("verdicts", "model_calls"):
-                self.db.execute(f"delete from {table} where attempt_id in "
-                                "(select id from attempts where outcome = 'running')")
+                self.db.execute(
+                    f"delete from {table} where attempt_id in "
+                    "(select id from attempts where outcome = 'running')"
+                )
             self.db.execute("delete from attempts where outcome = 'running'")
         return len(ids)
 
     # --- calls and verdicts -------------------------------------------------------------
 
-    def record_call(self, attempt_id: int, role: str, model: str, prompt_tokens: int,
-                    completion_tokens: int, latency_ms: float, status: str = "ok",
-                    error: str = "") -> None:
-        self.db["model_calls"].insert({
-            "attempt_id": attempt_id, "role": role, "model": model,
-            "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-            "latency_ms": round(latency_ms, 1), "status": status, "error": error,
-        })
+    def record_call(
+        self,
+        attempt_id: int,
+        role: str,
+        model: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        latency_ms: float,
+        status: str = "ok",
+        error: str = "",
+    ) -> None:
+        self.db["model_calls"].insert(
+            {
+                "attempt_id": attempt_id,
+                "role": role,
+                "model": model,
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "latency_ms": round(latency_ms, 1),
+                "status": status,
+                "error": error,
+            }
+        )
 
     def record_verdict(self, attempt_id: int, verdict: Verdict, artifact: Any = None) -> int:
         """Write a verdict; an accept appends to the ledger, a reject to the failure index.
@@ -147,25 +241,50 @@ class Store:
             seq = self.db.execute(
                 "select count(*) from verdicts where attempt_id = ?", [attempt_id]
             ).fetchone()[0]
-            vid = int(self.db["verdicts"].insert({
-                "attempt_id": attempt_id, "seq": seq, "level": verdict.level,
-                "component": verdict.component, "source": verdict.source,
-                "verifier": verdict.verifier, "args": json.dumps(verdict.args, default=str),
-                "decision": verdict.decision, "cause": verdict.cause, "detail": verdict.detail,
-                "budget_left": verdict.budget_left, "artifact_hash": verdict.artifact_hash,
-            }).last_pk)
+            vid = int(
+                self.db["verdicts"]
+                .insert(
+                    {
+                        "attempt_id": attempt_id,
+                        "seq": seq,
+                        "level": verdict.level,
+                        "component": verdict.component,
+                        "source": verdict.source,
+                        "verifier": verdict.verifier,
+                        "args": json.dumps(verdict.args, default=str),
+                        "decision": verdict.decision,
+                        "cause": verdict.cause,
+                        "detail": verdict.detail,
+                        "budget_left": verdict.budget_left,
+                        "artifact_hash": verdict.artifact_hash,
+                    }
+                )
+                .last_pk
+            )
             if verdict.accepted:
-                self.db["ledger"].insert({
-                    "verdict_id": vid, "attempt_id": attempt_id, "level": verdict.level,
-                    "component": verdict.component, "artifact_hash": verdict.artifact_hash,
-                    "artifact": json.dumps(artifact, default=str),
-                })
+                self.db["ledger"].insert(
+                    {
+                        "verdict_id": vid,
+                        "attempt_id": attempt_id,
+                        "level": verdict.level,
+                        "component": verdict.component,
+                        "artifact_hash": verdict.artifact_hash,
+                        "artifact": json.dumps(artifact, default=str),
+                    }
+                )
             else:
-                self.db["failures"].insert({
-                    "verdict_id": vid, "attempt_id": attempt_id, "level": verdict.level,
-                    "component": verdict.component, "source": verdict.source,
-                    "verifier": verdict.verifier, "cause": verdict.cause, "detail": verdict.detail,
-                })
+                self.db["failures"].insert(
+                    {
+                        "verdict_id": vid,
+                        "attempt_id": attempt_id,
+                        "level": verdict.level,
+                        "component": verdict.component,
+                        "source": verdict.source,
+                        "verifier": verdict.verifier,
+                        "cause": verdict.cause,
+                        "detail": verdict.detail,
+                    }
+                )
         return vid
 
     # --- reads (the assembler's and the reports') ----------------------------------------

@@ -61,7 +61,9 @@ class LlamaCppModel:
             key = (str(path), n_ctx)
             if key not in _LOADED:
                 _LOADED[key] = llama_cpp.Llama(
-                    model_path=str(path), n_ctx=n_ctx, n_threads=n_threads or os.cpu_count(),
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_threads=n_threads or os.cpu_count(),
                     verbose=False,
                 )
             self.llm = _LOADED[key]
@@ -87,8 +89,11 @@ class LlamaCppModel:
         with _LOCK:  # one llama context is not safe to share between threads
             try:
                 resp = self.llm.create_chat_completion(
-                    messages=messages, grammar=grammar, temperature=temperature,
-                    max_tokens=max_tokens, seed=seed,
+                    messages=messages,
+                    grammar=grammar,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    seed=seed,
                 )
             except ValueError as e:
                 if "context window" in str(e):

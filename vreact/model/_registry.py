@@ -51,5 +51,7 @@ def get_model(name: str, **options: Any) -> Model:
     if not sep or not model:
         raise ModelConfigError(f"model {name!r}: expected provider/model, e.g. llamacpp/smollm2-135m")
     if prov not in _PROVIDERS:
-        raise ModelConfigError(f"model {name!r}: unknown provider {prov!r} (known: {', '.join(sorted(_PROVIDERS))})")
+        raise ModelConfigError(
+            f"model {name!r}: unknown provider {prov!r} (known: {', '.join(sorted(_PROVIDERS))})"
+        )
     return _PROVIDERS[prov](model, **options)

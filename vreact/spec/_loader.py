@@ -85,8 +85,12 @@ def load_file(path: str | Path, expect: type[M] | None = None) -> M | BaseModel:
     else:
         kind = _guess_kind(path, data)
         if kind not in KINDS:
-            raise SpecError([f"{name}:{_line_of(('kind',), lines)}: kind: must be one of "
-                             f"{', '.join(KINDS)} (got {kind!r})"])
+            raise SpecError(
+                [
+                    f"{name}:{_line_of(('kind',), lines)}: kind: must be one of "
+                    f"{', '.join(KINDS)} (got {kind!r})"
+                ]
+            )
         model = KINDS[kind]
     try:
         return model.model_validate(data)

@@ -56,7 +56,7 @@ class GateRef(_Strict):
         if isinstance(value, str):
             return {"name": value}
         if isinstance(value, dict) and len(value) == 1 and "name" not in value:
-            (name, args), = value.items()
+            ((name, args),) = value.items()
             return {"name": name, "args": args or {}}
         return value
 

@@ -1,0 +1,179 @@
+"""Invariants, checked with hypothesis over random scripts on real MuSiQue records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from tempfile import TemporaryDirectory
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import abstain, attempt, finish, read, search, solve
+from vreact.budget import Budget, Budgets
+from vreact.config import BUILTIN_CONFIGS
+from vreact.gates import build_gate
+from vreact.memory import ContextAssembler, ContextSchemaError, Scope, Store
+from vreact.model import MockModel, ModelError
+from vreact.report import LEVELS
+
+PROPS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@given(st.lists(st.integers(min_value=-3, max_value=5), max_size=30), st.integers(1, 10))
+def test_a_budget_never_decreases(amounts, limit):
+    b = Budget("r1", limit)
+    previous = b.used
+    for amount in amounts:
+        if amount < 0:
+            with pytest.raises(ValueError):
+                b.spend(amount)
+        else:
+            b.spend(amount)
+        assert b.used >= previous and b.left == max(limit - b.used, 0)
+        previous = b.used
+    budgets = Budgets({"r1": limit})
+    assert budgets["r1:s1"] is budgets["r1:s1"]  # one budget per key, never re-created
+
+
+def step_outputs(task):
+    pid = str(task.question_decomposition[-1].paragraph_support_idx)
+    ids = [str(p.idx) for p in task.paragraphs]
+    words = task.paragraphs[0].paragraph_text.split()[:12]
+    return st.one_of(
+        st.sampled_from(words).map(search),
+        st.sampled_from([*ids, "99", "x"]).map(read),
+        st.builds(
+            lambda a, e: finish(a, e),
+            st.sampled_from([task.answer, *words, "", "I don't know"]),
+            st.lists(st.sampled_from([pid, *ids, "42"]), max_size=3),
+        ),
+        st.sampled_from(["no reason", ""]).map(abstain),
+        st.sampled_from(["prose, not JSON", '{"action": "fly"}', "{"]),
+        st.just(ModelError("HTTP 500")),
+    )
+
+
+@pytest.fixture(scope="module")
+def task(full_tasks):
+    return next(t for t in full_tasks if t.answerable)
+
+
+@PROPS
+@given(data=st.data(), config=st.sampled_from(["N", "VG"]))
+def test_every_attempt_ends_in_exactly_one_outcome_and_answers_only_through_verdicts(
+    data, config, task, spec, verifiers, roles
+):
+    script = data.draw(st.lists(step_outputs(task), max_size=40))
+    with TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "vreact.db")
+        _, row, _ = attempt(BUILTIN_CONFIGS[config], task, script, store, spec, verifiers, roles)
+        rows = list(store.query("select * from attempts"))
+        assert len(rows) == 1 and row["outcome"] in ("answer", "abstain", "crash")
+        if row["outcome"] == "abstain":
+            assert row["abstain_level"] in LEVELS and row["abstain_component"] and row["abstain_cause"]
+            assert row["error"] is None and row["answer"] is None
+        elif row["outcome"] == "crash":
+            assert row["error"] and row["abstain_level"] is None
+        else:
+            assert row["abstain_level"] is None and row["error"] is None
+        vs = list(store.query("select * from verdicts order by seq"))
+        if config == "VG" and row["outcome"] == "answer":
+            # fail closed: the final answer passed every applicable R1 and R3 gate
+            final = vs[-1]["artifact_hash"]
+            accepted = {
+                (v["level"], v["verifier"])
+                for v in vs
+                if v["artifact_hash"] == final and v["decision"] == "accept"
+            }
+            needed = {("L3", g.name) for g in verifiers.R1.gates if build_gate(g.name).kinds & {"answer"}}
+            needed |= {("L1", g.name) for g in verifiers.R3.gates if build_gate(g.name).kinds & {"answer"}}
+            assert needed <= accepted
+            assert not any(v["artifact_hash"] == final and v["decision"] == "reject" for v in vs)
+        # budgets only count up: what is left never grows, per level and component
+        for key in {(v["level"], v["component"]) for v in vs}:
+            lefts = [
+                v["budget_left"]
+                for v in vs
+                if (v["level"], v["component"]) == key and v["decision"] == "reject"
+            ]
+            assert lefts == sorted(lefts, reverse=True)
+        # memory is written by verdicts only: every ledger/failures row has its verdict
+        by_id = {v["id"]: v for v in vs}
+        for table, decision in (("ledger", "accept"), ("failures", "reject")):
+            for r in store.query(f"select * from {table}"):
+                v = by_id[r["verdict_id"]]
+                assert v["decision"] == decision and v["attempt_id"] == r["attempt_id"]
+                assert (v["level"], v["component"]) == (r["level"], r["component"])
+        n_accepts = sum(v["decision"] == "accept" for v in vs)
+        assert len(list(store.query("select id from ledger"))) == n_accepts
+        assert len(list(store.query("select id from failures"))) == len(vs) - n_accepts
+
+
+@PROPS
+@given(
+    marker=st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZ", min_size=12, max_size=20),
+    wrong=st.sampled_from(["Zanzibar", "I don't know", ""]),
+)
+def test_no_earlier_try_leaks_into_a_later_prompt(marker, wrong, task, spec, verifiers, roles):
+    """A marker the model writes in its first try never reaches a later try's prompt, while
+    that try's failure entry does."""
+    script = solve(task, answer=wrong, thought=f"MARK-{marker}") + solve(task)
+    with TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "vreact.db")
+        _, row, model = attempt(BUILTIN_CONFIGS["VG"], task, MockModel(script), store, spec, verifiers, roles)
+        assert row["outcome"] == "answer"
+        first_try, later = model.calls[:3], model.calls[3:]
+        assert any(f"MARK-{marker}" in m["content"] for call in first_try for m in call)
+        [failure] = store.failures(row["id"])
+        for call in later:
+            text = json.dumps(call)
+            assert f"MARK-{marker}" not in text
+            assert failure["cause"] in text
+            assert spec.requirements.task not in text  # never L1's requirements
+
+
+def test_assembler_refuses_reads_outside_a_role_row(roles, store):
+    assembler = ContextAssembler(roles, store)
+    scope = Scope(1, "executor.s1", {"subtask.objective": "q", "l1": "the requirements"})
+    context = assembler.build("executor", scope)
+    assert "l1" not in context and set(context) <= set(roles.roles["executor"].reads)
+    for role, field in (
+        ("executor", "l1"),
+        ("executor", "l2"),
+        ("gate", "try.steps"),
+        ("planner", "try.steps"),
+        ("nobody", "l1"),
+    ):
+        with pytest.raises(ContextSchemaError):
+            assembler.read(role, field, scope)
+    assert assembler.read("controller", "l1", scope) == "the requirements"
+
+
+@PROPS
+@given(
+    fields=st.lists(
+        st.sampled_from(
+            [
+                "l1",
+                "l2",
+                "tools",
+                "failures.l2",
+                "subtask.objective",
+                "subtask.contract",
+                "try.steps",
+                "artifact",
+                "condition",
+            ]
+        ),
+        unique=True,
+    )
+)
+def test_no_assembled_context_holds_anything_outside_its_row(fields, roles, store):
+    assembler = ContextAssembler(roles, store)
+    scope = Scope(1, "executor.s1", {f: f"value of {f}" for f in fields})
+    for role, row in roles.roles.items():
+        allowed = set(row.reads)
+        built = assembler.build(role, scope)
+        assert "*" in allowed or set(built) <= allowed
