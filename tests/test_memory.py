@@ -26,8 +26,19 @@ def test_migrations_run_once(tmp_path):
 
 def test_a_verdict_writes_the_ledger_or_the_failure_index(store):
     run = store.new_run({}, "mock/x", "t")
-    store.add_tasks([{"id": "t1", "question": "q", "answer": "a", "aliases": "[]", "answerable": 1,
-                      "hops": 2, "support": "[]"}])
+    store.add_tasks(
+        [
+            {
+                "id": "t1",
+                "question": "q",
+                "answer": "a",
+                "aliases": "[]",
+                "answerable": 1,
+                "hops": 2,
+                "support": "[]",
+            }
+        ]
+    )
     a = store.start_attempt(run, "VG", "t1", 0, 0)
     ok = store.record_verdict(a, Verdict("L3", "executor.s1", "gate", "parses", "accept"), {"answer": "x"})
     bad = store.record_verdict(a, Verdict("L3", "executor.s1", "gate", "supported", "reject", "unsupported"))
@@ -39,8 +50,19 @@ def test_a_verdict_writes_the_ledger_or_the_failure_index(store):
 
 def test_unfinished_attempts_are_discarded_with_what_they_wrote(store):
     run = store.new_run({}, "mock/x", "t")
-    store.add_tasks([{"id": "t1", "question": "q", "answer": "a", "aliases": "[]", "answerable": 1,
-                      "hops": 2, "support": "[]"}])
+    store.add_tasks(
+        [
+            {
+                "id": "t1",
+                "question": "q",
+                "answer": "a",
+                "aliases": "[]",
+                "answerable": 1,
+                "hops": 2,
+                "support": "[]",
+            }
+        ]
+    )
     done = store.start_attempt(run, "N", "t1", 0, 0)
     store.finish_attempt(done, {"outcome": "answer", "answer": "a"})
     killed = store.start_attempt(run, "VG", "t1", 0, 0)

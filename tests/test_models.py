@@ -22,12 +22,15 @@ def test_openai_local_base_url_needs_no_key(monkeypatch):
     assert get_model("openai/x").client.base_url.host == "127.0.0.1"
 
 
-@pytest.mark.parametrize("name, message", [
-    ("smollm2", "expected provider/model"),
-    ("claude/x", "unknown provider 'claude'"),
-    ("llamacpp/nope.gguf", "not an alias"),
-    ("mock/x", "scripted from Python"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("smollm2", "expected provider/model"),
+        ("claude/x", "unknown provider 'claude'"),
+        ("llamacpp/nope.gguf", "not an alias"),
+        ("mock/x", "scripted from Python"),
+    ],
+)
 def test_bad_model_strings_are_one_line_errors(name, message):
     with pytest.raises(ModelConfigError, match=message):
         get_model(name)

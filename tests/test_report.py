@@ -14,8 +14,9 @@ def v(seq, decision, h, source="gate", component="executor.s1"):
 def test_a_correction_is_a_different_artifact_accepted_after_rejection():
     assert corrections([v(0, "reject", "a", "guard"), v(1, "accept", "b")]) == {"guard": 1}
     # credited to the last rejection before the accept
-    assert corrections([v(0, "reject", "a", "guard"), v(1, "reject", "c", "judge"),
-                        v(2, "accept", "b")]) == {"judge": 1}
+    assert corrections([v(0, "reject", "a", "guard"), v(1, "reject", "c", "judge"), v(2, "accept", "b")]) == {
+        "judge": 1
+    }
 
 
 def test_no_correction_without_rejection_or_for_the_same_artifact():

@@ -22,7 +22,7 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def show(self, file: object = None) -> None:
-        err.print(f"[red]error:[/red] {self.message}", highlight=False)
+        err.print(f"[red]error:[/red] {self.message}", highlight=False, soft_wrap=True)
 
 
 @contextmanager
