@@ -23,11 +23,8 @@ def test_user_errors_are_one_line(args, message, tmp_path, monkeypatch):
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2
     assert message in result.output
-    assert (
-        "Traceback" not in result.output
-        and result.exception is None
-        or isinstance(result.exception, SystemExit)
-    )
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
 def test_a_bad_dataset_line_names_file_line_and_field(tmp_path):
