@@ -24,11 +24,12 @@ demo: install-local
 	$(BIN)/vreact demo
 
 test: install-test
-	$(BIN)/ruff check vreact tests benchmarks
+	$(BIN)/ruff check vreact tests
+	$(BIN)/mypy vreact
 	$(BIN)/python -m pytest -q
 
 lint: install-test
-	$(BIN)/ruff check vreact tests benchmarks
+	$(BIN)/ruff check vreact tests
 	$(BIN)/mypy vreact
 
 clean:

@@ -21,7 +21,7 @@ def test_schema_page_names_every_table_and_column(store):
 def test_migrations_run_once(tmp_path):
     Store(tmp_path / "vreact.db")
     again = Store(tmp_path / "vreact.db")
-    assert [r["name"] for r in again.db["_migrations"].rows] == [m.__name__ for m in MIGRATIONS]
+    assert [r["name"] for r in again.db.table("_migrations").rows] == [m.__name__ for m in MIGRATIONS]
 
 
 def test_a_verdict_writes_the_ledger_or_the_failure_index(store):

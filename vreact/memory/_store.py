@@ -18,7 +18,7 @@ from vreact.verdict import Verdict
 
 
 def _m001_initial(db: sqlite_utils.Database) -> None:
-    db["runs"].create(
+    db.table("runs").create(
         {
             "id": int,
             "started": float,
@@ -30,7 +30,7 @@ def _m001_initial(db: sqlite_utils.Database) -> None:
         },
         pk="id",
     )
-    db["tasks"].create(
+    db.table("tasks").create(
         {
             "id": str,
             "question": str,
@@ -42,7 +42,7 @@ def _m001_initial(db: sqlite_utils.Database) -> None:
         },
         pk="id",
     )
-    db["attempts"].create(
+    db.table("attempts").create(
         {
             "id": int,
             "run_id": int,
@@ -63,7 +63,7 @@ def _m001_initial(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("run_id", "runs"), ("task_id", "tasks")],
     )
-    db["model_calls"].create(
+    db.table("model_calls").create(
         {
             "id": int,
             "attempt_id": int,
@@ -78,7 +78,7 @@ def _m001_initial(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("attempt_id", "attempts")],
     )
-    db["verdicts"].create(
+    db.table("verdicts").create(
         {
             "id": int,
             "attempt_id": int,
@@ -97,7 +97,7 @@ def _m001_initial(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("attempt_id", "attempts")],
     )
-    db["ledger"].create(
+    db.table("ledger").create(
         {
             "id": int,
             "verdict_id": int,
@@ -110,7 +110,7 @@ def _m001_initial(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("verdict_id", "verdicts"), ("attempt_id", "attempts")],
     )
-    db["failures"].create(
+    db.table("failures").create(
         {
             "id": int,
             "verdict_id": int,
@@ -125,10 +125,10 @@ def _m001_initial(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("verdict_id", "verdicts"), ("attempt_id", "attempts")],
     )
-    db["failures"].create_index(["attempt_id", "component", "cause"])
-    db["verdicts"].create_index(["attempt_id"])
-    db["model_calls"].create_index(["attempt_id"])
-    db["attempts"].create_index(["run_id", "config", "task_id", "attempt_index"])
+    db.table("failures").create_index(["attempt_id", "component", "cause"])
+    db.table("verdicts").create_index(["attempt_id"])
+    db.table("model_calls").create_index(["attempt_id"])
+    db.table("attempts").create_index(["run_id", "config", "task_id", "attempt_index"])
 
 
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
@@ -146,13 +146,24 @@ class Store:
         self.db.execute("PRAGMA foreign_keys=ON")
         self._migrate()
 
+    def _insert(self, table: str, row: dict[str, Any]) -> int:
+        pk = self.db.table(table).insert(row).last_pk
+        assert pk is not None
+        return int(pk)
+
     def _migrate(self) -> None:
-        done = {r["name"] for r in self.db["_migrations"].rows} if self.db["_migrations"].exists() else set()
+        done = (
+            {r["name"] for r in self.db.table("_migrations").rows}
+            if self.db.table("_migrations").exists()
+            else set()
+        )
         for m in MIGRATIONS:
             if m.__name__ not in done:
                 with self.db.conn:
                     m(self.db)
-                    self.db["_migrations"].insert({"name": m.__name__, "applied": time.time()}, pk="name")
+                    self.db.table("_migrations").insert(
+                        {"name": m.__name__, "applied": time.time()}, pk="name"
+                    )
 
     # --- runs and tasks -----------------------------------------------------------------
 
@@ -164,13 +175,13 @@ class Store:
             "dataset": dataset,
             "status": "running",
         }
-        return int(self.db["runs"].insert(row).last_pk)
+        return self._insert("runs", row)
 
     def finish_run(self, run_id: int, status: str = "completed") -> None:
-        self.db["runs"].update(run_id, {"finished": time.time(), "status": status})
+        self.db.table("runs").update(run_id, {"finished": time.time(), "status": status})
 
     def add_tasks(self, rows: list[dict[str, Any]]) -> None:
-        self.db["tasks"].upsert_all(rows, pk="id")
+        self.db.table("tasks").upsert_all(rows, pk="id")
 
     # --- attempts -----------------------------------------------------------------------
 
@@ -184,10 +195,10 @@ class Store:
             "outcome": "running",
             "started": time.time(),
         }
-        return int(self.db["attempts"].insert(row).last_pk)
+        return self._insert("attempts", row)
 
     def finish_attempt(self, attempt_id: int, fields: dict[str, Any]) -> None:
-        self.db["attempts"].update(attempt_id, {**fields, "finished": time.time()})
+        self.db.table("attempts").update(attempt_id, {**fields, "finished": time.time()})
 
     def discard_unfinished(self) -> int:
         """Delete attempts a killed process left running, with everything they wrote."""
@@ -219,7 +230,7 @@ class Store:
         status: str = "ok",
         error: str = "",
     ) -> None:
-        self.db["model_calls"].insert(
+        self.db.table("model_calls").insert(
             {
                 "attempt_id": attempt_id,
                 "role": role,
@@ -241,28 +252,25 @@ class Store:
             seq = self.db.execute(
                 "select count(*) from verdicts where attempt_id = ?", [attempt_id]
             ).fetchone()[0]
-            vid = int(
-                self.db["verdicts"]
-                .insert(
-                    {
-                        "attempt_id": attempt_id,
-                        "seq": seq,
-                        "level": verdict.level,
-                        "component": verdict.component,
-                        "source": verdict.source,
-                        "verifier": verdict.verifier,
-                        "args": json.dumps(verdict.args, default=str),
-                        "decision": verdict.decision,
-                        "cause": verdict.cause,
-                        "detail": verdict.detail,
-                        "budget_left": verdict.budget_left,
-                        "artifact_hash": verdict.artifact_hash,
-                    }
-                )
-                .last_pk
+            vid = self._insert(
+                "verdicts",
+                {
+                    "attempt_id": attempt_id,
+                    "seq": seq,
+                    "level": verdict.level,
+                    "component": verdict.component,
+                    "source": verdict.source,
+                    "verifier": verdict.verifier,
+                    "args": json.dumps(verdict.args, default=str),
+                    "decision": verdict.decision,
+                    "cause": verdict.cause,
+                    "detail": verdict.detail,
+                    "budget_left": verdict.budget_left,
+                    "artifact_hash": verdict.artifact_hash,
+                },
             )
             if verdict.accepted:
-                self.db["ledger"].insert(
+                self.db.table("ledger").insert(
                     {
                         "verdict_id": vid,
                         "attempt_id": attempt_id,
@@ -273,7 +281,7 @@ class Store:
                     }
                 )
             else:
-                self.db["failures"].insert(
+                self.db.table("failures").insert(
                     {
                         "verdict_id": vid,
                         "attempt_id": attempt_id,
