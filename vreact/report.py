@@ -154,7 +154,9 @@ def render(report: dict[str, Any]) -> list[Any]:
         return "-" if x is None else f"{x:.2f}" if isinstance(x, float) else str(x)
 
     def table(title: str, *cols: str) -> Table:
-        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+        t = Table(
+            title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0)
+        )
         for col in cols:
             t.add_column(col, justify="left" if col == "config" else "right")
         return t

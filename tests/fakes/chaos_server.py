@@ -18,7 +18,7 @@ JSON = dict[str, Any]
 
 KINDS = ("nonsense", "prose", "http500", "http429")
 WORDS = ("blue", "banana", "quantum", "teapot", "gravel", "lantern", "whisper", "walrus")
-RETRY = {"retry-after": "0"}
+RETRY = {"retry-after": "0", "retry-after-ms": "1"}  # the SDK ignores a 0 retry-after
 PROSE = (
     "I think the answer is probably somewhere in the documents.",
     "Let me think about this carefully. The evidence seems inconclusive, honestly.",
@@ -207,7 +207,7 @@ class ChaosServer:
                 text = self.rng.choice(PROSE)
         if kind == "http500":
             msg = "The server had an error while processing your request."
-            return 500, _error(msg, "server_error"), {}
+            return 500, _error(msg, "server_error"), RETRY
         if kind == "http429":
             msg = "Rate limit reached. Please try again."
             return 429, _error(msg, "requests", None, "rate_limit_exceeded"), RETRY

@@ -71,6 +71,8 @@ class OpenAIModel:
             schema = kwargs["response_format"]["json_schema"]["schema"]
             kwargs = {**kwargs, "response_format": self._response_format(schema)}
             resp = self.client.chat.completions.create(**kwargs)
+        except openai.APIConnectionError:  # transient: try again with the normal retries
+            resp = self.client.chat.completions.create(**kwargs)
         self._json_mode_known = True
         return resp
 

@@ -1,0 +1,112 @@
+"""The real path: SmolLM2 behind llama-cpp-python's OpenAI-compatible server, and in-process.
+
+Slow (minutes on two cores): marked ``real_model``; deselect with ``-m "not real_model"``.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.test_chaos import FULL, check_accounting, rows, run_cli
+from vreact.model._llamacpp import smollm2_path
+
+pytestmark = pytest.mark.real_model
+
+STARTUP_S = 120
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _tail(log: Path, n: int = 40) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-n:]) if log.exists() else ""
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``python -m llama_cpp.server`` on a free loopback port; yields its base URL."""
+    port = _free_port()
+    log = tmp_path_factory.mktemp("llama_server") / "server.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(smollm2_path()),
+        "--n_ctx",
+        "8192",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+    base_url = f"http://127.0.0.1:{port}/v1"
+    # the server logs a lot: a file, never a pipe nobody reads (it would fill and block)
+    with open(log, "wb") as log_file:
+        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + STARTUP_S
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{_tail(log)}")
+            try:
+                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"llama_cpp.server not answering after {STARTUP_S}s:\n{_tail(log)}")
+            time.sleep(0.5)
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_run_against_llama_cpp_server(llama_server: str, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result, elapsed = run_cli(FULL, "N,VG", "openai/smollm2", out, 2, llama_server)
+    print(f"llama_cpp.server run (N,VG x 2 tasks): {elapsed:.1f}s")
+    assert result.exit_code == 0, result.output
+    assert result.exception is None, result.exception
+
+    report = check_accounting(out, ["N", "VG"], 2)
+    assert report["VG"]["crash"] == 0, rows(out / "vreact.db", "select * from attempts")
+    calls = rows(
+        out / "vreact.db", "select a.config, m.* from model_calls m join attempts a on a.id = m.attempt_id"
+    )
+    assert {c["config"] for c in calls} == {"N", "VG"}
+    vg = [c for c in calls if c["config"] == "VG"]
+    # the server refuses json_schema (HTTP 500); the fallback to json_object must be silent
+    assert all(c["status"] == "ok" for c in vg), [c for c in vg if c["status"] != "ok"]
+    assert all(c["prompt_tokens"] > 0 for c in calls if c["status"] == "ok"), calls
+
+
+def test_run_in_process_llamacpp(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result, elapsed = run_cli("sample", "VG", "llamacpp/smollm2-135m", out, 1)
+    print(f"in-process llamacpp run (VG x 1 task): {elapsed:.1f}s")
+    assert result.exit_code == 0, result.output
+    assert result.exception is None, result.exception
+
+    report = check_accounting(out, ["VG"], 1)
+    assert report["VG"]["crash"] == 0, rows(out / "vreact.db", "select * from attempts")
+    calls = rows(out / "vreact.db", "select * from model_calls")
+    assert calls
+    assert all(c["status"] == "ok" and c["prompt_tokens"] > 0 for c in calls), calls

@@ -1,0 +1,5 @@
+"""``python -m vreact.cli``."""
+
+from vreact.cli import main
+
+main()
