@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import click
 
 from vreact.cli._report import report
