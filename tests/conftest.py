@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,13 @@ from vreact.memory import Store
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet, load_roles, load_spec, load_verifiers
 
 REPO = Path(__file__).resolve().parents[1]
-MUSIQUE = REPO.parent / "shared" / "musique"
+#: Real MuSiQue records live beside the project (../shared/musique), never inside it.
+MUSIQUE = Path(os.environ.get("VREACT_MUSIQUE_DIR", REPO.parent / "shared" / "musique"))
+if not (MUSIQUE / "musique_full_train_80.jsonl").is_file():
+    raise SystemExit(
+        f"tests need the real MuSiQue records in {MUSIQUE} (../shared/musique beside the "
+        "checkout, or set VREACT_MUSIQUE_DIR)"
+    )
 FULL = MUSIQUE / "musique_full_train_80.jsonl"
 ANS = MUSIQUE / "musique_ans_train_100.jsonl"
 

@@ -17,11 +17,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from tests.conftest import FULL
 from tests.fakes.chaos_server import KINDS, ChaosServer
 from vreact.cli import cli
 
-MUSIQUE = Path(__file__).resolve().parents[2] / "shared" / "musique"
-FULL = MUSIQUE / "musique_full_train_80.jsonl"
 LEVELS = {"L1", "L2", "L3", "declined", "cap"}
 #: No key and no base URL from the environment: the run must work from --base-url alone.
 NO_OPENAI_ENV: dict[str, str | None] = {"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None}
