@@ -47,7 +47,10 @@ class Task(BaseModel):
 
     @property
     def hops(self) -> int:
-        return len(self.question_decomposition) or int(self.id[0]) if self.id[:1].isdigit() else 0
+        """Hop count: the decomposition's length, else the id's prefix (``3hop1__...``)."""
+        if self.question_decomposition:
+            return len(self.question_decomposition)
+        return int(self.id[0]) if self.id[:1].isdigit() else 0
 
     @property
     def supporting_ids(self) -> list[str]:
