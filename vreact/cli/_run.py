@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -20,6 +21,7 @@ from vreact.spec import SpecError, load_roles, load_spec, load_verifiers
 
 
 def _execute(
+    *,
     dataset: str,
     configs: str,
     model_name: str,
@@ -29,6 +31,7 @@ def _execute(
     spec: str,
     verifiers: str,
 ) -> None:
+    """Load everything a run needs (bad input: one line, exit 2), run it, print the report."""
     with user_errors(DatasetError, ModelConfigError, SpecError, UnknownConfiguration, FileNotFoundError):
         tasks = load_tasks(dataset, limit)
         resolved = resolve_configs(configs)
@@ -124,18 +127,9 @@ def _with_common(f):  # type: ignore[no-untyped-def]
 @click.option("--dataset", required=True, help="a MuSiQue .jsonl file, or 'sample'")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="first N tasks only")
 @_with_common
-def run(
-    dataset: str,
-    limit: int | None,
-    configs: str,
-    model_name: str,
-    base_url: str | None,
-    out: Path | None,
-    spec: str,
-    verifiers: str,
-) -> None:
+def run(**options: Any) -> None:
     """Run each configuration once on each task; print the accounting table."""
-    _execute(dataset, configs, model_name, base_url, limit, out, spec, verifiers)
+    _execute(**options)
 
 
 @click.command()
@@ -143,14 +137,6 @@ def run(
     "--limit", type=click.IntRange(min=1), default=4, show_default=True, help="how many sample questions"
 )
 @_with_common
-def demo(
-    limit: int,
-    configs: str,
-    model_name: str,
-    base_url: str | None,
-    out: Path | None,
-    spec: str,
-    verifiers: str,
-) -> None:
+def demo(**options: Any) -> None:
     """Answer a few built-in sample questions under N and VG on the embedded model."""
-    _execute("sample", configs, model_name, base_url, limit, out, spec, verifiers)
+    _execute(dataset="sample", **options)
