@@ -9,6 +9,7 @@ writes verdicts, and verdicts are the only thing that writes memory.
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -41,8 +42,6 @@ class Outcome:
 
     def record(self) -> dict[str, Any]:
         """The columns of the ``attempts`` row."""
-        import json
-
         return {
             "outcome": self.kind,
             "answer": self.answer,
@@ -116,7 +115,7 @@ class Controller:
             final = dataclasses.replace(artifact, question=self.task.question)
             rejection = self._verify("L1", subtask.component, self.r3, final, r3)
             if rejection is None:
-                return self._accepted(final, subtask)
+                return self._outcome_of(final, subtask)
             more = not r3.spent
             if more:
                 r3.spend()
@@ -130,9 +129,7 @@ class Controller:
         tries = self.budgets[f"r1:{subtask.id}"]
         steps = self.budgets["steps"]
         while True:
-            if tries.spent or steps.spent:
-                if steps.spent and subtask.component not in self._last_reject:
-                    self._stop(subtask, "step_budget", "step_budget", "", tries)
+            if tries.spent or steps.spent:  # the last reject recorded says why
                 return self._abstain("L3", subtask.component)
             tries.spend()
             artifact = self._try(subtask, tries)
@@ -290,9 +287,6 @@ class Controller:
         last = self._last_reject.get(component)
         cause = f"{last.verifier}:{last.cause}" if last else "budget_spent"
         return Outcome("abstain", level=level, component=component, cause=cause)
-
-    def _accepted(self, artifact: Artifact, subtask: Subtask) -> Outcome:
-        return self._outcome_of(artifact, subtask)
 
     @staticmethod
     def _outcome_of(artifact: Artifact, subtask: Subtask) -> Outcome:
