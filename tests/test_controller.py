@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import abstain, attempt, finish, last_support, read, search, solve, verdicts
-from vreact.config import BUILTIN_CONFIGS, Configuration
+from vreact.config import Configuration
 from vreact.gates import gate
 from vreact.model import ContextLengthError, ModelError
 from vreact.report import compute
-from vreact.spec import VerifierSet
+from vreact.spec import VerifierSet, builtin_configs
 
-N, VG = BUILTIN_CONFIGS["N"], BUILTIN_CONFIGS["VG"]
+N, VG = builtin_configs()["N"], builtin_configs()["VG"]
 
 
 @pytest.fixture

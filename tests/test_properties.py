@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from tests.helpers import abstain, attempt, finish, read, search, solve
 from vreact.budget import Budget, Budgets
-from vreact.config import BUILTIN_CONFIGS
 from vreact.gates import build_gate
 from vreact.memory import ContextAssembler, ContextSchemaError, Scope, Store
 from vreact.model import MockModel, ModelError
 from vreact.report import LEVELS
+from vreact.spec import builtin_configs
 
 PROPS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -68,7 +68,7 @@ def test_every_attempt_ends_in_exactly_one_outcome_and_answers_only_through_verd
     script = data.draw(st.lists(step_outputs(task), max_size=40))
     with TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "vreact.db")
-        _, row, _ = attempt(BUILTIN_CONFIGS[config], task, script, store, spec, verifiers, roles)
+        _, row, _ = attempt(builtin_configs()[config], task, script, store, spec, verifiers, roles)
         rows = list(store.query("select * from attempts"))
         assert len(rows) == 1 and row["outcome"] in ("answer", "abstain", "crash")
         if row["outcome"] == "abstain":
@@ -122,7 +122,9 @@ def test_no_earlier_try_leaks_into_a_later_prompt(marker, wrong, task, spec, ver
     script = solve(task, answer=wrong, thought=f"MARK-{marker}") + solve(task)
     with TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "vreact.db")
-        _, row, model = attempt(BUILTIN_CONFIGS["VG"], task, MockModel(script), store, spec, verifiers, roles)
+        _, row, model = attempt(
+            builtin_configs()["VG"], task, MockModel(script), store, spec, verifiers, roles
+        )
         assert row["outcome"] == "answer"
         first_try, later = model.calls[:3], model.calls[3:]
         assert any(f"MARK-{marker}" in m["content"] for call in first_try for m in call)
@@ -136,7 +138,7 @@ def test_no_earlier_try_leaks_into_a_later_prompt(marker, wrong, task, spec, ver
 
 def test_assembler_refuses_reads_outside_a_role_row(roles, store):
     assembler = ContextAssembler(roles, store)
-    scope = Scope(1, "executor.s1", {"subtask.objective": "q", "l1": "the requirements"})
+    scope = Scope(1, ("executor.s1",), {"subtask.objective": "q", "l1": "the requirements"})
     context = assembler.build("executor", scope)
     assert "l1" not in context and set(context) <= set(roles.roles["executor"].reads)
     for role, field in (
@@ -172,7 +174,7 @@ def test_assembler_refuses_reads_outside_a_role_row(roles, store):
 )
 def test_no_assembled_context_holds_anything_outside_its_row(fields, roles, store):
     assembler = ContextAssembler(roles, store)
-    scope = Scope(1, "executor.s1", {f: f"value of {f}" for f in fields})
+    scope = Scope(1, ("executor.s1",), {f: f"value of {f}" for f in fields})
     for role, row in roles.roles.items():
         allowed = set(row.reads)
         built = assembler.build(role, scope)

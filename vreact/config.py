@@ -48,26 +48,3 @@ class Configuration(BaseModel):
     def verified(self) -> bool:
         """True when anything checks the executor (then steps are parsed fail-closed)."""
         return self.gates or self.guards
-
-
-BUILTIN_CONFIGS: dict[str, Configuration] = {
-    "N": Configuration(name="N"),
-    "VG": Configuration(name="VG", guards=True, gates=True),
-}
-
-
-class UnknownConfiguration(ValueError):
-    pass
-
-
-def resolve_configs(names: str | list[str]) -> list[Configuration]:
-    """Turn ``"N,VG"`` into configurations, with a clear error for an unknown name."""
-    if isinstance(names, str):
-        names = [n.strip() for n in names.split(",") if n.strip()]
-    out = []
-    for name in names:
-        if name not in BUILTIN_CONFIGS:
-            known = ", ".join(BUILTIN_CONFIGS)
-            raise UnknownConfiguration(f"unknown configuration {name!r} (known: {known})")
-        out.append(BUILTIN_CONFIGS[name])
-    return out

@@ -58,23 +58,31 @@ STEP_SCHEMA: dict[str, Any] = {
 }
 
 
-def parse_step(text: str) -> Step | None:
-    """The step in a model's output, or None when there is none (fail closed upstream)."""
+def parse_json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object in a model's output (bare or wrapped in prose or fences), else None."""
     candidates = [text.strip()]
-    fenced = re.search(r"\{.*\}", text, re.DOTALL)
-    if fenced:
-        candidates.append(fenced.group(0))
+    braced = re.search(r"\{.*\}", text, re.DOTALL)
+    if braced:
+        candidates.append(braced.group(0))
     for c in candidates:
         try:
             data = json.loads(c)
         except json.JSONDecodeError:
             continue
         if isinstance(data, dict):
-            try:
-                return Step.model_validate(data)
-            except ValidationError:
-                return None
+            return data
     return None
+
+
+def parse_step(text: str) -> Step | None:
+    """The step in a model's output, or None when there is none (fail closed upstream)."""
+    data = parse_json_object(text)
+    if data is None:
+        return None
+    try:
+        return Step.model_validate(data)
+    except ValidationError:
+        return None
 
 
 _SYSTEM = (

@@ -22,10 +22,18 @@ def default_out_dir() -> Path:
     return Path("runs") / time.strftime("%Y%m%d-%H%M%S")
 
 
+#: One model for every role, or models by role: "default" plus any of planner, executor, judge.
+Models = Model | dict[str, Model]
+
+
+def by_role(models: Models) -> dict[str, Model]:
+    return models if isinstance(models, dict) else {"default": models}
+
+
 def run_attempt(
     config: Configuration,
     task: Task,
-    model: Model,
+    model: Models,
     store: Store,
     run_id: int,
     spec: TaskSpec,
@@ -39,7 +47,15 @@ def run_attempt(
     attempt_id = store.start_attempt(run_id, config.name, task.id, attempt_index, seed)
     try:
         controller = Controller(
-            config, spec, verifiers, ContextAssembler(roles, store), model, store, attempt_id, task, seed
+            config,
+            spec,
+            verifiers,
+            ContextAssembler(roles, store),
+            by_role(model),
+            store,
+            attempt_id,
+            task,
+            seed,
         )
         outcome = controller.run()
     except Exception as e:  # a crash is data, not the end of the run
@@ -51,7 +67,7 @@ def run_attempt(
 def run_experiment(
     tasks: list[Task],
     configs: list[Configuration],
-    model: Model,
+    model: Models,
     out_dir: Path,
     spec: TaskSpec,
     verifiers: VerifierSet,
@@ -70,10 +86,10 @@ def run_experiment(
         "spec": spec.model_dump(),
         "verifiers": verifiers.model_dump(),
         "roles": roles.model_dump(),
-        "model": model.name,
+        "models": {role: m.name for role, m in by_role(model).items()},
         "dataset": dataset,
     }
-    run_id = store.new_run(resolved, model.name, dataset)
+    run_id = store.new_run(resolved, by_role(model)["default"].name, dataset)
     store.add_tasks([t.record() for t in tasks])
     total, done = len(configs) * len(tasks), 0
     status = "interrupted"

@@ -12,12 +12,18 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from vreact.cli._common import err, print_report, user_errors
-from vreact.config import UnknownConfiguration, resolve_configs
 from vreact.controller import Outcome
 from vreact.dataset import DatasetError, Task, load_tasks
 from vreact.model import DEFAULT_MODEL, ModelConfigError, get_model
 from vreact.runner import OnAttempt, default_out_dir, run_experiment
-from vreact.spec import SpecError, load_roles, load_spec, load_verifiers
+from vreact.spec import (
+    SpecError,
+    UnknownConfiguration,
+    load_roles,
+    load_spec,
+    load_verifiers,
+    resolve_configs,
+)
 
 
 def _execute(

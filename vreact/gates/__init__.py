@@ -1,8 +1,8 @@
 """Gates: free deterministic checks, registered by name with ``@gate``."""
 
-from vreact.gates import _answer  # noqa: F401  (registers the built-in gates)
+from vreact.gates import _answer, _chain, _plan  # noqa: F401  (register the built-in gates)
 from vreact.gates._answer import expected_answer_type
-from vreact.gates._artifact import Artifact
+from vreact.gates._artifact import Artifact, ChainArtifact, ChainStep, PlanArtifact
 from vreact.gates._registry import (
     Gate,
     GateResult,
@@ -18,8 +18,11 @@ from vreact.gates._registry import (
 
 __all__ = [
     "Artifact",
+    "ChainArtifact",
+    "ChainStep",
     "Gate",
     "GateResult",
+    "PlanArtifact",
     "UnknownGate",
     "accept",
     "build_gate",

@@ -257,7 +257,9 @@ def evidence_retrieved(min_cited: int = 1) -> Check:
     return check
 
 
-def _support(answer: str, text: str) -> float:
+def support_score(answer: str, text: str) -> float:
+    """How much of ``answer`` appears in ``text``: 1.0 when it does verbatim (normalised), else
+    the share of its words found there."""
     ans = _tokens(answer)
     if not ans:
         return 0.0
@@ -274,7 +276,7 @@ def supported(min_overlap: float = 0.5) -> Check:
     ``min_overlap`` of its words do."""
 
     def check(a: Artifact) -> GateResult:
-        best = max((_support(str(a.answer), t) for t in a.cited.values()), default=0.0)
+        best = max((support_score(str(a.answer), t) for t in a.cited.values()), default=0.0)
         if best < min_overlap:
             return reject("unsupported", f"{a.answer!r} is not found in the cited paragraph(s)")
         return accept()

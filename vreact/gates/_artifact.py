@@ -28,3 +28,45 @@ class Artifact:
         if self.kind == "abstain":
             return {"kind": "abstain", "reason": self.reason}
         return {"kind": "answer", "answer": self.answer, "evidence": self.evidence}
+
+
+@dataclass(frozen=True)
+class PlanArtifact:
+    """A planner's proposal (L2): the parsed JSON (or None) and the question it plans for."""
+
+    question: str
+    plan: Any = None
+    kind: str = "plan"
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": "plan", "plan": self.plan}
+
+
+@dataclass(frozen=True)
+class ChainStep:
+    """One accepted subtask result in the assembled chain."""
+
+    id: str
+    objective: str
+    answer: str
+    evidence: tuple[str, ...] = ()
+    cited: dict[str, str] = field(default_factory=dict)
+    depends_on: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChainArtifact:
+    """The assembled results of a plan (checked by R2 against L2)."""
+
+    question: str
+    steps: tuple[ChainStep, ...]
+    final_id: str
+    final_answer: str
+    kind: str = "chain"
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "kind": "chain",
+            "steps": [(s.id, s.answer, list(s.evidence)) for s in self.steps],
+            "final": self.final_answer,
+        }

@@ -33,7 +33,7 @@ def reject(cause: str, detail: str = "") -> GateResult:
     return GateResult(False, cause, detail)
 
 
-Check = Callable[[Artifact], GateResult]
+Check = Callable[[Any], GateResult]  # takes an Artifact, PlanArtifact or ChainArtifact
 
 
 @dataclass(frozen=True)

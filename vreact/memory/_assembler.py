@@ -16,14 +16,16 @@ class ContextSchemaError(PermissionError):
 
 @dataclass
 class Scope:
-    """Where a context is being assembled: the attempt, the component and its subtask.
+    """Where a context is being assembled: the attempt and the components whose failure
+    entries count as the role's own (an executor's, plus the final answer's for the subtask
+    that produces it).
 
     ``sources`` holds the values the controller owns (objective, contract, the current
     try's steps...). The assembler hands a role only those its row names.
     """
 
     attempt_id: int
-    component: str
+    components: tuple[str, ...]
     sources: dict[str, Any] = field(default_factory=dict)
 
 
@@ -35,6 +37,7 @@ class ContextAssembler:
         self.store = store
         self._memory: dict[str, Callable[[Scope], Any]] = {
             "failures.own": self._own_failures,
+            "failures.l2": self._l2_failures,
         }
 
     def allowed(self, role: str) -> list[str]:
@@ -64,8 +67,17 @@ class ContextAssembler:
         return out
 
     def _own_failures(self, scope: Scope) -> list[dict[str, str]]:
-        # causes, never transcripts: only the failure index's own columns
-        return [
-            {"level": r["level"], "verifier": r["verifier"], "cause": r["cause"], "detail": r["detail"]}
-            for r in self.store.failures(scope.attempt_id, scope.component)
-        ]
+        rows = [r for c in scope.components for r in self.store.failures(scope.attempt_id, c)]
+        return _causes(sorted(rows, key=lambda r: r["id"]))
+
+    def _l2_failures(self, scope: Scope) -> list[dict[str, str]]:
+        # rejections the planner answers for: plan gates and judge, R2, and R3 (re-descents)
+        return _causes([r for r in self.store.failures(scope.attempt_id) if r["level"] in ("L2", "L1")])
+
+
+def _causes(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Causes, never transcripts: only the failure index's own columns."""
+    return [
+        {"level": r["level"], "verifier": r["verifier"], "cause": r["cause"], "detail": r["detail"]}
+        for r in rows
+    ]

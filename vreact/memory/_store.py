@@ -131,8 +131,12 @@ def _m001_initial(db: sqlite_utils.Database) -> None:
     db.table("attempts").create_index(["run_id", "config", "task_id", "attempt_index"])
 
 
+def _m002_plan_fallback(db: sqlite_utils.Database) -> None:
+    db.table("attempts").add_column("plan_fallback", int)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m001_initial]
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m001_initial, _m002_plan_fallback]
 
 
 class Store:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from vreact.config import Configuration
 from vreact.spec._loader import load_file
-from vreact.spec._models import RoleSchema, TaskSpec, VerifierSet
+from vreact.spec._models import Experiment, RoleSchema, TaskSpec, VerifierSet
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
 
 def builtin_dir(kind: str) -> Path:
-    """The folder of a kind of shipped file: ``specs``, ``verifiers``, ``memory``, ``schemas``.
+    """The folder of a kind of shipped file: ``specs``, ``verifiers``, ``memory``, ``schemas``,
+    ``experiments``.
 
     A wheel carries them under ``vreact/_builtin/``; a checkout has them at the top level.
     """
@@ -39,3 +41,28 @@ def load_verifiers(name_or_path: str = "musique") -> VerifierSet:
 def load_roles(path: str | None = None) -> RoleSchema:
     p = Path(path) if path else builtin_dir("memory") / "roles.yaml"
     return load_file(p, RoleSchema)  # type: ignore[return-value]
+
+
+def load_experiment(name_or_path: str = "pilot") -> Experiment:
+    return load_file(_resolve("experiments", name_or_path), Experiment)  # type: ignore[return-value]
+
+
+class UnknownConfiguration(ValueError):
+    pass
+
+
+def builtin_configs() -> dict[str, Configuration]:
+    """The shipped configurations (experiments/pilot.yaml) by name."""
+    return {c.name: c for c in load_experiment("pilot").configurations}
+
+
+def resolve_configs(names: str | list[str], experiment: str | None = None) -> list[Configuration]:
+    """Turn ``"N,VG"`` into configurations from an experiment file (default: the shipped
+    pilot ladder), with a clear error for an unknown name."""
+    known = {c.name: c for c in load_experiment(experiment or "pilot").configurations}
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",") if n.strip()]
+    for name in names:
+        if name not in known:
+            raise UnknownConfiguration(f"unknown configuration {name!r} (known: {', '.join(known)})")
+    return [known[n] for n in names]

@@ -53,7 +53,7 @@ def _field_path(loc: Loc) -> str:
 def _guess_kind(path: Path, data: Any) -> str | None:
     if isinstance(data, dict) and isinstance(data.get("kind"), str):
         return data["kind"]
-    by_folder = {"specs": "spec", "verifiers": "verifiers"}
+    by_folder = {"specs": "spec", "verifiers": "verifiers", "experiments": "experiment"}
     if path.parent.name in by_folder:
         return by_folder[path.parent.name]
     if path.name == "roles.yaml":

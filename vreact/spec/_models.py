@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from vreact.config import Configuration
 from vreact.gates import check_gate_args, gate_factory
 
 
@@ -67,10 +68,17 @@ class GateRef(_Strict):
         return self
 
 
+class JudgeSpec(_Strict):
+    """An LLM judge, run only on what the verifier's gates cleared."""
+
+    min_confidence: float = Field(0.7, ge=0.0, le=1.0, description="an accept below this is a reject")
+
+
 class VerifierSpec(_Strict):
-    """A verifier: gates in order, then (later) an optional judge on what they cleared."""
+    """A verifier: gates in order (the first reject stops it), then an optional judge."""
 
     gates: list[GateRef] = Field(default_factory=list)
+    judge: JudgeSpec | None = Field(None, description="runs when the configuration enables judges")
 
 
 class VerifierSet(_Strict):
@@ -78,6 +86,7 @@ class VerifierSet(_Strict):
 
     kind: Literal["verifiers"] = "verifiers"
     name: str
+    plan: VerifierSpec = Field(default_factory=VerifierSpec, description="plan gates and judge (L2)")
     R1: VerifierSpec = Field(default_factory=VerifierSpec, description="unit: a subtask's result vs L3")
     R2: VerifierSpec = Field(default_factory=VerifierSpec, description="integration: the chain vs L2")
     R3: VerifierSpec = Field(default_factory=VerifierSpec, description="acceptance: the answer vs L1")
@@ -128,4 +137,27 @@ class RoleSchema(_Strict):
     roles: dict[str, RoleRow]
 
 
-KINDS: dict[str, type[BaseModel]] = {"spec": TaskSpec, "verifiers": VerifierSet, "roles": RoleSchema}
+class Experiment(_Strict):
+    """Named configurations (experiments/*.yaml), e.g. the VReAct ladder N .. VPGJ."""
+
+    kind: Literal["experiment"] = "experiment"
+    name: str
+    description: str = ""
+    configurations: list[Configuration] = Field(min_length=1)
+
+    @field_validator("configurations")
+    @classmethod
+    def _unique(cls, configs: list[Configuration]) -> list[Configuration]:
+        names = [c.name for c in configs]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"configuration names repeat: {', '.join(dupes)}")
+        return configs
+
+
+KINDS: dict[str, type[BaseModel]] = {
+    "spec": TaskSpec,
+    "verifiers": VerifierSet,
+    "roles": RoleSchema,
+    "experiment": Experiment,
+}

@@ -1,0 +1,113 @@
+"""The planner role (L2): a question becomes subtasks with dependencies and answer types."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from vreact.model import Message
+from vreact.tools import TOOLS
+
+ANSWER_TYPES = ("person", "date", "number", "place", "any")
+MAX_SUBTASKS = 5
+REF = re.compile(r"#(s?\d+)")
+
+
+class PlannedSubtask(BaseModel):
+    """One subtask of a plan. ``objective`` may name earlier answers as ``#1`` or ``#s1``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    objective: str = Field(min_length=1)
+    depends_on: list[str] = Field(default_factory=list)
+    answer_type: Literal["person", "date", "number", "place", "any"]
+
+
+class Plan(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    subtasks: list[PlannedSubtask]
+
+
+PLAN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "subtasks": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": MAX_SUBTASKS,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string", "maxLength": 4},
+                    "objective": {"type": "string", "maxLength": 160},
+                    "depends_on": {
+                        "type": "array",
+                        "items": {"type": "string", "maxLength": 4},
+                        "maxItems": 3,
+                    },
+                    "answer_type": {"type": "string", "enum": list(ANSWER_TYPES)},
+                },
+                "required": ["id", "objective", "depends_on", "answer_type"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["subtasks"],
+    "additionalProperties": False,
+}
+
+
+def reference_ids(objective: str, ids: list[str]) -> list[str | None]:
+    """The subtask ids an objective refers to (``#2`` is the second subtask, ``#s2`` the id
+    ``s2``); None for a reference that names no subtask."""
+    out: list[str | None] = []
+    for ref in REF.findall(objective):
+        if ref.startswith("s"):
+            out.append(ref if ref in ids else None)
+        else:
+            k = int(ref)
+            out.append(ids[k - 1] if 1 <= k <= len(ids) else None)
+    return out
+
+
+def substitute(objective: str, ids: list[str], answers: dict[str, str]) -> str:
+    """Replace ``#k`` / ``#sK`` with the accepted answers of the subtasks they name."""
+
+    def repl(m: re.Match[str]) -> str:
+        [target] = reference_ids(m.group(0), ids)
+        return answers.get(target or "", m.group(0))
+
+    return REF.sub(repl, objective)
+
+
+_SYSTEM = (
+    "You are the planner. Split a multi-hop question into at most "
+    f"{MAX_SUBTASKS} simple questions, each answerable from one paragraph. A later question "
+    "names an earlier answer as #1, #2 ... and lists that subtask in depends_on. The last "
+    "subtask answers the whole question.\n"
+    'Reply with JSON: {"subtasks": [{"id": "s1", "objective": "...", "depends_on": [], '
+    '"answer_type": "person|date|number|place|any"}]}\n'
+    'Example: "Where was the author of Dune born?" -> {"subtasks": [{"id": "s1", "objective": '
+    '"Who wrote Dune?", "depends_on": [], "answer_type": "person"}, {"id": "s2", "objective": '
+    '"Where was #1 born?", "depends_on": ["s1"], "answer_type": "place"}]}'
+)
+
+
+def render_messages(context: dict[str, Any]) -> list[Message]:
+    """The planner's messages, from its assembled context (L1, tools, failures addressed to L2)."""
+    lines = [f"Question: {context['l1']['question']}", f"Requirements: {context['l1']['task']}"]
+    tools = context.get("tools")
+    if tools:
+        lines.append("The executor's tools: " + ", ".join(tools))
+    failures = context.get("failures.l2") or []
+    if failures:
+        lines.append("Earlier plans or answers were rejected:")
+        lines += [f"- {f['cause']}: {f['detail']}" for f in failures[-4:]]
+    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+
+
+TOOL_NAMES = list(TOOLS)
