@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from vreact.cli._common import err, print_report, user_errors
 from vreact.controller import Outcome
 from vreact.dataset import DatasetError, Task, load_tasks
-from vreact.model import DEFAULT_MODEL, ModelConfigError, get_model
+from vreact.model import DEFAULT_MODEL, Model, ModelConfigError, get_model
 from vreact.runner import OnAttempt, default_out_dir, run_experiment
 from vreact.spec import (
     SpecError,
@@ -36,15 +36,22 @@ def _execute(
     out: Path | None,
     spec: str,
     verifiers: str,
+    experiment: str | None,
+    role_model: tuple[str, ...],
+    task_ids: str | None = None,
 ) -> None:
     """Load everything a run needs (bad input: one line, exit 2), run it, print the report."""
     with user_errors(DatasetError, ModelConfigError, SpecError, UnknownConfiguration, FileNotFoundError):
-        tasks = load_tasks(dataset, limit)
-        resolved = resolve_configs(configs)
+        tasks = load_tasks(dataset, None if task_ids else limit)
+        if task_ids:
+            tasks = _select(tasks, task_ids, dataset)[:limit]
+        resolved = resolve_configs(configs, experiment)
         spec_m, verifiers_m, roles = load_spec(spec), load_verifiers(verifiers), load_roles()
         options = {"base_url": base_url} if base_url else {}
-        err.print(f"Loading model {model_name} ...", highlight=False)
-        model = get_model(model_name, **options)
+        names = {"default": model_name, **_role_models(role_model)}
+        err.print(f"Loading model(s) {', '.join(sorted(set(names.values())))} ...", highlight=False)
+        made = {name: get_model(name, **options) for name in dict.fromkeys(names.values())}
+        model: dict[str, Model] = {role: made[name] for role, name in names.items()}
     out_dir = out or default_out_dir()
     err.print(
         f"Running {len(resolved)} configuration(s) x {len(tasks)} task(s) into {out_dir}", highlight=False
@@ -62,6 +69,32 @@ def _execute(
             on_attempt=on_attempt,
         )
     print_report(out_dir, run_id)
+
+
+ROLES = ("planner", "executor", "judge")
+
+
+def _role_models(pairs: tuple[str, ...]) -> dict[str, str]:
+    """``("judge=openai/x",)`` -> ``{"judge": "openai/x"}``, refusing unknown roles."""
+    out = {}
+    for pair in pairs:
+        role, sep, name = pair.partition("=")
+        if not sep or role not in ROLES or not name:
+            raise ModelConfigError(
+                f"--role-model {pair!r}: expected ROLE=PROVIDER/MODEL, ROLE one of {', '.join(ROLES)}"
+            )
+        out[role] = name
+    return out
+
+
+def _select(tasks: list[Task], ids: str, dataset: str) -> list[Task]:
+    """The tasks named in a comma-separated list, in that order."""
+    by_id = {t.id: t for t in tasks}
+    wanted = [i.strip() for i in ids.split(",") if i.strip()]
+    missing = [i for i in wanted if i not in by_id]
+    if missing:
+        raise DatasetError(f"{dataset}: no task with id {', '.join(missing)}")
+    return [by_id[i] for i in wanted]
 
 
 @contextmanager
@@ -120,6 +153,15 @@ _common = [
     click.option(
         "--verifiers", default="musique", show_default=True, help="verifier set: a name or a YAML file"
     ),
+    click.option(
+        "--experiment", default=None, help="configurations file (default: the shipped pilot ladder)"
+    ),
+    click.option(
+        "--role-model",
+        multiple=True,
+        metavar="ROLE=MODEL",
+        help="a model for one role (planner, executor, judge); repeatable",
+    ),
 ]
 
 
@@ -132,6 +174,7 @@ def _with_common(f):  # type: ignore[no-untyped-def]
 @click.command()
 @click.option("--dataset", required=True, help="a MuSiQue .jsonl file, or 'sample'")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="first N tasks only")
+@click.option("--task-ids", default=None, help="comma-separated task ids to run, in that order")
 @_with_common
 def run(**options: Any) -> None:
     """Run each configuration once on each task; print the accounting table."""
@@ -144,5 +187,5 @@ def run(**options: Any) -> None:
 )
 @_with_common
 def demo(**options: Any) -> None:
-    """Answer a few built-in sample questions under N and VG on the embedded model."""
+    """Answer a few built-in sample questions (default N and VG) on the embedded model."""
     _execute(dataset="sample", **options)
