@@ -64,3 +64,37 @@ def attempt(
 
 def verdicts(store: Store, attempt_id: int) -> list[dict[str, Any]]:
     return list(store.query("select * from verdicts where attempt_id = ? order by seq", [attempt_id]))
+
+
+def role_of(messages: list[dict[str, str]]) -> str:
+    """Which role a prompt is for, from its system message."""
+    system = messages[0]["content"]
+    if system.startswith("You are the planner"):
+        return "planner"
+    if system.startswith("You are a strict judge"):
+        return "judge"
+    return "executor"
+
+
+def by_role(**scripts: list[Any]) -> MockModel:
+    """A mock model with one script per role (planner, executor, judge)."""
+    from vreact.model import MockScriptExhausted
+
+    its = {role: iter(outputs) for role, outputs in scripts.items()}
+
+    def answer(messages: list[dict[str, str]]) -> Any:
+        role = role_of(messages)
+        try:
+            return next(its[role])
+        except (KeyError, StopIteration):
+            raise MockScriptExhausted(f"the {role} script ran out") from None
+
+    return MockModel(answer)
+
+
+def plan(*subtasks: tuple[str, str, list[str], str]) -> dict[str, Any]:
+    return {"subtasks": [{"id": i, "objective": o, "depends_on": d, "answer_type": t} for i, o, d, t in subtasks]}
+
+
+def judged(decision: str = "accept", confidence: float = 0.9, reason: str = "fine") -> dict[str, Any]:
+    return {"reason": reason, "decision": decision, "confidence": confidence}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
@@ -179,3 +180,109 @@ def test_no_assembled_context_holds_anything_outside_its_row(fields, roles, stor
         allowed = set(row.reads)
         built = assembler.build(role, scope)
         assert "*" in allowed or set(built) <= allowed
+
+
+# --- the whole V ----------------------------------------------------------------------------
+
+NISSEDAL = "2hop__269805_135710"
+
+
+def whole_v_scripts(task):
+    ids = [str(p.idx) for p in task.paragraphs]
+    steps = st.one_of(
+        st.sampled_from(["Nissedal", "Norway", "named after", "country"]).map(search),
+        st.sampled_from(["10", "6", *ids[:3]]).map(read),
+        st.builds(
+            finish,
+            st.sampled_from(["Norway", "north", "Tveitsund", "Oslo", ""]),
+            st.lists(st.sampled_from(["10", "6", "0"]), max_size=2),
+        ),
+        st.sampled_from(["no idea"]).map(abstain),
+        st.just("prose, not JSON"),
+    )
+    good = {
+        "subtasks": [
+            {
+                "id": "s1",
+                "objective": "Which country is Nissedal in?",
+                "depends_on": [],
+                "answer_type": "place",
+            },
+            {"id": "s2", "objective": "What is #1 named after?", "depends_on": ["s1"], "answer_type": "any"},
+        ]
+    }
+    plans = st.sampled_from(
+        [
+            good,
+            good,
+            "prose",
+            {"subtasks": []},
+            {
+                "subtasks": [
+                    {"id": "s1", "objective": "Where is #2?", "depends_on": [], "answer_type": "place"}
+                ]
+            },
+        ]
+    )
+    judgements = st.sampled_from(
+        [
+            {"reason": "ok", "decision": "accept", "confidence": 0.9},
+            {"reason": "no", "decision": "reject", "confidence": 0.9},
+            {"reason": "hm", "decision": "accept", "confidence": 0.3},
+            "garbage",
+        ]
+    )
+    return st.fixed_dictionaries(
+        {
+            "planner": st.lists(plans, max_size=4),
+            "executor": st.lists(steps, max_size=30),
+            "judge": st.lists(judgements, max_size=12),
+        }
+    )
+
+
+@PROPS
+@given(data=st.data(), config=st.sampled_from(["NP", "VPG", "VPGJ"]))
+def test_whole_v_invariants(data, config, full_tasks, spec, verifiers, roles):
+    """Under random scripts for every role: judges only see gate-cleared artifacts, and the
+    executor never reads L1's requirements, the plan, another subtask's evidence or an
+    earlier try's transcript."""
+    from tests.helpers import by_role, role_of
+
+    task = next(t for t in full_tasks if t.id == NISSEDAL)
+    scripts = data.draw(whole_v_scripts(task))
+    # each executor step carries a unique marker in its thought (never in what it cites)
+    scripts["executor"] = [
+        {**s, "thought": f"MK{i}Z"} if isinstance(s, dict) else f"{s} MK{i}Z"
+        for i, s in enumerate(scripts["executor"])
+    ]
+    model = by_role(**scripts)
+    with TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "vreact.db")
+        _, row, _ = attempt(builtin_configs()[config], task, model, store, spec, verifiers, roles)
+        assert row["outcome"] in ("answer", "abstain", "crash")
+        vs = list(store.query("select * from verdicts order by seq"))
+        for v in vs:
+            if v["source"] == "judge":
+                assert any(
+                    g["source"] == "gate"
+                    and g["decision"] == "accept"
+                    and g["seq"] < v["seq"]
+                    and (g["level"], g["component"], g["artifact_hash"])
+                    == (v["level"], v["component"], v["artifact_hash"])
+                    for g in vs
+                ), v
+    executor_calls = [c for c in model.calls if role_of(c) == "executor"]
+    paragraphs = {str(p.idx): p.paragraph_text for p in task.paragraphs}
+    try_start = 0
+    for i, call in enumerate(executor_calls):
+        text = json.dumps(call)
+        if len(call) == 2:  # a fresh try: system + objective
+            try_start = i
+        own = {f"MK{j}Z" for j in range(try_start, i)}
+        found = set(re.findall(r"MK\d+Z", text))
+        assert found <= own, (i, found - own)  # nothing from an earlier try or another subtask
+        assert spec.requirements.task not in text  # never L1's requirements
+        assert '"subtasks"' not in text and "depends_on" not in text  # never the plan
+        header = call[1]["content"]
+        assert not any(p[:60] in header for p in paragraphs.values())  # no evidence in its brief

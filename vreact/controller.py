@@ -282,7 +282,9 @@ class Controller:
         searches = 0
         for _ in range(self.config.budgets.step_cap):
             if verified and self.budgets["steps"].spent:
-                self._stop(subtask, "step_budget", "step_budget", repr(steps[-1:]), tries)
+                self._stop(
+                    subtask, "step_budget", "step_budget", "the attempt's executor steps are spent", tries
+                )
                 return None
             scope = Scope(
                 self.attempt_id,
@@ -308,7 +310,7 @@ class Controller:
                             "parses",
                             "reject",
                             "format",
-                            completion.text[:200],
+                            "the step was not one JSON object with thought, action, input, evidence",
                             tries.left,
                             artifact_hash(completion.text),
                         )
@@ -326,8 +328,9 @@ class Controller:
                         subtask,
                         "repetition_guard",
                         "repeated_call",
-                        f"{guard.run} identical calls: {step.call()}",
+                        f"the same {step.action} call {guard.run} times in a row",
                         tries,
+                        artifact_hash(step.call()),
                     )
                     return None
                 if signal == "hint":
@@ -399,8 +402,11 @@ class Controller:
             )
         )
 
-    def _stop(self, subtask: Subtask, guard: str, cause: str, detail: str, budget: Budget) -> None:
-        """A guard stop: a verdict with source "guard", routed like an R1 reject."""
+    def _stop(
+        self, subtask: Subtask, guard: str, cause: str, detail: str, budget: Budget, h: str = ""
+    ) -> None:
+        """A guard stop: a verdict with source "guard", routed like an R1 reject. Its detail
+        names the cause, never the try's transcript."""
         self._record(
             Verdict(
                 "L3",
@@ -411,7 +417,7 @@ class Controller:
                 cause,
                 detail,
                 budget.left,
-                artifact_hash(detail),
+                h or artifact_hash(detail),
             )
         )
 
