@@ -13,7 +13,12 @@ from vreact.cli import cli
 from vreact.cli._validate import json_schemas
 from vreact.spec import builtin_dir
 
-SHIPPED = [REPO / "specs/musique.yaml", REPO / "verifiers/musique.yaml", REPO / "memory/roles.yaml"]
+SHIPPED = [
+    REPO / "specs/musique.yaml",
+    REPO / "verifiers/musique.yaml",
+    REPO / "memory/roles.yaml",
+    REPO / "experiments/pilot.yaml",
+]
 
 
 def validate(*paths: Path):
@@ -23,7 +28,7 @@ def validate(*paths: Path):
 def test_shipped_files_are_valid():
     result = validate(*SHIPPED)
     assert result.exit_code == 0, result.output
-    assert "3 file(s) valid" in result.output
+    assert "4 file(s) valid" in result.output
 
 
 def test_shipped_files_reference_their_schema():
@@ -37,6 +42,21 @@ def test_committed_schemas_match_the_models():
     for kind, schema in json_schemas().items():
         committed = json.loads((REPO / "schemas" / f"{kind}.schema.json").read_text())
         assert committed == schema, f"run: vreact schema --write schemas ({kind} drifted)"
+
+
+def test_the_pilot_ladder_differs_one_component_at_a_time():
+    from vreact.spec import builtin_configs
+
+    ladder = builtin_configs()
+    assert list(ladder) == ["N", "NP", "VG", "VPG", "VPGJ"]
+    switches = ("planner", "guards", "gates", "judges", "critic", "context_manager")
+
+    def diff(a: str, b: str) -> set[str]:
+        return {s for s in switches if getattr(ladder[a], s) != getattr(ladder[b], s)}
+
+    assert diff("N", "NP") == {"planner"}
+    assert diff("VG", "VPG") == {"planner"}
+    assert diff("VPG", "VPGJ") == {"judges"}
 
 
 def write(tmp_path: Path, folder: str, text: str) -> Path:
@@ -97,6 +117,20 @@ R3:
             "unknown field",
         ),
         ("specs", "kind: spec\nname: m\nrequirements:\n  task: [unclosed\n", 5, "(yaml)", ""),
+        (
+            "experiments",
+            "kind: experiment\nname: x\nconfigurations:\n  - {name: A}\n  - {name: A, gates: true}\n",
+            3,
+            "configurations",
+            "configuration names repeat: A",
+        ),
+        (
+            "experiments",
+            "kind: experiment\nname: x\nconfigurations:\n  - {name: A, planer: true}\n",
+            4,
+            "configurations.0.planer",
+            "unknown field",
+        ),
         (
             "memory",
             "kind: roles\nroles:\n  executor:\n    reads: [subtask.objective, plan_text]\n",
