@@ -146,7 +146,11 @@ def test_agent_abstention_is_verified_then_declined(run, full_tasks, store):
     _outcome, row, _ = run(
         VG, task, [abstain("too early"), search(task.question), abstain("no paragraph says")]
     )
-    assert (row["outcome"], row["abstain_level"]) == ("abstain", "declined")
+    assert (row["outcome"], row["abstain_level"], row["abstain_component"]) == (
+        "abstain",
+        "declined",
+        "executor.s1",
+    )
     assert "no paragraph says" in row["abstain_cause"]
     [failure] = store.failures(row["id"])
     assert failure["cause"] == "premature_abstention"

@@ -131,6 +131,7 @@ class Controller:
         self.corpus = Corpus(task.paragraphs)
         self.plan_fallback = False
         self._plans = 0
+        self._declined_by: str | None = None  # the executor whose abstain ended the attempt
         self._last_reject: dict[str, Verdict] = {}
 
     # --- the state machine ----------------------------------------------------------------
@@ -206,7 +207,8 @@ class Controller:
             artifact = self._unit(st)
             if isinstance(artifact, Outcome):
                 return artifact
-            if artifact.kind == "abstain":
+            if artifact.kind == "abstain":  # R3 still checks that declining is allowed
+                self._declined_by = st.component
                 return self._chain(steps, subtasks), dataclasses.replace(
                     artifact, question=self.task.question
                 )
@@ -444,7 +446,7 @@ class Controller:
             return Outcome(
                 "abstain",
                 level="declined",
-                component=component,
+                component=self._declined_by or component,
                 cause=f"agent_declined: {artifact.reason[:160]}",
                 plan_fallback=self.plan_fallback,
             )
