@@ -194,3 +194,33 @@ def test_the_five_configurations_account_for_every_attempt(tmp_path: Path) -> No
     judged = rows(db, "select distinct role from model_calls where role = 'judge'")
     assert planned and judged  # the planner and judges really ran
     assert all(r["executed"] == 20 for r in report.values())
+
+
+@pytest.mark.timeout(120)
+def test_each_role_may_name_its_own_model(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with ChaosServer(mix={"nonsense": 1.0}) as server:
+        result = vreact(
+            "run",
+            "--dataset",
+            str(FULL),
+            "--configs",
+            "VPGJ",
+            "--model",
+            "openai/brain",
+            "--role-model",
+            "judge=openai/small-judge",
+            "--limit",
+            "2",
+            "--out",
+            str(out),
+            "--base-url",
+            server.base_url,
+        )
+    assert result.exit_code == 0, result.output
+    by_role = {
+        (r["role"], r["model"]) for r in rows(out / "vreact.db", "select role, model from model_calls")
+    }
+    assert ("judge", "openai/small-judge") in by_role
+    assert {m for role, m in by_role if role != "judge"} == {"openai/brain"}
+    assert {q["model"] for q in server.requests} == {"brain", "small-judge"}
