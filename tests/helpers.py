@@ -93,7 +93,9 @@ def by_role(**scripts: list[Any]) -> MockModel:
 
 
 def plan(*subtasks: tuple[str, str, list[str], str]) -> dict[str, Any]:
-    return {"subtasks": [{"id": i, "objective": o, "depends_on": d, "answer_type": t} for i, o, d, t in subtasks]}
+    return {
+        "subtasks": [{"id": i, "objective": o, "depends_on": d, "answer_type": t} for i, o, d, t in subtasks]
+    }
 
 
 def judged(decision: str = "accept", confidence: float = 0.9, reason: str = "fine") -> dict[str, Any]:

@@ -1,22 +1,37 @@
-"""The report: outcome accounting and corrections, computed from records."""
+"""The report: outcome accounting, support and answerability, MuSiQue-Full groups, hop counts
+and attribution, computed from records of real MuSiQue tasks."""
 
 from __future__ import annotations
 
+import json
+from io import StringIO
+
+import pytest
+from rich.console import Console
+
 from tests.helpers import attempt, solve
-from vreact.config import BUILTIN_CONFIGS
-from vreact.report import compute, corrections
+from vreact.report import compute, corrections, render
+from vreact.spec import builtin_configs
+from vreact.verdict import Verdict
 
 
-def v(seq, decision, h, source="gate", component="executor.s1"):
-    return {"seq": seq, "decision": decision, "artifact_hash": h, "source": source, "component": component}
+def v(seq, decision, h, source="gate", component="executor.s1", level="L3"):
+    return {
+        "seq": seq,
+        "decision": decision,
+        "artifact_hash": h,
+        "source": source,
+        "component": component,
+        "level": level,
+    }
 
 
 def test_a_correction_is_a_different_artifact_accepted_after_rejection():
-    assert corrections([v(0, "reject", "a", "guard"), v(1, "accept", "b")]) == {"guard": 1}
-    # credited to the last rejection before the accept
-    assert corrections([v(0, "reject", "a", "guard"), v(1, "reject", "c", "judge"), v(2, "accept", "b")]) == {
-        "judge": 1
-    }
+    assert corrections([v(0, "reject", "a", "guard"), v(1, "accept", "b")]) == {("guard", "L3"): 1}
+    # credited to the source and level of the last rejection before the accept
+    assert corrections(
+        [v(0, "reject", "a", "guard"), v(1, "reject", "c", "judge", level="L1"), v(2, "accept", "b")]
+    ) == {("judge", "L1"): 1}
 
 
 def test_no_correction_without_rejection_or_for_the_same_artifact():
@@ -29,7 +44,7 @@ def test_no_correction_without_rejection_or_for_the_same_artifact():
 def test_accounting_adds_up(full_tasks, store, spec, verifiers, roles):
     answerable = [t for t in full_tasks if t.answerable][:2]
     unanswerable = next(t for t in full_tasks if not t.answerable)
-    vg = BUILTIN_CONFIGS["VG"]
+    vg = builtin_configs()["VG"]
     attempt(vg, answerable[0], solve(answerable[0]), store, spec, verifiers, roles)  # correct
     attempt(vg, answerable[1], [], store, spec, verifiers, roles)  # crash: empty script
     attempt(vg, unanswerable, [], store, spec, verifiers, roles)  # crash
@@ -41,3 +56,206 @@ def test_accounting_adds_up(full_tasks, store, spec, verifiers, roles):
     assert rows[0]["correct"] == 1 and rows[0]["em"] == 1.0 and rows[0]["coverage"] == 1.0
     assert rows[1]["scoreable"] == 0 and rows[1]["coverage"] is None
     assert report["run"] == 3
+    # solve() cites the last hop's paragraph only: 2hop__269805_135710 has support {6, 10} and
+    # cites 6: P = 1, R = 1/2 -> F1 = 2/3
+    assert answerable[0].id == "2hop__269805_135710" and answerable[0].supporting_ids == ["6", "10"]
+    assert rows[0]["support_f1"] == 0.667
+    # a crash predicts nothing: no figure at all
+    assert rows[1]["support_f1"] is None and rows[1]["answerability"]["precision"] is None
+
+
+# --- runs written into a store directly, on real MuSiQue tasks ---------------------------------
+
+
+@pytest.fixture
+def tasks(full_tasks):
+    return {t.id: t for t in full_tasks}
+
+
+def record(store, run_id, task, outcome, answer=None, evidence=(), level=None, config="VG", index=0, **more):
+    """One finished attempt, as the runner writes it."""
+    store.add_tasks([task.record()])
+    aid = store.start_attempt(run_id, config, task.id, index, seed=0)
+    fields = {"outcome": outcome, "answer": answer, "evidence": json.dumps(list(evidence))}
+    if outcome == "abstain":
+        fields |= {"abstain_level": level, "abstain_component": "executor.s1", "abstain_cause": "x:y"}
+    if outcome == "crash":
+        fields["error"] = "RuntimeError: boom"
+    store.finish_attempt(aid, fields | more)
+    return aid
+
+
+@pytest.fixture
+def mixed_run(store, tasks):
+    """Answerable (one with an alias answer) and unanswerable real tasks, 2- and 3-hop."""
+    run = store.new_run({}, "mock/x", "test")
+    t = tasks
+    # 3-hop, answerable, support {7, 15, 17}: right answer, cites {17, 7}: support F1 0.8
+    record(store, run, t["3hop1__107866_146715_19973"], "answer", "KaDeWe", ["17", "7"])
+    # 2-hop, answerable ('north', aliases North, N), support {6, 10}: the alias "N", cites
+    # {10}: P = 1, R = 1/2 -> support F1 2/3
+    record(store, run, t["2hop__269805_135710"], "answer", "N", ["10"])
+    # 2-hop, answerable, support {0, 17}: abstains -> false abstention; an abstention predicts
+    # no support, whatever it had cited: support F1 0
+    record(store, run, t["2hop__568389_161223"], "abstain", evidence=["0", "17"], level="L3")
+    # 2-hop, unanswerable: answered with the (removed) answer -> silent error
+    record(store, run, t["2hop__42543_20093"], "answer", "1991", ["3"])
+    # 2-hop, unanswerable, its one remaining support {9} cited: a silent error, and no support
+    # score (support F1 is over answerable tasks)
+    record(store, run, t["2hop__130463_609442"], "answer", "Sawatch Range", ["9"])
+    # 2-hop, unanswerable: abstains -> correct abstention
+    record(store, run, t["2hop__150985_444333"], "abstain", level="L1")
+    # a crash counts as executed and nowhere else
+    record(store, run, t["2hop__131693_45439"], "crash")
+    return run
+
+
+def test_support_f1_and_answerability_on_real_records(store, mixed_run):
+    r = compute(store, mixed_run)["configs"]["VG"]
+    assert (r["executed"], r["crash"], r["scoreable"]) == (7, 1, 6)
+    assert (r["answered"], r["correct"], r["silent_error"], r["false_abstention"]) == (4, 3, 2, 1)
+    # EM over the 3 answerable tasks: KaDeWe 1, "N" 1 (an alias), abstention 0 -> 2/3
+    assert r["em"] == 0.667
+    # support F1 over the same 3: (0.8 + 2/3 + 0) / 3 = 0.4889
+    assert r["support_f1"] == 0.489
+    # answerability, positive = answerable: answered 4, of which answerable 2; answerable 3
+    # P = 2/4, R = 2/3 -> F1 = 2 * (1/2) * (2/3) / (7/6) = 4/7
+    assert r["answerability"] == {"precision": 0.5, "recall": 0.667, "f1": 0.571}
+    # no two tasks share an id: no MuSiQue-Full pair, no group figures
+    assert r["pairs"] == 0
+    assert r["group_answer_sufficiency_f1"] is None and r["group_support_sufficiency_f1"] is None
+
+
+def test_by_hops_splits_real_two_and_three_hop_records(store, mixed_run):
+    r = compute(store, mixed_run)["configs"]["VG"]
+    assert set(r["by_hops"]) == {"2", "3"}
+    three, two = r["by_hops"]["3"], r["by_hops"]["2"]
+    assert "by_hops" not in three and "by_hops" not in two
+    # 3-hop: KaDeWe alone
+    assert (three["executed"], three["answered"], three["em"], three["support_f1"]) == (1, 1, 1.0, 0.8)
+    assert three["answerability"] == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    # 2-hop: 6 executed, 1 crash; answered N, 1991, Sawatch Range (one answerable); answerable: N, abstention
+    assert (two["executed"], two["crash"], two["answered"], two["abstained"]) == (6, 1, 3, 2)
+    assert two["em"] == 0.5  # (1 + 0) / 2
+    assert two["support_f1"] == 0.333  # (2/3 + 0) / 2
+    # P = 1/3, R = 1/2 -> F1 = (1/3) / (5/6) = 0.4
+    assert two["answerability"] == {"precision": 0.333, "recall": 0.5, "f1": 0.4}
+    # the splits add up to the whole
+    for k in ("executed", "crash", "answered", "abstained", "correct", "silent_error"):
+        assert three[k] + two[k] == r[k], k
+
+
+def test_group_metrics_on_complete_pairs(store, tasks):
+    """A pair is an answerable and an unanswerable record of one question, held under two ids
+    that share ``pair_id`` (as the dataset loader splits MuSiQue-Full pairs)."""
+    run = store.new_run({}, "mock/x", "test")
+
+    def pair(task_id, answer, evidence, twin_answers):
+        task = tasks[task_id]
+        task = task.model_copy(update={"pair_id": task.id})
+        twin = task.model_copy(update={"id": f"{task.id}__unanswerable", "answerable": False})
+        store.add_tasks([task.record(), twin.record()])
+        record(store, run, task, "answer", answer, evidence)
+        if twin_answers:
+            record(store, run, twin, "answer", answer, evidence)
+        else:
+            record(store, run, twin, "abstain", level="L1")
+
+    # both right: answer F1 1 ("North" is an alias), support {6, 10} cited: 1
+    pair("2hop__269805_135710", "North", ["6", "10"], twin_answers=False)
+    # the twin answered: the pair scores 0 on both
+    pair("3hop1__107866_146715_19973", "KaDeWe", ["7"], twin_answers=True)
+    # both right: "1,400" vs "1,400 metres": P = 1, R = 1/2 -> F1 2/3; support {0, 17}: 1
+    pair("2hop__568389_161223", "1,400", ["0", "17"], twin_answers=False)
+    # a real unanswerable record without its twin: in no pair
+    record(store, run, tasks["2hop__42543_20093"], "abstain", level="L1")
+
+    r = compute(store, run)["configs"]["VG"]
+    assert r["pairs"] == 3
+    # answer: (1 + 0 + 2/3) / 3 = 0.5556; support: (1 + 0 + 1) / 3 = 0.6667
+    assert r["group_answer_sufficiency_f1"] == 0.556
+    assert r["group_support_sufficiency_f1"] == 0.667
+    assert r["by_hops"]["3"]["pairs"] == 1 and r["by_hops"]["3"]["group_answer_sufficiency_f1"] == 0.0
+
+
+def test_attribution_by_source_and_level_with_judge_cost(store, tasks):
+    run = store.new_run({}, "mock/x", "test")
+    kadewe = record(store, run, tasks["3hop1__107866_146715_19973"], "answer", "KaDeWe", ["7", "15", "17"])
+
+    def verdict(level, component, source, verifier, decision, h, cause=""):
+        store.record_verdict(
+            kadewe, Verdict(level, component, source, verifier, decision, cause, artifact_hash=h)
+        )
+
+    # executor.s1: a gate rejects "a" twice (identical: counts once), a judge rejects "b", then
+    # "c" is accepted by both -> a correction credited to (judge, L3)
+    verdict("L3", "executor.s1", "gate", "max_words", "reject", "a", "too_long")
+    verdict("L3", "executor.s1", "gate", "max_words", "reject", "a", "too_long")
+    verdict("L3", "executor.s1", "judge", "r1_judge", "reject", "b", "unsupported")
+    verdict("L3", "executor.s1", "gate", "max_words", "accept", "c")
+    verdict("L3", "executor.s1", "judge", "r1_judge", "accept", "c")
+    # executor.s2: a guard stop on "g", then "h" accepted -> (guard, L3)
+    verdict("L3", "executor.s2", "guard", "repeat", "reject", "g", "repeat")
+    verdict("L3", "executor.s2", "gate", "non_empty", "accept", "h")
+    # answer: the R3 judge rejects "x" at L1, then "y" is accepted -> (judge, L1)
+    verdict("L1", "answer", "judge", "r3_judge", "reject", "x", "wrong")
+    verdict("L1", "answer", "gate", "answer_type", "accept", "y")
+    verdict("L1", "answer", "judge", "r3_judge", "accept", "y")
+    # plan: a gate rejects at L2 and nothing is accepted -> no correction
+    verdict("L2", "plan", "gate", "plan_shape", "reject", "p1", "shape")
+    for role, p, c in (("executor", 1000, 40), ("judge", 100, 10), ("judge", 50, 5)):
+        store.record_call(kadewe, role, "mock/x", p, c, 1.0)
+    # a second scoreable attempt, an unanswerable task abstained on, with one judge call
+    other = record(store, run, tasks["2hop__42543_20093"], "abstain", level="L1", plan_fallback=1)
+    store.record_call(other, "judge", "mock/x", 30, 3, 1.0)
+    # a crashed attempt's calls and verdicts count nowhere
+    crashed = record(store, run, tasks["2hop__150985_444333"], "crash", plan_fallback=1)
+    store.record_call(crashed, "judge", "mock/x", 999, 999, 1.0)
+    store.record_verdict(
+        crashed, Verdict("L3", "executor.s1", "judge", "r1_judge", "reject", artifact_hash="z")
+    )
+
+    r = compute(store, run)["configs"]["VG"]
+    a = r["attribution"]
+    # rejections: gate {a@L3, p1@L2} = 2, judge {b@L3, x@L1} = 2, guard {g@L3} = 1
+    assert a["by_source"] == {
+        "gate": {"rejections": 2, "corrections": 0, "correction_rate": 0.0},
+        "judge": {"rejections": 2, "corrections": 2, "correction_rate": 1.0},
+        "guard": {"rejections": 1, "corrections": 1, "correction_rate": 1.0},
+    }
+    assert a["by_level"] == {
+        "L1": {"rejections": 1, "corrections": 1, "correction_rate": 1.0},
+        "L2": {"rejections": 1, "corrections": 0, "correction_rate": 0.0},
+        "L3": {"rejections": 3, "corrections": 2, "correction_rate": 0.667},
+    }
+    # the totals by source the report always had
+    assert r["rejections"] == {"gate": 2, "judge": 2, "guard": 1}
+    assert r["corrections"] == {"gate": 0, "judge": 2, "guard": 1}
+    # judge cost over 2 scoreable attempts: 3 calls, 100 + 50 + 30 prompt, 10 + 5 + 3 completion
+    assert a["marginal_cost"]["judge"] == {
+        "llm_calls": 3,
+        "prompt_tokens": 180,
+        "completion_tokens": 18,
+        "llm_calls_per_attempt": 1.5,
+        "prompt_tokens_per_attempt": 90.0,
+        "completion_tokens_per_attempt": 9.0,
+    }
+    for free in ("gate", "guard"):
+        assert set(a["marginal_cost"][free].values()) == {0}
+    # all calls per scoreable attempt: 4 calls, (1000 + 150 + 30) / 2 prompt tokens
+    assert (r["llm_calls"], r["prompt_tokens"]) == (2.0, 590.0)
+    # plan fallbacks are counted on every executed attempt that recorded one
+    assert r["plan_fallbacks"] == 2
+
+
+def test_render_fits_80_columns_and_shows_every_table(store, mixed_run):
+    out = StringIO()
+    console = Console(file=out, width=80, color_system=None)
+    for table in render(compute(store, mixed_run)):
+        console.print(table)
+    text = out.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for title in ("Support F1", "Attribution", "By hop count"):
+        assert title in text, title
+    # the 3-hop row: config, hops, scoreable 1, answered 1, abstained 0, correct 1, EM, F1, sup F1 0.80
+    assert any(line.split()[:2] == ["VG", "3"] and "0.80" in line for line in text.splitlines())

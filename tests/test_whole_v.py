@@ -18,8 +18,9 @@ VGJ = Configuration(name="VGJ", guards=True, gates=True, judges=True)
 
 # 2hop__269805_135710: "What is the country where Nissedal is located named after?"
 # hop 1 "Nissedal >> country" -> Norway (paragraph 10, Tveitsund); hop 2 -> north (paragraph 6, Norway)
-GOOD_PLAN = plan(("s1", "Which country is Nissedal in?", [], "place"),
-                 ("s2", "What is #1 named after?", ["s1"], "any"))
+GOOD_PLAN = plan(
+    ("s1", "Which country is Nissedal in?", [], "place"), ("s2", "What is #1 named after?", ["s1"], "any")
+)
 HOP1 = [search("Nissedal country"), read("10"), finish("Norway", ["10"])]
 HOP2 = [read("6"), finish("north", ["6"])]
 
@@ -53,17 +54,25 @@ def test_vpg_plans_executes_each_subtask_and_passes_r2_and_r3(run, task, store):
 
 def test_r1_judge_reject_then_new_try_is_a_judge_correction(run, task, store):
     first_try = [read("6"), finish("the north", ["6"])]  # a different artifact from the second
-    model = by_role(executor=first_try + HOP2, judge=[judged("reject", reason="thin evidence"), judged(), judged()])
+    model = by_role(
+        executor=first_try + HOP2, judge=[judged("reject", reason="thin evidence"), judged(), judged()]
+    )
     _, row, _ = run(VGJ, task, model)
     assert (row["outcome"], row["answer"]) == ("answer", "north")
     [failure] = store.failures(row["id"])
-    assert (failure["source"], failure["cause"], failure["detail"]) == ("judge", "judge_reject", "thin evidence")
+    assert (failure["source"], failure["cause"], failure["detail"]) == (
+        "judge",
+        "judge_reject",
+        "thin evidence",
+    )
     report = compute(store)["configs"]["VGJ"]
     assert report["corrections"]["judge"] == 1 and report["rejections"]["judge"] == 1
 
 
 def test_unparseable_or_unsure_judge_output_is_a_reject(run, task, store):
-    model = by_role(executor=HOP2 * 3, judge=["I think it is fine", judged(confidence=0.4), judged(), judged()])
+    model = by_role(
+        executor=HOP2 * 3, judge=["I think it is fine", judged(confidence=0.4), judged(), judged()]
+    )
     _, row, _ = run(VGJ, task, model)
     assert row["outcome"] == "answer"
     causes = [f["cause"] for f in store.failures(row["id"])]
@@ -96,8 +105,10 @@ def test_r2_budget_spent_abstains_naming_l2(run, task, store):
 
 def test_plan_budget_spent_falls_back_to_a_single_task(run, task, store):
     cyclic = plan(("s1", "Where is #2?", ["s2"], "place"), ("s2", "What is #1 named after?", ["s1"], "any"))
-    model = by_role(planner=["no plan, sorry", cyclic, plan(("s1", "x", [], "any"), ("s2", "y", [], "any"))],
-                    executor=[read("6"), finish("north", ["6"])])
+    model = by_role(
+        planner=["no plan, sorry", cyclic, plan(("s1", "x", [], "any"), ("s2", "y", [], "any"))],
+        executor=[read("6"), finish("north", ["6"])],
+    )
     _, row, _ = run(VPG, task, model)
     assert (row["outcome"], row["answer"], row["plan_fallback"]) == ("answer", "north", 1)
     causes = [f["cause"] for f in store.failures(row["id"])]
@@ -131,6 +142,12 @@ def test_vpgj_judges_only_what_gates_cleared(run, task, store):
     assert row["outcome"] == "answer"
     vs = verdicts(store, row["id"])
     judge_verdicts = [v for v in vs if v["source"] == "judge"]
-    assert [v["verifier"] for v in judge_verdicts] == ["plan_judge", "R1_judge", "R1_judge", "R2_judge", "R3_judge"]
+    assert [v["verifier"] for v in judge_verdicts] == [
+        "plan_judge",
+        "R1_judge",
+        "R1_judge",
+        "R2_judge",
+        "R3_judge",
+    ]
     calls = list(store.query("select role from model_calls where attempt_id = ?", [row["id"]]))
     assert [c["role"] for c in calls].count("judge") == 5

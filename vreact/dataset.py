@@ -40,6 +40,7 @@ class Task(BaseModel):
     answer_aliases: list[str] = []
     answerable: bool = True
     question_decomposition: list[Hop] = []
+    pair_id: str | None = None  # MuSiQue-Full: both members of a pair share the dataset's id
 
     @property
     def golds(self) -> list[str]:
@@ -66,6 +67,7 @@ class Task(BaseModel):
             "answerable": int(self.answerable),
             "hops": self.hops,
             "support": json.dumps(self.supporting_ids),
+            "pair_id": self.pair_id,
         }
 
 
@@ -95,4 +97,23 @@ def load_tasks(source: str | Path, limit: int | None = None) -> list[Task]:
                 raise DatasetError(f"{path}:{lineno}: {where}: {err['msg']}") from None
             if limit is not None and len(tasks) >= limit:
                 break
-    return tasks
+    return _split_pairs(tasks, path)
+
+
+def _split_pairs(tasks: list[Task], path: Path) -> list[Task]:
+    """MuSiQue-Full gives both members of a pair one id: keep the answerable member's id,
+    suffix the unanswerable one's, and link both by ``pair_id``."""
+    by_id: dict[str, list[Task]] = {}
+    for t in tasks:
+        by_id.setdefault(t.id, []).append(t)
+    out = []
+    for t in tasks:
+        group = by_id[t.id]
+        if len(group) == 1:
+            out.append(t)
+            continue
+        if len(group) != 2 or {m.answerable for m in group} != {True, False}:
+            raise DatasetError(f"{path}: id {t.id!r} repeats and is not an answerable/unanswerable pair")
+        suffix = "" if t.answerable else "__unanswerable"
+        out.append(t.model_copy(update={"id": t.id + suffix, "pair_id": t.id}))
+    return out

@@ -1,5 +1,7 @@
-"""Reports from the records: execution accounting, cost, and rejections and corrections by
-source. Everything is computed from ``vreact.db``, so any run can be reported again."""
+"""Reports from the records: execution accounting, answer and support quality, answerability,
+MuSiQue-Full group metrics, cost, and attribution (rejections, corrections and marginal cost by
+source and level), overall and by hop count. Everything is computed from ``vreact.db``, so any
+run can be reported again."""
 
 from __future__ import annotations
 
@@ -8,10 +10,13 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from vreact.memory import Store
-from vreact.metrics import best_em, best_f1
+from vreact.metrics import GroupMember, answerability, best_em, best_f1, group_sufficiency, support_f1
 
 LEVELS = ("L1", "L2", "L3", "declined", "cap")
 SOURCES = ("gate", "judge", "guard")
+#: The levels a verifier decides at (a verdict's ``level``).
+VERIFIED_LEVELS = ("L1", "L2", "L3")
+COST_FIELDS = ("llm_calls", "prompt_tokens", "completion_tokens")
 
 
 def latest_run(store: Store) -> int | None:
@@ -23,13 +28,17 @@ def _mean(total: float, n: int) -> float | None:
     return round(total / n, 3) if n else None
 
 
-def corrections(verdicts: list[dict[str, Any]]) -> Counter[str]:
-    """Corrections in one attempt, by source of the last rejection before the accept.
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+def corrections(verdicts: list[dict[str, Any]]) -> Counter[tuple[str, str]]:
+    """Corrections in one attempt, by (source, level) of the last rejection before the accept.
 
     A component's artifact counts when it is finally accepted by all of its verifiers after
     one or more rejections, and differs from every rejected artifact; once per component.
     """
-    out: Counter[str] = Counter()
+    out: Counter[tuple[str, str]] = Counter()
     by_component: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for v in sorted(verdicts, key=lambda v: v["seq"]):
         by_component[v["component"]].append(v)
@@ -44,8 +53,13 @@ def corrections(verdicts: list[dict[str, Any]]) -> Counter[str]:
         first_accept = next(i for i, v in enumerate(vs) if v["artifact_hash"] == final)
         before = [v for v in vs[:first_accept] if v["decision"] == "reject"]
         if before:
-            out[before[-1]["source"]] += 1
+            out[(before[-1]["source"], before[-1]["level"])] += 1
     return out
+
+
+def _by(counts: Counter[tuple[str, str]], index: int, key: str) -> int:
+    """Sum of (source, level) counts whose ``index``-th part is ``key``."""
+    return sum(n for k, n in counts.items() if k[index] == key)
 
 
 def compute(store: Store, run_id: int | None = None) -> dict[str, Any]:
@@ -72,34 +86,52 @@ def compute(store: Store, run_id: int | None = None) -> dict[str, Any]:
     return {"run": run_id, "configs": configs}
 
 
+def _hops(task: dict[str, Any]) -> int:
+    return task["hops"] or 0
+
+
 def _config_report(
     attempts: list[dict[str, Any]],
     tasks: dict[str, Any],
     calls: dict[int, list[dict[str, Any]]],
     verdicts: dict[int, list[dict[str, Any]]],
+    split_hops: bool = True,
 ) -> dict[str, Any]:
+    """The figures of one configuration; with ``split_hops``, the same figures per hop count."""
     c: Counter[str] = Counter()
     by_level = dict.fromkeys(LEVELS, 0)
-    em = f1 = 0.0
+    em = f1 = sup = 0.0
     n_answerable = 0
     cost: Counter[str] = Counter()
-    rejections: Counter[str] = Counter()
-    corrected: Counter[str] = Counter()
+    judge: Counter[str] = Counter()
+    rejections: Counter[tuple[str, str]] = Counter()  # by (source, level)
+    corrected: Counter[tuple[str, str]] = Counter()
+    answerable_preds: list[tuple[bool, bool]] = []  # (predicted answerable, answerable)
+    members: list[GroupMember] = []
     for a in attempts:
         task = tasks[a["task_id"]]
         c["executed"] += 1
+        c["plan_fallbacks"] += bool(a.get("plan_fallback"))
         if a["outcome"] == "crash":
             c["crash"] += 1
             continue
         answerable = bool(task["answerable"])
+        answered = a["outcome"] == "answer"
         golds = [task["answer"], *json.loads(task["aliases"] or "[]")]
-        if a["outcome"] == "answer":
+        # an abstention predicts no support, and unanswerable
+        evidence = json.loads(a["evidence"] or "[]") if answered else []
+        answer_f1 = best_f1(a["answer"] or "", golds) if answered else 0.0
+        attempt_sup = support_f1(evidence, json.loads(task["support"] or "[]"))
+        answerable_preds.append((answered, answerable))
+        pair = (task.get("pair_id") or task["id"], a["attempt_index"])
+        members.append(GroupMember(pair, answerable, answered, answer_f1, attempt_sup))
+        if answered:
             c["answered"] += 1
             right = answerable and best_em(a["answer"] or "", golds) == 1.0
             c["correct_answer" if right else "silent_error"] += 1
             if answerable:
                 em += best_em(a["answer"] or "", golds)
-                f1 += best_f1(a["answer"] or "", golds)
+                f1 += answer_f1
         else:
             c["abstained"] += 1
             by_level[a["abstain_level"]] = by_level.get(a["abstain_level"], 0) + 1
@@ -108,21 +140,27 @@ def _config_report(
             else:
                 c["correct_abstention"] += 1
         n_answerable += answerable
+        sup += attempt_sup if answerable else 0.0
         for call in calls[a["id"]]:
             cost["llm_calls"] += 1
             cost["exec_steps"] += call["role"] == "executor" and call["status"] == "ok"
             cost["prompt_tokens"] += call["prompt_tokens"] or 0
             cost["completion_tokens"] += call["completion_tokens"] or 0
+            if call["role"] == "judge":
+                judge["llm_calls"] += 1
+                judge["prompt_tokens"] += call["prompt_tokens"] or 0
+                judge["completion_tokens"] += call["completion_tokens"] or 0
         vs = verdicts[a["id"]]
         seen = {
             (v["component"], v["level"], v["source"], v["verifier"], v["artifact_hash"], v["cause"])
             for v in vs
             if v["decision"] == "reject"
         }
-        rejections.update(s[2] for s in seen)
+        rejections.update((s[2], s[1]) for s in seen)
         corrected.update(corrections(vs))
     scoreable = c["executed"] - c["crash"]
-    return {
+    groups = group_sufficiency(members)
+    out = {
         "executed": c["executed"],
         "crash": c["crash"],
         "scoreable": scoreable,
@@ -140,13 +178,55 @@ def _config_report(
             k: _mean(cost[k], scoreable)
             for k in ("llm_calls", "exec_steps", "prompt_tokens", "completion_tokens")
         },
-        "rejections": {s: rejections[s] for s in SOURCES},
-        "corrections": {s: corrected[s] for s in SOURCES},
+        "rejections": {s: _by(rejections, 0, s) for s in SOURCES},
+        "corrections": {s: _by(corrected, 0, s) for s in SOURCES},
+        "support_f1": _mean(sup, n_answerable),
+        "answerability": {k: _round(v) for k, v in answerability(answerable_preds).items()},
+        "pairs": groups["pairs"],
+        "group_answer_sufficiency_f1": _round(groups["group_answer_sufficiency_f1"]),
+        "group_support_sufficiency_f1": _round(groups["group_support_sufficiency_f1"]),
+        "plan_fallbacks": c["plan_fallbacks"] if any("plan_fallback" in a for a in attempts) else None,
+        "attribution": _attribution(rejections, corrected, judge, scoreable),
+    }
+    if split_hops:
+        out["by_hops"] = {
+            str(h): _config_report(
+                [a for a in attempts if _hops(tasks[a["task_id"]]) == h], tasks, calls, verdicts, False
+            )
+            for h in sorted({_hops(tasks[a["task_id"]]) for a in attempts})
+        }
+    return out
+
+
+def _attribution(
+    rejections: Counter[tuple[str, str]],
+    corrected: Counter[tuple[str, str]],
+    judge: Counter[str],
+    scoreable: int,
+) -> dict[str, Any]:
+    """VReAct's Table 6: rejections, corrections and their rate by source and by level, and
+    the marginal cost of each source (gates and guards make no model calls)."""
+
+    def rates(index: int, key: str) -> dict[str, Any]:
+        rej, corr = _by(rejections, index, key), _by(corrected, index, key)
+        return {"rejections": rej, "corrections": corr, "correction_rate": _mean(corr, rej)}
+
+    def marginal(counts: Counter[str]) -> dict[str, Any]:
+        return {
+            **{k: counts[k] for k in COST_FIELDS},
+            **{f"{k}_per_attempt": _mean(counts[k], scoreable) for k in COST_FIELDS},
+        }
+
+    return {
+        "by_source": {s: rates(0, s) for s in SOURCES},
+        "by_level": {lv: rates(1, lv) for lv in VERIFIED_LEVELS},
+        "marginal_cost": {s: marginal(judge if s == "judge" else Counter()) for s in SOURCES},
     }
 
 
 def render(report: dict[str, Any]) -> list[Any]:
-    """The report as rich tables that fit 80 columns: accounting, quality, cost, attribution."""
+    """The report as rich tables that fit 80 columns: accounting, quality, support and
+    answerability, cost, attribution by source and level with marginal cost, by hop count."""
     from rich import box
     from rich.table import Table
 
@@ -158,8 +238,11 @@ def render(report: dict[str, Any]) -> list[Any]:
             title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0)
         )
         for col in cols:
-            t.add_column(col, justify="left" if col == "config" else "right")
+            t.add_column(col, justify="left" if col in ("config", "by", "source") else "right")
         return t
+
+    def row(t: Table, *cells: Any) -> None:
+        t.add_row(*map(fmt, cells))
 
     acct = table(
         f"Execution accounting (run {report['run']})",
@@ -174,49 +257,104 @@ def render(report: dict[str, Any]) -> list[Any]:
     quality = table(
         "Outcomes", "config", "correct", "silent err", "false abst", "coverage", "sel acc", "EM", "F1"
     )
+    support = table(
+        "Support F1, answerability (positive = answerable), MuSiQue-Full pairs",
+        "config",
+        "sup F1",
+        "ans P",
+        "ans R",
+        "ans F1",
+        "pairs",
+        "grp ans F1",
+        "grp sup F1",
+        "plan fb",
+    )
     cost = table(
         "Cost per scoreable attempt (means)", "config", "LLM calls", "exec steps", "prompt tok", "compl tok"
     )
     attr = table(
-        "Rejections and corrections by source",
+        "Attribution: by source and level; model calls and tokens, total and per attempt",
         "config",
-        *(f"rej {s}" for s in SOURCES),
-        *(f"corr {s}" for s in SOURCES),
+        "by",
+        "rej",
+        "corr",
+        "rate",
+        "calls",
+        "p tok",
+        "c tok",
+        "calls/a",
+        "p tok/a",
+        "c tok/a",
+    )
+    hops = table(
+        "By hop count",
+        "config",
+        "hops",
+        "score",
+        "answer",
+        "abstain",
+        "correct",
+        "EM",
+        "F1",
+        "sup F1",
+        "ans F1",
     )
     for name, r in report["configs"].items():
-        acct.add_row(
+        row(
+            acct,
             name,
-            *map(
-                fmt,
-                (
-                    r["executed"],
-                    r["scoreable"],
-                    r["crash"],
-                    r["answered"],
-                    r["abstained"],
-                    *r["abstained_by_level"].values(),
-                ),
-            ),
+            r["executed"],
+            r["scoreable"],
+            r["crash"],
+            r["answered"],
+            r["abstained"],
+            *r["abstained_by_level"].values(),
         )
-        quality.add_row(
+        row(
+            quality,
             name,
-            *map(
-                fmt,
-                (
-                    r["correct"],
-                    r["silent_error"],
-                    r["false_abstention"],
-                    r["coverage"],
-                    r["selective_accuracy"],
-                    r["em"],
-                    r["f1"],
-                ),
-            ),
+            r["correct"],
+            r["silent_error"],
+            r["false_abstention"],
+            r["coverage"],
+            r["selective_accuracy"],
+            r["em"],
+            r["f1"],
         )
-        cost.add_row(
-            name, *map(fmt, (r["llm_calls"], r["exec_steps"], r["prompt_tokens"], r["completion_tokens"]))
+        row(
+            support,
+            name,
+            r["support_f1"],
+            *r["answerability"].values(),
+            r["pairs"],
+            r["group_answer_sufficiency_f1"],
+            r["group_support_sufficiency_f1"],
+            r["plan_fallbacks"],
         )
-        attr.add_row(
-            name, *map(fmt, (*(r["rejections"][s] for s in SOURCES), *(r["corrections"][s] for s in SOURCES)))
-        )
-    return [acct, quality, cost, attr]
+        row(cost, name, r["llm_calls"], r["exec_steps"], r["prompt_tokens"], r["completion_tokens"])
+        a = r["attribution"]
+        for by, figures in (*a["by_source"].items(), *a["by_level"].items()):
+            m = a["marginal_cost"].get(by, {})
+            row(
+                attr,
+                name,
+                by,
+                *(figures[k] for k in ("rejections", "corrections", "correction_rate")),
+                *(m.get(k) for k in COST_FIELDS),
+                *(m.get(f"{k}_per_attempt") for k in COST_FIELDS),
+            )
+        for h, hr in r["by_hops"].items():
+            row(
+                hops,
+                name,
+                h,
+                hr["scoreable"],
+                hr["answered"],
+                hr["abstained"],
+                hr["correct"],
+                hr["em"],
+                hr["f1"],
+                hr["support_f1"],
+                hr["answerability"]["f1"],
+            )
+    return [acct, quality, support, cost, attr, hops]

@@ -135,8 +135,16 @@ def _m002_plan_fallback(db: sqlite_utils.Database) -> None:
     db.table("attempts").add_column("plan_fallback", int)
 
 
+def _m003_task_pairs(db: sqlite_utils.Database) -> None:
+    db.table("tasks").add_column("pair_id", str)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m001_initial, _m002_plan_fallback]
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
+    _m001_initial,
+    _m002_plan_fallback,
+    _m003_task_pairs,
+]
 
 
 class Store:
