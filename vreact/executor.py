@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vreact.model import Message
+from vreact.prompts import failure_lines
 from vreact.tools import TOOLS, Corpus
 
 
@@ -104,10 +105,7 @@ def render_messages(context: dict[str, Any]) -> list[Message]:
     checks = context.get("subtask.checks")
     if checks:
         lines.append("Checks on your finish: " + ", ".join(checks))
-    failures = context.get("failures.own") or []
-    if failures:
-        lines.append("Earlier tries were rejected:")
-        lines += [f"- {f['cause']}: {f['detail']}" for f in failures[-4:]]
+    lines += failure_lines(context.get("failures.own") or [], "Earlier tries were rejected:")
     messages: list[Message] = [
         {"role": "system", "content": _SYSTEM},
         {"role": "user", "content": "\n".join(lines)},

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from vreact.model import Message
+from vreact.prompts import failure_lines
 from vreact.tools import TOOLS
 
 ANSWER_TYPES = ("person", "date", "number", "place", "any")
@@ -103,10 +104,7 @@ def render_messages(context: dict[str, Any]) -> list[Message]:
     tools = context.get("tools")
     if tools:
         lines.append("The executor's tools: " + ", ".join(tools))
-    failures = context.get("failures.l2") or []
-    if failures:
-        lines.append("Earlier plans or answers were rejected:")
-        lines += [f"- {f['cause']}: {f['detail']}" for f in failures[-4:]]
+    lines += failure_lines(context.get("failures.l2") or [], "Earlier plans or answers were rejected:")
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
 
 
