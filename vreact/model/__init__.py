@@ -7,6 +7,7 @@ from vreact.model._base import (
     Model,
     ModelConfigError,
     ModelError,
+    TransientError,
 )
 from vreact.model._mock import MockModel, MockScriptExhausted
 from vreact.model._registry import get_model, provider
@@ -23,6 +24,7 @@ __all__ = [
     "Model",
     "ModelConfigError",
     "ModelError",
+    "TransientError",
     "get_model",
     "provider",
 ]

@@ -45,5 +45,17 @@ class ContextLengthError(ModelError):
     """The prompt does not fit the model's context window."""
 
 
+class TransientError(ModelError):
+    """A failure worth retrying: HTTP 429 or 5xx, a connection error, a request time-out.
+
+    Providers raise it (with their SDK's own retries switched off) and the retry layer decides;
+    ``retry_after`` is the server's Retry-After in seconds, when it sent one.
+    """
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class ModelConfigError(ModelError):
     """A model string or its settings cannot work; the message says what to do."""
