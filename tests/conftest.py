@@ -33,6 +33,12 @@ def musique_records() -> list[dict[str, Any]]:
     return out
 
 
+@pytest.fixture(autouse=True)
+def _own_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own response cache, never the user's."""
+    monkeypatch.setenv("VREACT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 @pytest.fixture(scope="session")
 def full_tasks() -> list[Task]:
     return load_tasks(FULL)

@@ -19,7 +19,7 @@ def test_openai_local_base_url_needs_no_key(monkeypatch):
     model = get_model("openai/smollm2", base_url="http://127.0.0.1:9/v1")
     assert model.name == "openai/smollm2"
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    assert get_model("openai/x").client.base_url.host == "127.0.0.1"
+    assert get_model("openai/x").inner.client.base_url.host == "127.0.0.1"  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(

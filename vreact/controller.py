@@ -569,10 +569,20 @@ class Controller:
                 seed=self.seed,
             )
         except ModelError as e:
-            self.store.record_call(self.attempt_id, role, model.name, 0, 0, 0.0, "error", str(e))
+            self.store.record_call(
+                self.attempt_id, role, model.name, 0, 0, 0.0, "error", str(e), retries=e.retries
+            )
             raise
         self.store.record_call(
-            self.attempt_id, role, model.name, c.prompt_tokens, c.completion_tokens, c.latency_ms
+            self.attempt_id,
+            role,
+            model.name,
+            c.prompt_tokens,
+            c.completion_tokens,
+            c.latency_ms,
+            retries=c.retries,
+            cached=c.cached,
+            cost_usd=c.cost_usd,
         )
         return c
 

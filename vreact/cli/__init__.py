@@ -1,9 +1,10 @@
-"""The ``vreact`` command line: demo, run, report, validate, schema."""
+"""The ``vreact`` command line: demo, run, report, validate, schema, cache."""
 
 from __future__ import annotations
 
 import click
 
+from vreact.cli._cache import cache
 from vreact.cli._report import report
 from vreact.cli._run import demo, run
 from vreact.cli._validate import schema, validate
@@ -15,7 +16,7 @@ def cli() -> None:
     """vreact: a V-model verification layer for LLM agents."""
 
 
-for command in (demo, run, report, validate, schema):
+for command in (demo, run, report, validate, schema, cache):
     cli.add_command(command)
 
 

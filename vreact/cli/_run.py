@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from vreact.cli._common import err, print_report, user_errors
 from vreact.controller import Outcome
 from vreact.dataset import DatasetError, Task, load_tasks
-from vreact.model import DEFAULT_MODEL, Model, ModelConfigError, get_model
+from vreact.model import DEFAULT_MODEL, CallPolicy, Model, ModelConfigError, ResponseCache, get_model
 from vreact.runner import OnAttempt, default_out_dir, run_experiment
 from vreact.spec import (
     SpecError,
@@ -38,6 +38,12 @@ def _execute(
     verifiers: str,
     experiment: str | None,
     role_model: tuple[str, ...],
+    no_cache: bool,
+    cache_dir: Path | None,
+    max_retries: int,
+    timeout: float,
+    call_timeout: float,
+    concurrency: int,
     task_ids: str | None = None,
 ) -> None:
     """Load everything a run needs (bad input: one line, exit 2), run it, print the report."""
@@ -47,10 +53,19 @@ def _execute(
             tasks = _select(tasks, task_ids, dataset)[:limit]
         resolved = resolve_configs(configs, experiment)
         spec_m, verifiers_m, roles = load_spec(spec), load_verifiers(verifiers), load_roles()
-        options = {"base_url": base_url} if base_url else {}
+        options: dict[str, Any] = {"base_url": base_url} if base_url else {}
         names = {"default": model_name, **_role_models(role_model)}
         err.print(f"Loading model(s) {', '.join(sorted(set(names.values())))} ...", highlight=False)
-        made = {name: get_model(name, **options) for name in dict.fromkeys(names.values())}
+        cache = None if no_cache else ResponseCache(cache_dir)
+        policy = CallPolicy(
+            max_retries=max_retries, call_timeout=call_timeout or None, concurrency=concurrency
+        )
+        made = {
+            name: get_model(
+                name, cache=cache, policy=policy, **{**options, **_request_timeout(name, timeout)}
+            )
+            for name in dict.fromkeys(names.values())
+        }
         model: dict[str, Model] = {role: made[name] for role, name in names.items()}
     out_dir = out or default_out_dir()
     err.print(
@@ -72,6 +87,11 @@ def _execute(
 
 
 ROLES = ("planner", "executor", "judge")
+
+
+def _request_timeout(name: str, timeout: float) -> dict[str, float]:
+    """The per-request timeout, for the providers that make HTTP requests."""
+    return {"timeout": timeout} if name.split("/", 1)[0] in ("openai", "anthropic") else {}
 
 
 def _role_models(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -145,7 +165,11 @@ _common = [
         show_default=True,
         help="provider/model: openai/..., llamacpp/NAME|FILE.gguf",
     ),
-    click.option("--base-url", default=None, help="an OpenAI-compatible server (else OPENAI_BASE_URL)"),
+    click.option(
+        "--base-url",
+        default=None,
+        help="the provider's server (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)",
+    ),
     click.option(
         "--out", type=click.Path(path_type=Path), default=None, help="run folder (default runs/TIMESTAMP)"
     ),
@@ -155,6 +179,41 @@ _common = [
     ),
     click.option(
         "--experiment", default=None, help="configurations file (default: the shipped pilot ladder)"
+    ),
+    click.option("--no-cache", is_flag=True, help="bypass the response cache (see 'vreact cache path')"),
+    click.option(
+        "--cache-dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
+        help="response cache folder (default $VREACT_CACHE_DIR or ~/.cache/vreact)",
+    ),
+    click.option(
+        "--max-retries",
+        type=click.IntRange(min=0),
+        default=6,
+        show_default=True,
+        help="retries of a call on 429, 5xx, connection errors and time-outs",
+    ),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(min=0.1),
+        default=120.0,
+        show_default=True,
+        help="seconds for one HTTP request",
+    ),
+    click.option(
+        "--call-timeout",
+        type=click.FloatRange(min=0.0),
+        default=600.0,
+        show_default=True,
+        help="seconds for all tries of one logical call, waits included (0: none)",
+    ),
+    click.option(
+        "--concurrency",
+        type=click.IntRange(min=1),
+        default=4,
+        show_default=True,
+        help="requests in flight per endpoint",
     ),
     click.option(
         "--role-model",

@@ -139,11 +139,19 @@ def _m003_task_pairs(db: sqlite_utils.Database) -> None:
     db.table("tasks").add_column("pair_id", str)
 
 
+def _m004_call_accounting(db: sqlite_utils.Database) -> None:
+    calls = db.table("model_calls")
+    calls.add_column("retries", int)
+    calls.add_column("cached", int)
+    calls.add_column("cost_usd", float)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
     _m002_plan_fallback,
     _m003_task_pairs,
+    _m004_call_accounting,
 ]
 
 
@@ -241,9 +249,15 @@ class Store:
         latency_ms: float,
         status: str = "ok",
         error: str = "",
+        retries: int = 0,
+        cached: bool = False,
+        cost_usd: float | None = None,
     ) -> None:
         self.db.table("model_calls").insert(
             {
+                "retries": retries,
+                "cached": int(cached),
+                "cost_usd": cost_usd,
                 "attempt_id": attempt_id,
                 "role": role,
                 "model": model,

@@ -9,13 +9,17 @@ from vreact.model._base import (
     ModelError,
     TransientError,
 )
+from vreact.model._cache import ResponseCache, default_cache_dir
 from vreact.model._mock import MockModel, MockScriptExhausted
 from vreact.model._registry import get_model, provider
+from vreact.model._resilient import CallPolicy, CallTimeoutError, Price, ResilientModel, redact
 
 DEFAULT_MODEL = "llamacpp/smollm2-135m"
 
 __all__ = [
     "DEFAULT_MODEL",
+    "CallPolicy",
+    "CallTimeoutError",
     "Completion",
     "ContextLengthError",
     "Message",
@@ -24,7 +28,12 @@ __all__ = [
     "Model",
     "ModelConfigError",
     "ModelError",
+    "Price",
+    "ResilientModel",
+    "ResponseCache",
     "TransientError",
+    "default_cache_dir",
     "get_model",
     "provider",
+    "redact",
 ]

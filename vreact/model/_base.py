@@ -16,6 +16,9 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_ms: float = 0.0
+    cached: bool = False  # served from the response cache: no request was made
+    retries: int = 0  # transient failures retried before this answer
+    cost_usd: float | None = None  # estimated from the model's prices, when known
 
 
 @runtime_checkable
@@ -38,7 +41,9 @@ class Model(Protocol):
 
 
 class ModelError(Exception):
-    """A model call that failed for good (after the provider's retries)."""
+    """A model call that failed for good (after the retry layer's retries)."""
+
+    retries: int = 0  # transient failures retried before giving up
 
 
 class ContextLengthError(ModelError):

@@ -6,7 +6,14 @@ import os
 import time
 from typing import Any
 
-from vreact.model._base import Completion, ContextLengthError, Message, ModelConfigError, ModelError
+from vreact.model._base import (
+    Completion,
+    ContextLengthError,
+    Message,
+    ModelConfigError,
+    ModelError,
+    TransientError,
+)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _CONTEXT_HINTS = (
@@ -32,7 +39,6 @@ class OpenAIModel:
         base_url: str | None = None,
         api_key: str | None = None,
         timeout: float = 300.0,
-        max_retries: int = 3,
     ) -> None:
         try:
             import openai
@@ -50,30 +56,30 @@ class OpenAIModel:
                     "no API key for openai/: set OPENAI_API_KEY, or pass --base-url for a local server"
                 )
         self._openai = openai
-        self.client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+        # retries belong to vreact's retry layer (ResilientModel), not the SDK
+        self.client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
         self.json_mode = "json_schema"
         self._json_mode_known = False
 
-    def _create(self, kwargs: dict[str, Any], probing: bool) -> Any:
-        """One completion. The first structured call probes ``json_schema`` without retries:
-        a server that refuses it (llama-cpp-python's answers 500 with a validation error, others
-        400) is asked with ``json_object`` and a schema from then on."""
-        if not probing:
-            return self.client.chat.completions.create(**kwargs)
+    def _create(self, kwargs: dict[str, Any]) -> Any:
+        """One completion. While the structured-output mode is unknown, a server that refuses
+        ``json_schema`` (llama-cpp-python's answers 500 with a validation error, others 400) is
+        asked with ``json_object`` and a schema, and from then on."""
         openai = self._openai
         try:
-            resp = self.client.with_options(max_retries=0).chat.completions.create(**kwargs)
+            resp = self.client.chat.completions.create(**kwargs)
         except openai.APIStatusError as e:
             msg = str(e).lower()
-            if "json_schema" not in msg and "response_format" not in msg:
-                return self.client.chat.completions.create(**kwargs)  # not about the format
+            refused = "json_schema" in msg or "response_format" in msg
+            if self._json_mode_known or "response_format" not in kwargs or not refused:
+                raise
             self.json_mode = "json_object"
             schema = kwargs["response_format"]["json_schema"]["schema"]
-            kwargs = {**kwargs, "response_format": self._response_format(schema)}
-            resp = self.client.chat.completions.create(**kwargs)
-        except openai.APIConnectionError:  # transient: try again with the normal retries
-            resp = self.client.chat.completions.create(**kwargs)
-        self._json_mode_known = True
+            resp = self.client.chat.completions.create(
+                **{**kwargs, "response_format": self._response_format(schema)}
+            )
+        if "response_format" in kwargs:
+            self._json_mode_known = True
         return resp
 
     def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
@@ -103,13 +109,17 @@ class OpenAIModel:
         if schema is not None:
             kwargs["response_format"] = self._response_format(schema)
         try:
-            resp = self._create(kwargs, probing=schema is not None and not self._json_mode_known)
+            resp = self._create(kwargs)
         except openai.APIStatusError as e:
             msg = str(e).lower()
+            if e.status_code == 429 or e.status_code >= 500:
+                raise TransientError(f"{type(e).__name__}: {e}", _retry_after(e.response)) from e
             if any(h in msg for h in _CONTEXT_HINTS):
                 raise ContextLengthError(f"context_length: {e}") from e
             raise ModelError(f"{type(e).__name__}: {e}") from e
-        except openai.APIError as e:  # connection errors and time-outs after retries
+        except (openai.APIConnectionError, openai.APITimeoutError) as e:
+            raise TransientError(f"{type(e).__name__}: {e}") from e
+        except openai.APIError as e:
             raise ModelError(f"{type(e).__name__}: {e}") from e
         text = resp.choices[0].message.content or "" if resp.choices else ""
         usage = resp.usage
@@ -119,3 +129,14 @@ class OpenAIModel:
             completion_tokens=usage.completion_tokens if usage else 0,
             latency_ms=(time.perf_counter() - started) * 1000,
         )
+
+
+def _retry_after(response: Any) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (a number), when the server sent one."""
+    headers = getattr(response, "headers", None) or {}
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            return float(headers[name]) / scale
+        except (KeyError, TypeError, ValueError):
+            continue
+    return None

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from vreact.model._base import Model, ModelConfigError
+from vreact.model._cache import ResponseCache
+from vreact.model._resilient import CallPolicy, Price, ResilientModel
 
 ProviderFactory = Callable[..., Model]
 _PROVIDERS: dict[str, ProviderFactory] = {}
@@ -28,6 +30,13 @@ def _openai(model: str, **options: Any) -> Model:
     return OpenAIModel(model, **options)
 
 
+@provider("anthropic")
+def _anthropic(model: str, **options: Any) -> Model:
+    from vreact.model._anthropic import AnthropicModel
+
+    return AnthropicModel(model, **options)
+
+
 @provider("llamacpp")
 def _llamacpp(model: str, **options: Any) -> Model:
     from vreact.model._llamacpp import LlamaCppModel
@@ -45,13 +54,26 @@ def _mock(model: str, **options: Any) -> Model:
     return MockModel(options["outputs"], name=f"mock/{model}")
 
 
-def get_model(name: str, **options: Any) -> Model:
-    """Make a model from ``provider/model`` (e.g. ``openai/gpt-4o-mini``, ``llamacpp/smollm2-135m``)."""
+def get_model(
+    name: str,
+    *,
+    cache: ResponseCache | None = None,
+    policy: CallPolicy | None = None,
+    price: Price | None = None,
+    **options: Any,
+) -> Model:
+    """Make a model from ``provider/model`` (e.g. ``openai/gpt-4o-mini``,
+    ``llamacpp/smollm2-135m``). Real providers come behind the retry layer (``policy``) and,
+    when given, the response ``cache``; ``mock/`` models are returned as they are."""
     prov, sep, model = name.partition("/")
     if not sep or not model:
         raise ModelConfigError(f"model {name!r}: expected provider/model, e.g. llamacpp/smollm2-135m")
     if prov not in _PROVIDERS:
-        raise ModelConfigError(
-            f"model {name!r}: unknown provider {prov!r} (known: {', '.join(sorted(_PROVIDERS))})"
-        )
-    return _PROVIDERS[prov](model, **options)
+        known = ", ".join(sorted(_PROVIDERS))
+        raise ModelConfigError(f"model {name!r}: unknown provider {prov!r} (known: {known})")
+    made = _PROVIDERS[prov](model, **options)
+    if prov == "mock":
+        return made
+    endpoint = options.get("base_url") or prov
+    secrets = (options["api_key"],) if options.get("api_key") else ()
+    return ResilientModel(made, endpoint, policy, cache, price, secrets)

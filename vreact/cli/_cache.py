@@ -1,0 +1,30 @@
+"""``vreact cache``: where the response cache is, and clearing it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from vreact.model import ResponseCache
+
+
+@click.group()
+def cache() -> None:
+    """The response cache: reruns of the same requests make no model calls."""
+
+
+@cache.command()
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), default=None)
+def path(cache_dir: Path | None) -> None:
+    """Print the cache file and how many responses it holds."""
+    c = ResponseCache(cache_dir)
+    click.echo(f"{c.path}  ({c.count()} responses)")
+
+
+@cache.command()
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), default=None)
+def clear(cache_dir: Path | None) -> None:
+    """Delete every cached response."""
+    c = ResponseCache(cache_dir)
+    click.echo(f"cleared {c.clear()} responses from {c.path}")

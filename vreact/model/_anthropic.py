@@ -1,0 +1,205 @@
+"""``anthropic/MODEL``: Anthropic's Messages API, or any server speaking it through a base URL.
+
+The base URL is the server's root, *without* ``/v1`` (the SDK posts to ``{base_url}/v1/messages``);
+a trailing ``/v1`` is dropped so an OpenAI-style ``--base-url http://host/v1`` works as well.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import os
+import time
+from typing import Any
+
+from vreact.model._base import (
+    Completion,
+    ContextLengthError,
+    Message,
+    ModelConfigError,
+    ModelError,
+    TransientError,
+)
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+TOOL_NAME = "output"
+_TOOL_DESCRIPTION = "Give your answer as the input of this tool, a JSON object valid against its schema."
+_CONTEXT_HINTS = (
+    "prompt is too long",
+    "prompt too long",
+    "context window",
+    "context length",
+    "maximum context",
+    "exceeds the context",
+)
+_TRANSIENT_STATUS = (408, 409, 429)  # and every 5xx: the SDK's own retry policy
+#: The first API version that refuses every sampling parameter (temperature, top_p, top_k) with a
+#: 400, even at its default; anthropic 2.x sends it. anthropic 1.x dropped ``temperature`` from
+#: ``messages.create`` but still sends 2023-06-01, which takes it through ``extra_body``.
+_NO_SAMPLING_FROM = "2026-10-21"
+
+
+def _root(base_url: str) -> str:
+    """``base_url`` without a trailing slash or ``/v1``: the SDK adds ``/v1/messages`` itself."""
+    url = base_url.rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    try:
+        return max(float(headers.get("retry-after-ms")) / 1000, 0.0)
+    except (TypeError, ValueError):
+        pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    parsed = email.utils.parsedate_tz(value)
+    if parsed is None:
+        return None
+    return max(email.utils.mktime_tz(parsed) - time.time(), 0.0)
+
+
+def takes_temperature(api_version: str) -> bool:
+    """Whether requests of this ``anthropic-version`` may carry ``temperature``."""
+    return bool(api_version) and api_version < _NO_SAMPLING_FROM
+
+
+def to_anthropic(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
+    """OpenAI-style messages as Anthropic's ``(system, messages)``: system messages joined into
+    ``system``, consecutive messages of the same role merged (the API wants them alternating)."""
+    system: list[str] = []
+    turns: list[dict[str, str]] = []
+    for m in messages:
+        role, content = m.get("role", "user"), m.get("content") or ""
+        if role == "system":
+            system.append(content)
+            continue
+        role = "assistant" if role == "assistant" else "user"
+        if turns and turns[-1]["role"] == role:
+            turns[-1] = {"role": role, "content": f"{turns[-1]['content']}\n\n{content}"}
+        else:
+            turns.append({"role": role, "content": content})
+    return "\n\n".join(s for s in system if s), turns
+
+
+class AnthropicModel:
+    """Messages with JSON output against a schema, as the input of one forced tool call.
+
+    ``seed`` is ignored (Anthropic has none); ``temperature`` is sent only while the SDK speaks an
+    API version that accepts it (before 2026-10-21, i.e. anthropic<2), see :attr:`sends_temperature`.
+
+    The SDK's own retries are off: 408/409/429, 5xx, connection errors and time-outs raise
+    :class:`TransientError` (with the server's Retry-After) for the retry layer to decide.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+    ) -> None:
+        try:
+            import anthropic
+        except ImportError as e:  # the package, or one of its own dependencies
+            raise ModelConfigError(
+                f"anthropic/ needs the anthropic package ({e}): pip install anthropic"
+            ) from None
+        self.name = f"anthropic/{model}"
+        self.model = model
+        base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        if base_url:
+            base_url = _root(base_url)
+        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            if base_url and base_url != DEFAULT_BASE_URL:
+                key = "no-key-needed"  # a local or fake server needs none
+            else:
+                raise ModelConfigError(
+                    "no API key for anthropic/: set ANTHROPIC_API_KEY, or pass --base-url for a local server"
+                )
+        self._key = key
+        self._anthropic = anthropic
+        # an explicit key: the SDK reads no other credentials (env tokens, profiles) when given one
+        self.client = anthropic.Anthropic(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
+        self.api_version = str(self.client.default_headers.get("anthropic-version") or "")
+        #: False with anthropic>=2 (API version 2026-10-21): ``temperature`` is not sent at all
+        self.sends_temperature = takes_temperature(self.api_version)
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._key, "***") if len(self._key) >= 8 else text
+
+    def _error(self, e: Exception) -> ModelError:
+        """Our error for one of the SDK's."""
+        anthropic = self._anthropic
+        msg = self._scrub(f"{type(e).__name__}: {e}")
+        if isinstance(e, anthropic.APIStatusError):
+            status = e.status_code
+            should_retry = e.response.headers.get("x-should-retry")
+            transient = status in _TRANSIENT_STATUS or status >= 500
+            if should_retry in ("true", "false"):
+                transient = should_retry == "true"
+            if transient:
+                return TransientError(msg, retry_after=_retry_after(e.response.headers))
+            if status in (400, 413) and any(h in str(e).lower() for h in _CONTEXT_HINTS):
+                return ContextLengthError(f"context_length: {msg}")
+            return ModelError(msg)
+        if isinstance(e, anthropic.APIConnectionError):  # time-outs included
+            return TransientError(msg)
+        return ModelError(msg)
+
+    def generate(
+        self,
+        messages: list[Message],
+        schema: dict[str, Any] | None = None,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        seed: int | None = None,  # Anthropic has no seed: ignored
+    ) -> Completion:
+        system, turns = to_anthropic(messages)
+        kwargs: dict[str, Any] = {"model": self.model, "messages": turns, "max_tokens": max_tokens}
+        if self.sends_temperature:  # through extra_body: anthropic 1.x has no temperature argument
+            kwargs["extra_body"] = {"temperature": temperature}
+        if system:
+            kwargs["system"] = system
+        wrapped = schema is not None and schema.get("type") != "object"
+        if schema is not None:
+            # a tool's input must be an object: any other schema is asked for as {"value": ...}
+            input_schema = (
+                {"type": "object", "properties": {"value": schema}, "required": ["value"]}
+                if wrapped
+                else schema
+            )
+            kwargs["tools"] = [
+                {"name": TOOL_NAME, "description": _TOOL_DESCRIPTION, "input_schema": input_schema}
+            ]
+            kwargs["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
+        started = time.perf_counter()
+        try:
+            resp = self.client.messages.create(**kwargs)
+        except self._anthropic.AnthropicError as e:
+            raise self._error(e) from e
+        blocks = list(resp.content or [])
+        tool = next((b for b in blocks if b.type == "tool_use" and b.name == TOOL_NAME), None)
+        if schema is not None and tool is not None:
+            value = tool.input
+            if wrapped and isinstance(value, dict) and "value" in value:
+                value = value["value"]
+            text = json.dumps(value)
+        else:  # no tool call: the text as it came (a parse gate fails closed on it)
+            text = "".join(b.text for b in blocks if b.type == "text")
+        usage = resp.usage
+        return Completion(
+            text,
+            prompt_tokens=usage.input_tokens if usage else 0,
+            completion_tokens=usage.output_tokens if usage else 0,
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )

@@ -1,0 +1,180 @@
+"""Calls users can trust for thousands of attempts: retries with backoff and jitter that honour
+Retry-After, a logical-call timeout over all tries, a concurrency limit per endpoint, the
+response cache, cost estimates, and error messages that never carry a key."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any
+
+from vreact.model._base import Completion, Message, Model, ModelError, TransientError
+from vreact.model._cache import ResponseCache, request_key
+
+_SECRET_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+
+
+def redact(text: str, extra: tuple[str, ...] = ()) -> str:
+    """``text`` with every known API key replaced by ``***``."""
+    for secret in (*(os.environ.get(v, "") for v in _SECRET_VARS), *extra):
+        if secret and len(secret) >= 6:
+            text = text.replace(secret, "***")
+    return text
+
+
+class CallTimeoutError(ModelError):
+    """All tries of one logical call took longer than the logical-call timeout."""
+
+
+@dataclass(frozen=True)
+class CallPolicy:
+    """How one logical model call is made."""
+
+    max_retries: int = 6  # transient failures retried before giving up
+    backoff: float = 0.5  # first wait in seconds; doubles each retry, with full jitter
+    backoff_max: float = 30.0
+    call_timeout: float | None = 600.0  # seconds for all tries of one call, waits included
+    concurrency: int = 4  # requests in flight per endpoint
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million tokens."""
+
+    input: float
+    output: float
+
+    def cost(self, c: Completion) -> float:
+        return (c.prompt_tokens * self.input + c.completion_tokens * self.output) / 1e6
+
+
+_SLOTS: dict[str, threading.BoundedSemaphore] = {}
+_SLOTS_LOCK = threading.Lock()
+_POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="vreact-call")
+
+
+def _slot(endpoint: str, limit: int) -> threading.BoundedSemaphore:
+    with _SLOTS_LOCK:
+        return _SLOTS.setdefault(f"{endpoint}#{limit}", threading.BoundedSemaphore(limit))
+
+
+class ResilientModel:
+    """A provider model behind the retry layer and the response cache (same Model protocol)."""
+
+    def __init__(
+        self,
+        inner: Model,
+        endpoint: str,
+        policy: CallPolicy | None = None,
+        cache: ResponseCache | None = None,
+        price: Price | None = None,
+        secrets: tuple[str, ...] = (),
+    ) -> None:
+        self.inner, self.endpoint = inner, endpoint
+        self.name = inner.name
+        self.policy = policy or CallPolicy()
+        self.cache, self.price, self.secrets = cache, price, secrets
+        self.sleep = time.sleep  # tests may replace it
+
+    def generate(
+        self,
+        messages: list[Message],
+        schema: dict[str, Any] | None = None,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        seed: int | None = None,
+    ) -> Completion:
+        key = request_key(
+            {
+                "model": self.name,
+                "endpoint": self.endpoint,
+                "messages": messages,
+                "schema": schema,
+                "temperature": temperature,
+                "max_tokens": max_tokens,
+                "seed": seed,
+            }
+        )
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            return self._priced(hit)
+        completion = self._with_retries(messages, schema, temperature, max_tokens, seed)
+        if self.cache is not None:
+            self.cache.put(key, self.name, completion)
+        return self._priced(completion)
+
+    def _priced(self, c: Completion) -> Completion:
+        return dataclasses.replace(c, cost_usd=self.price.cost(c)) if self.price else c
+
+    def _with_retries(
+        self,
+        messages: list[Message],
+        schema: dict[str, Any] | None,
+        temperature: float,
+        max_tokens: int,
+        seed: int | None,
+    ) -> Completion:
+        p = self.policy
+        deadline = time.monotonic() + p.call_timeout if p.call_timeout else None
+        retries = 0
+        while True:
+            try:
+                c = self._once(deadline, messages, schema, temperature, max_tokens, seed)
+                return dataclasses.replace(c, retries=retries)
+            except TransientError as e:
+                if retries >= p.max_retries:
+                    failed = ModelError(self._clean(f"{e} (after {retries} retries)"))
+                    failed.retries = retries
+                    raise failed from None
+                # the server's Retry-After when it sent one, else exponential backoff, full jitter
+                wait = (
+                    min(e.retry_after, p.backoff_max)
+                    if e.retry_after is not None
+                    else random.uniform(0, min(p.backoff_max, p.backoff * 2**retries))
+                )
+                if deadline is not None and time.monotonic() + wait >= deadline:
+                    raise CallTimeoutError(self._timeout_message(retries)) from None
+                self.sleep(wait)
+                retries += 1
+            except ModelError as e:
+                raise type(e)(self._clean(str(e))) from None
+
+    def _once(
+        self,
+        deadline: float | None,
+        messages: list[Message],
+        schema: dict[str, Any] | None,
+        temperature: float,
+        max_tokens: int,
+        seed: int | None,
+    ) -> Completion:
+        """One request, in a worker so the logical-call deadline holds even if the server stalls."""
+        with _slot(self.endpoint, self.policy.concurrency):
+            future = _POOL.submit(
+                self.inner.generate,
+                messages,
+                schema,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                seed=seed,
+            )
+            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            try:
+                return future.result(timeout=remaining)
+            except FutureTimeout:
+                raise CallTimeoutError(self._timeout_message(None)) from None
+
+    def _timeout_message(self, retries: int | None) -> str:
+        tries = "" if retries is None else f" after {retries} retries"
+        return (
+            f"call_timeout: no answer within the logical-call timeout of {self.policy.call_timeout:g}s{tries}"
+        )
+
+    def _clean(self, message: str) -> str:
+        return redact(message, self.secrets)
