@@ -45,3 +45,72 @@ def test_mock_model_scripts_and_fails_loudly():
     assert echo.generate([{"role": "user", "content": "hi"}]).text == "HI"
     gen = MockModel(str(i) for i in range(3))
     assert gen.generate([{"role": "user", "content": ""}]).text == "0"
+
+
+def test_a_models_file_gives_aliases_roles_structured_output_and_prices(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from tests.conftest import FULL
+    from tests.fakes.chaos_server import ChaosServer
+    from tests.test_chaos import rows
+    from vreact.cli import cli
+
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        "kind: models\n"
+        "models:\n"
+        "  brain: {model: openai/big, price: {input: 1.0, output: 2.0}}\n"
+        "  small: {model: openai/tiny, structured_output: json_object, price: {input: 0.5, output: 0.5}}\n"
+        "roles: {default: brain, judge: small}\n"
+    )
+    out = tmp_path / "run"
+    with ChaosServer(mix={"nonsense": 1.0}) as server:
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "--dataset",
+                str(FULL),
+                "--configs",
+                "VPGJ",
+                "--limit",
+                "2",
+                "--models",
+                str(models),
+                "--base-url",
+                server.base_url,
+                "--out",
+                str(out),
+            ],
+            env={"OPENAI_API_KEY": None},
+        )
+    assert result.exit_code == 0, result.output
+    calls = rows(
+        out / "vreact.db", "select role, model, prompt_tokens, completion_tokens, cost_usd from model_calls"
+    )
+    for c in calls:
+        price = (0.5, 0.5) if c["role"] == "judge" else (1.0, 2.0)
+        assert c["model"] == ("openai/tiny" if c["role"] == "judge" else "openai/big")
+        expected = (c["prompt_tokens"] * price[0] + c["completion_tokens"] * price[1]) / 1e6
+        assert c["cost_usd"] == pytest.approx(expected)
+    # the judge alias never probes json_schema: its structured-output mode is fixed by the file
+    judge_formats = {q["response_format"]["type"] for q in server.requests if q["model"] == "tiny"}
+    assert judge_formats == {"json_object"}
+    report = json.loads(CliRunner().invoke(cli, ["report", str(out), "--json"]).stdout)["configs"]["VPGJ"]
+    assert report["cost_usd"] == pytest.approx(sum(c["cost_usd"] for c in calls), abs=1e-6)
+
+
+def test_models_file_errors_are_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from vreact.cli import cli
+
+    bad = tmp_path / "models.yaml"
+    bad.write_text("kind: models\nmodels:\n  a: {model: openai/x}\nroles:\n  judge: aa\n")
+    result = CliRunner().invoke(cli, ["validate", str(bad)])
+    assert result.exit_code == 2
+    [line] = result.output.strip().splitlines()
+    assert line.startswith(f"{bad}:") and "role 'judge': 'aa' is neither an alias" in line
+    assert line.endswith("did you mean 'a'?")

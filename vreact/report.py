@@ -104,6 +104,8 @@ def _config_report(
     n_answerable = 0
     cost: Counter[str] = Counter()
     judge: Counter[str] = Counter()
+    spend: Counter[str] = Counter()
+    money = 0.0
     rejections: Counter[tuple[str, str]] = Counter()  # by (source, level)
     corrected: Counter[tuple[str, str]] = Counter()
     answerable_preds: list[tuple[bool, bool]] = []  # (predicted answerable, answerable)
@@ -112,6 +114,12 @@ def _config_report(
         task = tasks[a["task_id"]]
         c["executed"] += 1
         c["plan_fallbacks"] += bool(a.get("plan_fallback"))
+        for call in calls[a["id"]]:  # what was paid for, crashed attempts included
+            spend["retries"] += call.get("retries") or 0
+            spend["cached_calls"] += bool(call.get("cached"))
+            if call.get("cost_usd") is not None:
+                spend["priced_calls"] += 1
+                money += call["cost_usd"]
         if a["outcome"] == "crash":
             c["crash"] += 1
             continue
@@ -178,6 +186,10 @@ def _config_report(
             k: _mean(cost[k], scoreable)
             for k in ("llm_calls", "exec_steps", "prompt_tokens", "completion_tokens")
         },
+        "cost_usd": round(money, 6) if spend["priced_calls"] else None,
+        "cost_usd_per_attempt": _mean(money, c["executed"]) if spend["priced_calls"] else None,
+        "retries": spend["retries"],
+        "cached_calls": spend["cached_calls"],
         "rejections": {s: _by(rejections, 0, s) for s in SOURCES},
         "corrections": {s: _by(corrected, 0, s) for s in SOURCES},
         "support_f1": _mean(sup, n_answerable),
@@ -270,7 +282,15 @@ def render(report: dict[str, Any]) -> list[Any]:
         "plan fb",
     )
     cost = table(
-        "Cost per scoreable attempt (means)", "config", "LLM calls", "exec steps", "prompt tok", "compl tok"
+        "Cost per scoreable attempt (means); money and retries over all attempts",
+        "config",
+        "LLM calls",
+        "exec steps",
+        "prompt tok",
+        "compl tok",
+        "USD",
+        "retries",
+        "cached",
     )
     attr = table(
         "Attribution: by source and level; model calls and tokens, total and per attempt",
@@ -331,7 +351,17 @@ def render(report: dict[str, Any]) -> list[Any]:
             r["group_support_sufficiency_f1"],
             r["plan_fallbacks"],
         )
-        row(cost, name, r["llm_calls"], r["exec_steps"], r["prompt_tokens"], r["completion_tokens"])
+        row(
+            cost,
+            name,
+            r["llm_calls"],
+            r["exec_steps"],
+            r["prompt_tokens"],
+            r["completion_tokens"],
+            r["cost_usd"],
+            r["retries"],
+            r["cached_calls"],
+        )
         a = r["attribution"]
         for by, figures in (*a["by_source"].items(), *a["by_level"].items()):
             m = a["marginal_cost"].get(by, {})

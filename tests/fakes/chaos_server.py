@@ -1,7 +1,8 @@
 """An OpenAI-compatible chat-completions server that misbehaves on purpose.
 
 Used by tests to check that clients survive schema-valid nonsense, prose that is
-not JSON, HTTP 500 and HTTP 429. Standard library only; binds 127.0.0.1 only.
+not JSON, HTTP 500, HTTP 429 and (on request) a server that stalls. Standard library only;
+binds 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 JSON = dict[str, Any]
 
 KINDS = ("nonsense", "prose", "http500", "http429")
+#: Not in the default mix: the server says nothing for ``stall_seconds``, then answers nonsense.
+STALL = "stall"
 WORDS = ("blue", "banana", "quantum", "teapot", "gravel", "lantern", "whisper", "walrus")
 RETRY = {"retry-after": "0", "retry-after-ms": "1"}  # the SDK ignores a 0 retry-after
 PROSE = (
@@ -123,7 +126,11 @@ class SchemaFaker:
 
 class ChaosServer:
     """OpenAI-compatible /v1/chat/completions on 127.0.0.1 that answers with a seeded mix of
-    schema-valid nonsense, prose that is not JSON, HTTP 500 and HTTP 429."""
+    schema-valid nonsense, prose that is not JSON, HTTP 500 and HTTP 429 (and ``stall`` when
+    named in ``mix`` or ``script``).
+
+    ``requests`` holds each request body, ``authorizations`` its Authorization header, and
+    ``counts`` how often each kind was served (``stall`` only once one was)."""
 
     def __init__(
         self,
@@ -131,20 +138,24 @@ class ChaosServer:
         seed: int = 0,
         reject_json_schema: bool = False,
         script: list[str] | None = None,
+        stall_seconds: float = 30.0,
     ) -> None:
         self.mix = dict(mix) if mix is not None else dict.fromkeys(KINDS, 0.25)
-        unknown = (set(self.mix) | set(script or [])) - set(KINDS)
+        unknown = (set(self.mix) | set(script or [])) - {*KINDS, STALL}
         if unknown:
             raise ValueError(f"unknown kinds: {sorted(unknown)}")
         self.rng = random.Random(seed)
         self.reject_json_schema = reject_json_schema
         self.script = list(script) if script else None
+        self.stall_seconds = stall_seconds
         self.requests: list[JSON] = []
+        self.authorizations: list[str | None] = []
         self.counts: dict[str, int] = dict.fromkeys(KINDS, 0)
         self._lock = threading.Lock()
         self._served = 0
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()  # wakes stalled handlers so stop() never waits on them
 
     @property
     def base_url(self) -> str:
@@ -156,6 +167,7 @@ class ChaosServer:
     def start(self) -> ChaosServer:
         """Bind an OS-chosen loopback port and serve from a daemon thread."""
         handler = type("Handler", (_Handler,), {"chaos": self})
+        self._stopping.clear()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -163,7 +175,8 @@ class ChaosServer:
         return self
 
     def stop(self) -> None:
-        """Shut down the server and wait for its thread."""
+        """Shut down the server and wait for its thread; stalled requests are dropped unanswered."""
+        self._stopping.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -178,11 +191,15 @@ class ChaosServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def handle_completion(self, body: JSON) -> tuple[int, JSON, dict[str, str]]:
-        """Pick the reply to one request: (status, JSON body, extra headers)."""
+    def handle_completion(
+        self, body: JSON, authorization: str | None = None
+    ) -> tuple[int, JSON, dict[str, str]] | None:
+        """Pick the reply to one request: (status, JSON body, extra headers), or None when the
+        server was stopped during a stall and the connection should just be dropped."""
         fmt = body.get("response_format") or {}
         with self._lock:
             self.requests.append(body)
+            self.authorizations.append(authorization)
             if self.reject_json_schema and fmt.get("type") == "json_schema":
                 msg = "response_format type json_schema is not supported; "
                 msg += "use json_object with a schema"
@@ -193,7 +210,12 @@ class ChaosServer:
                 kind = self.rng.choices(list(self.mix), weights=list(self.mix.values()))[0]
             self._served += 1
             served = self._served
-            self.counts[kind] += 1
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+        if kind == STALL:
+            if self._stopping.wait(self.stall_seconds):
+                return None
+            kind = "nonsense"
+        with self._lock:
             text = ""
             if kind == "nonsense":
                 schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
@@ -268,7 +290,11 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as exc:
             self._send(400, _error(f"Invalid JSON body: {exc}", "invalid_request_error"))
             return
-        self._send(*self.chaos.handle_completion(body))
+        reply = self.chaos.handle_completion(body, self.headers.get("Authorization"))
+        if reply is None:
+            self.close_connection = True
+            return
+        self._send(*reply)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silence default request logging."""

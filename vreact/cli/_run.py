@@ -14,11 +14,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from vreact.cli._common import err, print_report, user_errors
 from vreact.controller import Outcome
 from vreact.dataset import DatasetError, Task, load_tasks
-from vreact.model import DEFAULT_MODEL, CallPolicy, Model, ModelConfigError, ResponseCache, get_model
+from vreact.model import DEFAULT_MODEL, CallPolicy, ModelConfigError, ResponseCache
+from vreact.model._catalog import build_models, role_names
 from vreact.runner import OnAttempt, default_out_dir, run_experiment
 from vreact.spec import (
     SpecError,
     UnknownConfiguration,
+    load_models,
     load_roles,
     load_spec,
     load_verifiers,
@@ -30,7 +32,8 @@ def _execute(
     *,
     dataset: str,
     configs: str,
-    model_name: str,
+    model_name: str | None,
+    models_file: Path | None,
     base_url: str | None,
     limit: int | None,
     out: Path | None,
@@ -53,20 +56,20 @@ def _execute(
             tasks = _select(tasks, task_ids, dataset)[:limit]
         resolved = resolve_configs(configs, experiment)
         spec_m, verifiers_m, roles = load_spec(spec), load_verifiers(verifiers), load_roles()
-        options: dict[str, Any] = {"base_url": base_url} if base_url else {}
-        names = {"default": model_name, **_role_models(role_model)}
+        catalog = load_models(models_file) if models_file else None
+        names = role_names(model_name, _role_models(role_model), catalog, DEFAULT_MODEL)
         err.print(f"Loading model(s) {', '.join(sorted(set(names.values())))} ...", highlight=False)
-        cache = None if no_cache else ResponseCache(cache_dir)
         policy = CallPolicy(
             max_retries=max_retries, call_timeout=call_timeout or None, concurrency=concurrency
         )
-        made = {
-            name: get_model(
-                name, cache=cache, policy=policy, **{**options, **_request_timeout(name, timeout)}
-            )
-            for name in dict.fromkeys(names.values())
-        }
-        model: dict[str, Model] = {role: made[name] for role, name in names.items()}
+        model = build_models(
+            names,
+            catalog,
+            base_url=base_url,
+            timeout=timeout,
+            cache=None if no_cache else ResponseCache(cache_dir),
+            policy=policy,
+        )
     out_dir = out or default_out_dir()
     err.print(
         f"Running {len(resolved)} configuration(s) x {len(tasks)} task(s) into {out_dir}", highlight=False
@@ -87,11 +90,6 @@ def _execute(
 
 
 ROLES = ("planner", "executor", "judge")
-
-
-def _request_timeout(name: str, timeout: float) -> dict[str, float]:
-    """The per-request timeout, for the providers that make HTTP requests."""
-    return {"timeout": timeout} if name.split("/", 1)[0] in ("openai", "anthropic") else {}
 
 
 def _role_models(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -161,9 +159,16 @@ _common = [
     click.option(
         "--model",
         "model_name",
-        default=DEFAULT_MODEL,
-        show_default=True,
-        help="provider/model: openai/..., llamacpp/NAME|FILE.gguf",
+        default=None,
+        help=f"provider/model (openai/..., anthropic/..., llamacpp/NAME|FILE.gguf) or an alias of "
+        f"--models  [default: {DEFAULT_MODEL}]",
+    ),
+    click.option(
+        "--models",
+        "models_file",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        help="models file: aliases, per-role models, base URLs, prices",
     ),
     click.option(
         "--base-url",

@@ -39,6 +39,7 @@ class OpenAIModel:
         base_url: str | None = None,
         api_key: str | None = None,
         timeout: float = 300.0,
+        json_mode: str | None = None,
     ) -> None:
         try:
             import openai
@@ -58,8 +59,8 @@ class OpenAIModel:
         self._openai = openai
         # retries belong to vreact's retry layer (ResilientModel), not the SDK
         self.client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
-        self.json_mode = "json_schema"
-        self._json_mode_known = False
+        self.json_mode = json_mode or "json_schema"
+        self._json_mode_known = json_mode is not None  # a models file may fix it; else probe
 
     def _create(self, kwargs: dict[str, Any]) -> Any:
         """One completion. While the structured-output mode is unknown, a server that refuses

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from vreact.config import Configuration
 from vreact.spec._loader import load_file
-from vreact.spec._models import Experiment, RoleSchema, TaskSpec, VerifierSet
+from vreact.spec._models import Experiment, ModelsFile, RoleSchema, TaskSpec, VerifierSet
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -66,3 +66,8 @@ def resolve_configs(names: str | list[str], experiment: str | None = None) -> li
         if name not in known:
             raise UnknownConfiguration(f"unknown configuration {name!r} (known: {', '.join(known)})")
     return [known[n] for n in names]
+
+
+def load_models(path: str | Path) -> ModelsFile:
+    """A models file: aliases, per-role models, base URLs, prices."""
+    return load_file(path, ModelsFile)  # type: ignore[return-value]

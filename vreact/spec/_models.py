@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from vreact.config import Configuration
 from vreact.gates import check_gate_args, gate_factory
@@ -155,9 +155,60 @@ class Experiment(_Strict):
         return configs
 
 
+# --- models.yaml ----------------------------------------------------------------------
+
+MODEL_ROLES = ("default", "planner", "executor", "judge")
+
+
+class PriceSpec(_Strict):
+    input: float = Field(ge=0, description="US dollars per million prompt tokens")
+    output: float = Field(ge=0, description="US dollars per million completion tokens")
+
+
+class ModelEntry(_Strict):
+    """One model under an alias: where it is, how it answers in JSON, and what it costs."""
+
+    model: str = Field(description="provider/model, e.g. openai/gpt-4o-mini")
+    base_url: str | None = None
+    api_key_env: str | None = Field(None, description="the environment variable that holds its key")
+    structured_output: Literal["json_schema", "json_object"] | None = Field(
+        None, description="openai/ only: skip probing and use this response_format"
+    )
+    price: PriceSpec | None = None
+
+    @field_validator("model")
+    @classmethod
+    def _provider_model(cls, v: str) -> str:
+        if "/" not in v.strip("/"):
+            raise ValueError(f"expected provider/model, got {v!r}")
+        return v
+
+
+class ModelsFile(_Strict):
+    """Model aliases and per-role models (models.yaml). CLI flags override it."""
+
+    kind: Literal["models"] = "models"
+    models: dict[str, ModelEntry] = Field(default_factory=dict)
+    roles: dict[str, str] = Field(default_factory=dict, description="role -> alias or provider/model")
+
+    @field_validator("roles")
+    @classmethod
+    def _roles_resolve(cls, roles: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        models = info.data.get("models") or {}
+        for role, name in roles.items():
+            if role not in MODEL_ROLES:
+                raise ValueError(f"unknown role {role!r} (roles: {', '.join(MODEL_ROLES)})")
+            if name not in models and "/" not in name:
+                close = difflib.get_close_matches(name, models, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ValueError(f"role {role!r}: {name!r} is neither an alias here nor provider/model{hint}")
+        return roles
+
+
 KINDS: dict[str, type[BaseModel]] = {
     "spec": TaskSpec,
     "verifiers": VerifierSet,
     "roles": RoleSchema,
     "experiment": Experiment,
+    "models": ModelsFile,
 }

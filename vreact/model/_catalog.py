@@ -1,0 +1,59 @@
+"""Models for a run: names or aliases from a models file, with base URLs, keys, structured-output
+modes and prices, behind the retry layer and the cache. Command-line values override the file."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from vreact.model._base import Model, ModelConfigError
+from vreact.model._cache import ResponseCache
+from vreact.model._registry import get_model
+from vreact.model._resilient import CallPolicy, Price
+from vreact.spec import ModelsFile
+
+HTTP_PROVIDERS = ("openai", "anthropic")
+
+
+def build_models(
+    names: dict[str, str],
+    catalog: ModelsFile | None = None,
+    *,
+    base_url: str | None = None,
+    timeout: float | None = None,
+    cache: ResponseCache | None = None,
+    policy: CallPolicy | None = None,
+) -> dict[str, Model]:
+    """One model per role (``default`` plus any of planner, executor, judge); a name is an
+    alias of ``catalog`` or a ``provider/model`` string. Each distinct name is made once."""
+    made: dict[str, Model] = {}
+    for name in dict.fromkeys(names.values()):
+        entry = catalog.models.get(name) if catalog else None
+        model = entry.model if entry else name
+        provider = model.split("/", 1)[0]
+        options: dict[str, Any] = {}
+        url = base_url or (entry.base_url if entry else None)
+        if url:
+            options["base_url"] = url
+        if timeout is not None and provider in HTTP_PROVIDERS:
+            options["timeout"] = timeout
+        if entry and entry.api_key_env:
+            key = os.environ.get(entry.api_key_env)
+            if not key:
+                raise ModelConfigError(f"model {name!r}: set {entry.api_key_env} (its api_key_env)")
+            options["api_key"] = key
+        if entry and entry.structured_output and provider == "openai":
+            options["json_mode"] = entry.structured_output
+        price = Price(entry.price.input, entry.price.output) if entry and entry.price else None
+        made[name] = get_model(model, cache=cache, policy=policy, price=price, **options)
+    return {role: made[name] for role, name in names.items()}
+
+
+def role_names(
+    model: str | None, role_models: dict[str, str], catalog: ModelsFile | None, fallback: str
+) -> dict[str, str]:
+    """Which name each role uses: the command line first, then the file's roles, then ``fallback``."""
+    roles = dict(catalog.roles) if catalog else {}
+    roles["default"] = model or roles.get("default") or fallback
+    roles.update(role_models)
+    return roles
