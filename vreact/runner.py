@@ -10,7 +10,7 @@ from vreact.config import Configuration
 from vreact.controller import Controller, Outcome
 from vreact.dataset import Task
 from vreact.memory import ContextAssembler, Store
-from vreact.model import Model
+from vreact.model import Model, redact
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
 
 DB_NAME = "vreact.db"
@@ -59,7 +59,7 @@ def run_attempt(
         )
         outcome = controller.run()
     except Exception as e:  # a crash is data, not the end of the run
-        outcome = Outcome("crash", error=f"{type(e).__name__}: {e}"[:2000])
+        outcome = Outcome("crash", error=redact(f"{type(e).__name__}: {e}")[:2000])
     store.finish_attempt(attempt_id, outcome.record())
     return outcome
 

@@ -3,6 +3,7 @@ modes and prices, behind the retry layer and the cache. Command-line values over
 
 from __future__ import annotations
 
+import difflib
 import os
 from typing import Any
 
@@ -29,6 +30,11 @@ def build_models(
     made: dict[str, Model] = {}
     for name in dict.fromkeys(names.values()):
         entry = catalog.models.get(name) if catalog else None
+        if entry is None and "/" not in name:
+            aliases = list(catalog.models) if catalog else []
+            close = difflib.get_close_matches(name, aliases, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else " (no --models file defines it)"
+            raise ModelConfigError(f"model {name!r}: not provider/model nor a known alias{hint}")
         model = entry.model if entry else name
         provider = model.split("/", 1)[0]
         options: dict[str, Any] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from typing import Any
 
@@ -69,8 +70,9 @@ def get_model(
     if not sep or not model:
         raise ModelConfigError(f"model {name!r}: expected provider/model, e.g. llamacpp/smollm2-135m")
     if prov not in _PROVIDERS:
-        known = ", ".join(sorted(_PROVIDERS))
-        raise ModelConfigError(f"model {name!r}: unknown provider {prov!r} (known: {known})")
+        close = difflib.get_close_matches(prov, _PROVIDERS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(sorted(_PROVIDERS))})"
+        raise ModelConfigError(f"model {name!r}: unknown provider {prov!r}{hint}")
     made = _PROVIDERS[prov](model, **options)
     if prov == "mock":
         return made
