@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from tests.conftest import FULL
 from tests.fakes.chaos_server import JSON, ChaosServer
@@ -74,6 +76,15 @@ def report_json(out: Path) -> dict[str, Any]:
     result = vreact("report", str(out), "--json")
     assert result.exit_code == 0, result.output
     return dict(json.loads(result.stdout))
+
+
+def without_cached_calls(value: Any) -> Any:
+    """``value`` with every ``cached_calls`` count left out, at any depth."""
+    if isinstance(value, dict):
+        return {k: without_cached_calls(v) for k, v in value.items() if k != "cached_calls"}
+    if isinstance(value, list):
+        return [without_cached_calls(v) for v in value]
+    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,11 +174,16 @@ def test_a_rerun_is_served_by_the_cache_and_reproduces_the_report(tmp_path: Path
     assert len(calls2) == len(calls1)
     assert {c["retries"] for c in calls2} == {0}
 
-    # the same records, so the same report
+    # the same records, so the same report; only the run id and the count of calls the cache
+    # answered (none, then all) may differ
     rep1, rep2 = report_json(first), report_json(second)
-    assert set(rep1) == set(rep2) and rep1["configs"]
-    assert {k: v for k, v in rep1.items() if k != "run"} == {k: v for k, v in rep2.items() if k != "run"}
-    assert rep1["configs"] == rep2["configs"]
+    assert set(rep1) == set(rep2) == {"run", "configs"} and list(rep1["configs"]) == ["N", "VG"]
+    for name in ("N", "VG"):
+        assert rep1["configs"][name]["cached_calls"] == 0
+        sql = "select count(*) as n from model_calls c join attempts a on a.id = c.attempt_id"
+        [made] = rows(second / "vreact.db", sql + " where a.config = ?", [name])
+        assert rep2["configs"][name]["cached_calls"] == made["n"] > 0
+    assert without_cached_calls(rep1["configs"]) == without_cached_calls(rep2["configs"])
     check_accounting(second, ["N", "VG"], 5)
 
     # --no-cache asks the server again, for every call
@@ -277,3 +293,33 @@ def test_a_stalled_server_cannot_hold_a_run_past_the_call_timeout(tmp_path: Path
     assert attempt["error"].startswith("CallTimeoutError: call_timeout"), attempt["error"]
     [call] = rows(db, "select * from model_calls")
     assert call["status"] == "error" and "call_timeout" in call["error"], call
+
+
+@pytest.mark.timeout(60)
+def test_a_stalled_server_cannot_hold_the_vreact_process(tmp_path: Path) -> None:
+    """The same as above through a real ``vreact`` process: it must also *exit* in time."""
+    out = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    with RecordingServer(script=["stall"], stall_seconds=30.0) as server:
+        args = run_args(out, server.base_url, "VG", 1, "--call-timeout", "1")
+        started = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "vreact.cli", *args], env=env, capture_output=True, text=True, timeout=10
+        )
+        elapsed = time.perf_counter() - started
+    print(f"stalled run as a process: {elapsed:.1f}s")
+    assert proc.returncode == 0, proc.stderr
+    [attempt] = rows(out / "vreact.db", "select * from attempts")
+    assert attempt["error"].startswith("CallTimeoutError: call_timeout"), attempt["error"]
+
+
+@pytest.mark.timeout(60)
+def test_retries_before_a_call_timeout_are_recorded(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with RecordingServer(script=["http500", "http429", "stall"], stall_seconds=30.0) as server:
+        result = vreact(*run_args(out, server.base_url, "VG", 1, "--call-timeout", "1"))
+    assert result.exit_code == 0, result.output
+    assert server.statuses == [500, 429] and len(server.requests) == 3, server.statuses
+    [call] = rows(out / "vreact.db", "select * from model_calls")
+    assert call["status"] == "error" and "call_timeout" in call["error"], call
+    assert call["retries"] == 2, call

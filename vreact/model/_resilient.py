@@ -9,7 +9,8 @@ import os
 import random
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
@@ -56,7 +57,22 @@ class Price:
 
 _SLOTS: dict[str, threading.BoundedSemaphore] = {}
 _SLOTS_LOCK = threading.Lock()
-_POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="vreact-call")
+
+
+def _submit(fn: Callable[..., Completion], *args: Any, **kwargs: Any) -> Future[Completion]:
+    """Run ``fn`` in a daemon thread. Not a ThreadPoolExecutor: the interpreter joins its workers
+    at exit, so one request to a stalled server would hold the process until the HTTP timeout."""
+    future: Future[Completion] = Future()
+
+    def work() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as e:  # handed to the waiting caller
+                future.set_exception(e)
+
+    threading.Thread(target=work, name="vreact-call", daemon=True).start()
+    return future
 
 
 def _slot(endpoint: str, limit: int) -> threading.BoundedSemaphore:
@@ -139,11 +155,15 @@ class ResilientModel:
                     else random.uniform(0, min(p.backoff_max, p.backoff * 2**retries))
                 )
                 if deadline is not None and time.monotonic() + wait >= deadline:
-                    raise CallTimeoutError(self._timeout_message(retries)) from None
+                    timed_out = CallTimeoutError(self._timeout_message(retries))
+                    timed_out.retries = retries
+                    raise timed_out from None
                 self.sleep(wait)
                 retries += 1
             except ModelError as e:
-                raise type(e)(self._clean(str(e))) from None
+                clean = type(e)(self._clean(str(e)))
+                clean.retries = retries
+                raise clean from None
 
     def _once(
         self,
@@ -154,21 +174,28 @@ class ResilientModel:
         max_tokens: int,
         seed: int | None,
     ) -> Completion:
-        """One request, in a worker so the logical-call deadline holds even if the server stalls."""
-        with _slot(self.endpoint, self.policy.concurrency):
-            future = _POOL.submit(
-                self.inner.generate,
-                messages,
-                schema,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                seed=seed,
-            )
-            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        """One request, in a worker so the logical-call deadline holds even if the server stalls.
+        The endpoint's concurrency slot is held until the request itself ends (not the wait for
+        it), and waiting for a slot counts against the deadline."""
+        slot = _slot(self.endpoint, self.policy.concurrency)
+        remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        if not slot.acquire(timeout=remaining if remaining is not None else -1):
+            raise CallTimeoutError(self._timeout_message(None))
+
+        def request() -> Completion:
             try:
-                return future.result(timeout=remaining)
-            except FutureTimeout:
-                raise CallTimeoutError(self._timeout_message(None)) from None
+                return self.inner.generate(
+                    messages, schema, temperature=temperature, max_tokens=max_tokens, seed=seed
+                )
+            finally:
+                slot.release()
+
+        future = _submit(request)
+        remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        try:
+            return future.result(timeout=remaining)
+        except FutureTimeout:
+            raise CallTimeoutError(self._timeout_message(None)) from None
 
     def _timeout_message(self, retries: int | None) -> str:
         tries = "" if retries is None else f" after {retries} retries"
