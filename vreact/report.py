@@ -116,7 +116,6 @@ def _config_report(
         c["plan_fallbacks"] += bool(a.get("plan_fallback"))
         for call in calls[a["id"]]:  # what was paid for, crashed attempts included
             spend["retries"] += call.get("retries") or 0
-            spend["cached_calls"] += bool(call.get("cached"))
             if call.get("cost_usd") is not None:
                 spend["priced_calls"] += 1
                 money += call["cost_usd"]
@@ -189,7 +188,6 @@ def _config_report(
         "cost_usd": round(money, 6) if spend["priced_calls"] else None,
         "cost_usd_per_attempt": _mean(money, c["executed"]) if spend["priced_calls"] else None,
         "retries": spend["retries"],
-        "cached_calls": spend["cached_calls"],
         "rejections": {s: _by(rejections, 0, s) for s in SOURCES},
         "corrections": {s: _by(corrected, 0, s) for s in SOURCES},
         "support_f1": _mean(sup, n_answerable),
@@ -290,7 +288,6 @@ def render(report: dict[str, Any]) -> list[Any]:
         "compl tok",
         "USD",
         "retries",
-        "cached",
     )
     attr = table(
         "Attribution: by source and level; model calls and tokens, total and per attempt",
@@ -360,7 +357,6 @@ def render(report: dict[str, Any]) -> list[Any]:
             r["completion_tokens"],
             r["cost_usd"],
             r["retries"],
-            r["cached_calls"],
         )
         a = r["attribution"]
         for by, figures in (*a["by_source"].items(), *a["by_level"].items()):
