@@ -6,7 +6,6 @@ a trailing ``/v1`` is dropped so an OpenAI-style ``--base-url http://host/v1`` w
 
 from __future__ import annotations
 
-import email.utils
 import json
 import os
 import time
@@ -19,6 +18,7 @@ from vreact.model._base import (
     ModelConfigError,
     ModelError,
     TransientError,
+    retry_after_seconds,
 )
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -43,27 +43,6 @@ def _root(base_url: str) -> str:
     """``base_url`` without a trailing slash or ``/v1``: the SDK adds ``/v1/messages`` itself."""
     url = base_url.rstrip("/")
     return url[: -len("/v1")] if url.endswith("/v1") else url
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds to wait from ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date)."""
-    if headers is None:
-        return None
-    try:
-        return max(float(headers.get("retry-after-ms")) / 1000, 0.0)
-    except (TypeError, ValueError):
-        pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    parsed = email.utils.parsedate_tz(value)
-    if parsed is None:
-        return None
-    return max(email.utils.mktime_tz(parsed) - time.time(), 0.0)
 
 
 def takes_temperature(api_version: str) -> bool:
@@ -147,7 +126,7 @@ class AnthropicModel:
             if should_retry in ("true", "false"):
                 transient = should_retry == "true"
             if transient:
-                return TransientError(msg, retry_after=_retry_after(e.response.headers))
+                return TransientError(msg, retry_after=retry_after_seconds(e.response.headers))
             if status in (400, 413) and any(h in str(e).lower() for h in _CONTEXT_HINTS):
                 return ContextLengthError(f"context_length: {msg}")
             return ModelError(msg)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import email.utils
+import time
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -64,3 +66,24 @@ class TransientError(ModelError):
 
 class ModelConfigError(ModelError):
     """A model string or its settings cannot work; the message says what to do."""
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    try:
+        return max(float(headers.get("retry-after-ms")) / 1000, 0.0)
+    except (TypeError, ValueError):
+        pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    parsed = email.utils.parsedate_tz(value)
+    if parsed is None:
+        return None
+    return max(email.utils.mktime_tz(parsed) - time.time(), 0.0)

@@ -13,6 +13,7 @@ from vreact.model._base import (
     ModelConfigError,
     ModelError,
     TransientError,
+    retry_after_seconds,
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -114,7 +115,9 @@ class OpenAIModel:
         except openai.APIStatusError as e:
             msg = str(e).lower()
             if e.status_code == 429 or e.status_code >= 500:
-                raise TransientError(f"{type(e).__name__}: {e}", _retry_after(e.response)) from e
+                raise TransientError(
+                    f"{type(e).__name__}: {e}", retry_after_seconds(e.response.headers)
+                ) from e
             if any(h in msg for h in _CONTEXT_HINTS):
                 raise ContextLengthError(f"context_length: {e}") from e
             raise ModelError(f"{type(e).__name__}: {e}") from e
@@ -130,14 +133,3 @@ class OpenAIModel:
             completion_tokens=usage.completion_tokens if usage else 0,
             latency_ms=(time.perf_counter() - started) * 1000,
         )
-
-
-def _retry_after(response: Any) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``retry-after`` (a number), when the server sent one."""
-    headers = getattr(response, "headers", None) or {}
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        try:
-            return float(headers[name]) / scale
-        except (KeyError, TypeError, ValueError):
-            continue
-    return None
