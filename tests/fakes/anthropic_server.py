@@ -14,12 +14,10 @@ from __future__ import annotations
 import json
 import random
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
+from tests.fakes._loopback import JSON, JSONHandler, LoopbackServer
 from tests.fakes.chaos_server import PROSE, SchemaFaker
-
-JSON = dict[str, Any]
 
 #: The kinds of the default mix.
 KINDS = ("nonsense", "prose", "http500", "http429")
@@ -43,12 +41,13 @@ def error_body(type_: str, message: str) -> JSON:
     return {"type": "error", "error": {"type": type_, "message": message}}
 
 
-class AnthropicServer:
+class AnthropicServer(LoopbackServer):
     """Anthropic Messages API on 127.0.0.1 answering with a seeded mix of misbehaviour."""
 
     def __init__(
         self, mix: dict[str, float] | None = None, seed: int = 0, script: list[str] | None = None
     ) -> None:
+        super().__init__()
         self.mix = dict(mix) if mix is not None else dict.fromkeys(KINDS, 0.25)
         unknown = (set(self.mix) - set(KINDS)) | (set(script or []) - set(KINDS) - set(SCRIPT_ONLY))
         if unknown:
@@ -67,40 +66,6 @@ class AnthropicServer:
         self.counts: dict[str, int] = dict.fromkeys(KINDS + SCRIPT_ONLY, 0)
         self._lock = threading.Lock()
         self._served = 0
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def base_url(self) -> str:
-        """The root to hand to an Anthropic client, e.g. ``http://127.0.0.1:PORT`` (no ``/v1``)."""
-        if self._httpd is None:
-            raise RuntimeError("server not started")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    def start(self) -> AnthropicServer:
-        """Bind an OS-chosen loopback port and serve from a daemon thread."""
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Shut down the server and wait for its thread."""
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> AnthropicServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def handle_message(self, body: JSON, headers: Any) -> tuple[int, JSON, dict[str, str]]:
         """Pick the reply to one request: (status, JSON body, extra headers)."""
@@ -167,39 +132,26 @@ def _message(body: JSON, block: JSON, served: int) -> JSON:
     }
 
 
-class _Handler(BaseHTTPRequestHandler):
-    """Request handler; ``fake`` is bound to the owning AnthropicServer by a subclass."""
+class _Handler(JSONHandler):
+    """Request handler; ``owner`` is bound to the owning AnthropicServer by a subclass."""
 
-    fake: AnthropicServer
-    protocol_version = "HTTP/1.1"
-
-    def _send(self, status: int, payload: JSON, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("request-id", "req_fake")
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(data)
+    owner: AnthropicServer
+    extra_headers: ClassVar[dict[str, str]] = {"request-id": "req_fake"}
 
     def do_GET(self) -> None:
-        self._send(404, error_body("not_found_error", f"Not found: {self.path}"))
+        self.send_json(404, error_body("not_found_error", f"Not found: {self.path}"))
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if self.path.split("?")[0].rstrip("/") != "/v1/messages":
-            self._send(404, error_body("not_found_error", f"Not found: {self.path}"))
+            self.send_json(404, error_body("not_found_error", f"Not found: {self.path}"))
             return
         try:
-            body = json.loads(raw or b"{}")
-            if not isinstance(body, dict):
-                raise ValueError("body must be a JSON object")
+            body = self.json_body()
         except ValueError as exc:
-            self._send(400, error_body("invalid_request_error", f"Invalid JSON body: {exc}"))
+            self.send_json(400, error_body("invalid_request_error", f"Invalid JSON body: {exc}"))
             return
-        self._send(*self.fake.handle_message(body, self.headers))
+        self.send_json(*self.owner.handle_message(body, self.headers))
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silence default request logging."""
+
+AnthropicServer.handler = _Handler
+AnthropicServer.url_suffix = ""

@@ -12,10 +12,9 @@ import math
 import random
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-JSON = dict[str, Any]
+from tests.fakes._loopback import JSON, JSONHandler, LoopbackServer
 
 KINDS = ("nonsense", "prose", "http500", "http429")
 #: Not in the default mix: the server says nothing for ``stall_seconds``, then answers nonsense.
@@ -124,7 +123,7 @@ class SchemaFaker:
         return [self.make(items, depth + 1) for _ in range(self.rng.randint(low, high))]
 
 
-class ChaosServer:
+class ChaosServer(LoopbackServer):
     """OpenAI-compatible /v1/chat/completions on 127.0.0.1 that answers with a seeded mix of
     schema-valid nonsense, prose that is not JSON, HTTP 500 and HTTP 429 (and ``stall`` when
     named in ``mix`` or ``script``).
@@ -140,6 +139,7 @@ class ChaosServer:
         script: list[str] | None = None,
         stall_seconds: float = 30.0,
     ) -> None:
+        super().__init__()
         self.mix = dict(mix) if mix is not None else dict.fromkeys(KINDS, 0.25)
         unknown = (set(self.mix) | set(script or [])) - {*KINDS, STALL}
         if unknown:
@@ -153,43 +153,6 @@ class ChaosServer:
         self.counts: dict[str, int] = dict.fromkeys(KINDS, 0)
         self._lock = threading.Lock()
         self._served = 0
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self._stopping = threading.Event()  # wakes stalled handlers so stop() never waits on them
-
-    @property
-    def base_url(self) -> str:
-        """Base URL to hand to an OpenAI client, e.g. ``http://127.0.0.1:PORT/v1``."""
-        if self._httpd is None:
-            raise RuntimeError("server not started")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    def start(self) -> ChaosServer:
-        """Bind an OS-chosen loopback port and serve from a daemon thread."""
-        handler = type("Handler", (_Handler,), {"chaos": self})
-        self._stopping.clear()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Shut down the server and wait for its thread; stalled requests are dropped unanswered."""
-        self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> ChaosServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def handle_completion(
         self, body: JSON, authorization: str | None = None
@@ -255,46 +218,33 @@ def _completion(body: JSON, text: str, served: int) -> JSON:
     }
 
 
-class _Handler(BaseHTTPRequestHandler):
-    """Request handler; ``chaos`` is bound to the owning ChaosServer by a subclass."""
+class _Handler(JSONHandler):
+    """Request handler; ``owner`` is bound to the owning ChaosServer by a subclass."""
 
-    chaos: ChaosServer
-    protocol_version = "HTTP/1.1"
-
-    def _send(self, status: int, payload: JSON, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(data)
+    owner: ChaosServer
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") == "/v1/models":
             model = {"id": "chaos", "object": "model", "created": 0, "owned_by": "chaos"}
-            self._send(200, {"object": "list", "data": [model]})
+            self.send_json(200, {"object": "list", "data": [model]})
         else:
-            self._send(404, _error(f"Not found: {self.path}", "invalid_request_error"))
+            self.send_json(404, _error(f"Not found: {self.path}", "invalid_request_error"))
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if self.path.split("?")[0].rstrip("/") != "/v1/chat/completions":
-            self._send(404, _error(f"Not found: {self.path}", "invalid_request_error"))
+            self.send_json(404, _error(f"Not found: {self.path}", "invalid_request_error"))
             return
         try:
-            body = json.loads(raw or b"{}")
-            if not isinstance(body, dict):
-                raise ValueError("body must be a JSON object")
+            body = self.json_body()
         except ValueError as exc:
-            self._send(400, _error(f"Invalid JSON body: {exc}", "invalid_request_error"))
+            self.send_json(400, _error(f"Invalid JSON body: {exc}", "invalid_request_error"))
             return
-        reply = self.chaos.handle_completion(body, self.headers.get("Authorization"))
+        reply = self.owner.handle_completion(body, self.headers.get("Authorization"))
         if reply is None:
             self.close_connection = True
             return
-        self._send(*reply)
+        self.send_json(*reply)
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silence default request logging."""
+
+ChaosServer.handler = _Handler
+ChaosServer.url_suffix = "/v1"

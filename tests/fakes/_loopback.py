@@ -1,0 +1,84 @@
+"""What the fake servers share: a JSON handler and a loopback server on an OS-chosen port."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+JSON = dict[str, Any]
+
+
+class JSONHandler(BaseHTTPRequestHandler):
+    """A handler whose ``owner`` is bound to the fake server by a subclass made in ``start``."""
+
+    owner: Any
+    protocol_version = "HTTP/1.1"
+    extra_headers: ClassVar[dict[str, str]] = {}
+
+    def send_json(self, status: int, payload: JSON, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in {**self.extra_headers, **(headers or {})}.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def json_body(self) -> JSON:
+        """The request's JSON object; ValueError when it is not one."""
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = json.loads(raw or b"{}")
+        if not isinstance(body, dict):
+            raise ValueError("body must be a JSON object")
+        return body
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence default request logging."""
+
+
+class LoopbackServer:
+    """Serves ``handler`` on 127.0.0.1 from a daemon thread; a context manager."""
+
+    handler: type[JSONHandler]
+    url_suffix = ""  # what base_url adds after http://127.0.0.1:PORT
+
+    def __init__(self) -> None:
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()  # wakes stalled handlers so stop() never waits on them
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("server not started")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}{self.url_suffix}"
+
+    def start(self) -> Any:
+        """Bind an OS-chosen loopback port and serve from a daemon thread."""
+        handler = type("Handler", (self.handler,), {"owner": self})
+        self._stopping.clear()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Shut down the server and wait for its thread; stalled requests are dropped unanswered."""
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> Any:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
