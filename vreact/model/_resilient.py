@@ -145,9 +145,7 @@ class ResilientModel:
                 return dataclasses.replace(c, retries=retries)
             except TransientError as e:
                 if retries >= p.max_retries:
-                    failed = ModelError(self._clean(f"{e} (after {retries} retries)"))
-                    failed.retries = retries
-                    raise failed from None
+                    raise self._failure(ModelError, f"{e} (after {retries} retries)", retries) from None
                 # the server's Retry-After when it sent one, else exponential backoff, full jitter
                 wait = (
                     min(e.retry_after, p.backoff_max)
@@ -155,15 +153,11 @@ class ResilientModel:
                     else random.uniform(0, min(p.backoff_max, p.backoff * 2**retries))
                 )
                 if deadline is not None and time.monotonic() + wait >= deadline:
-                    timed_out = CallTimeoutError(self._timeout_message(retries))
-                    timed_out.retries = retries
-                    raise timed_out from None
+                    raise self._failure(CallTimeoutError, self._timeout_message(retries), retries) from None
                 self.sleep(wait)
                 retries += 1
             except ModelError as e:
-                clean = type(e)(self._clean(str(e)))
-                clean.retries = retries
-                raise clean from None
+                raise self._failure(type(e), str(e), retries) from None
 
     def _once(
         self,
@@ -202,6 +196,12 @@ class ResilientModel:
         return (
             f"call_timeout: no answer within the logical-call timeout of {self.policy.call_timeout:g}s{tries}"
         )
+
+    def _failure(self, kind: type[ModelError], message: str, retries: int) -> ModelError:
+        """The error that ends a call: its message without keys, and the retries it took."""
+        error = kind(self._clean(message))
+        error.retries = retries
+        return error
 
     def _clean(self, message: str) -> str:
         return redact(message, self.secrets)
