@@ -1,9 +1,17 @@
-"""The experiment runner: every configuration once on every task, each attempt accounted."""
+"""The experiment runner: every configuration on every task, ``attempts`` times, each attempt
+accounted; concurrent, and resumable after a crash or a SIGKILL at any moment."""
 
 from __future__ import annotations
 
+import asyncio
+import fcntl
+import os
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from vreact.config import Configuration
@@ -14,8 +22,29 @@ from vreact.model import Model, redact
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
 
 DB_NAME = "vreact.db"
-#: Called after each attempt: (config name, task, outcome, attempts done, attempts in all).
-OnAttempt = Callable[[str, Task, Outcome, int, int], None]
+LOCK_NAME = ".vreact.lock"
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a run stands, handed to ``on_attempt`` after each attempt (and once at the start,
+    with ``outcome`` None, so a resumed run's bar starts at what was already done)."""
+
+    done: int
+    total: int
+    config: str = ""
+    task: Task | None = None
+    outcome: Outcome | None = None
+    run_id: int = 0
+    resumed: int = 0  # attempts that were already finished when this process started
+    tally: dict[str, int] = field(default_factory=dict)  # outcomes so far: answer, abstain, crash
+
+
+OnAttempt = Callable[[Progress], None]
+
+
+class RunDirBusy(RuntimeError):
+    """Another process is writing to the same run folder."""
 
 
 def default_out_dir() -> Path:
@@ -64,6 +93,30 @@ def run_attempt(
     return outcome
 
 
+@contextmanager
+def exclusive(out_dir: Path) -> Iterator[None]:
+    """Hold the run folder's lock: two processes writing one folder would discard each other's
+    running attempts. The OS releases it when the process dies, even by SIGKILL."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunDirBusy(f"{out_dir}: another vreact process is running into this folder") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class _Job:
+    config: Configuration
+    task: Task
+    attempt_index: int
+    seed: int
+
+
 def run_experiment(
     tasks: list[Task],
     configs: list[Configuration],
@@ -74,33 +127,116 @@ def run_experiment(
     roles: RoleSchema,
     dataset: str = "",
     on_attempt: OnAttempt | None = None,
+    *,
+    attempts: int = 1,
+    seed: int = 0,
+    concurrency: int = 1,
 ) -> int:
-    """Run each configuration once on each task into ``out_dir/vreact.db``; return the run id.
+    """Run each configuration ``attempts`` times on each task into ``out_dir/vreact.db``;
+    return the run id. Attempt ``i`` runs with seed ``seed + i``.
 
-    Attempts a killed earlier run left unfinished in the same folder are discarded first.
+    Resumable: when the folder already holds a run with the same resolved configuration, that
+    run continues: attempts it finished are skipped, and attempts a killed process left
+    unfinished are discarded (with everything they wrote) and run again. Up to ``concurrency``
+    attempts run at once, each in a worker thread with its own store connection.
     """
-    store = Store(Path(out_dir) / DB_NAME)
-    store.discard_unfinished()
-    resolved = {
-        "configs": [c.model_dump() for c in configs],
-        "spec": spec.model_dump(),
-        "verifiers": verifiers.model_dump(),
-        "roles": roles.model_dump(),
-        "models": {role: m.name for role, m in by_role(model).items()},
-        "dataset": dataset,
-    }
-    run_id = store.new_run(resolved, by_role(model)["default"].name, dataset)
-    store.add_tasks([t.record() for t in tasks])
-    total, done = len(configs) * len(tasks), 0
-    status = "interrupted"
-    try:
-        for config in configs:
-            for task in tasks:
-                outcome = run_attempt(config, task, model, store, run_id, spec, verifiers, roles)
-                done += 1
-                if on_attempt:
-                    on_attempt(config.name, task, outcome, done, total)
-        status = "completed"
-    finally:
-        store.finish_run(run_id, status)
+    out_dir = Path(out_dir)
+    with exclusive(out_dir):
+        store = Store(out_dir / DB_NAME)
+        store.discard_unfinished()
+        resolved = {
+            "configs": [c.model_dump() for c in configs],
+            "spec": spec.model_dump(),
+            "verifiers": verifiers.model_dump(),
+            "roles": roles.model_dump(),
+            "models": {role: m.name for role, m in by_role(model).items()},
+            "dataset": dataset,
+            "seed": seed,
+        }
+        run_id = store.find_run(resolved)
+        if run_id is None:
+            run_id = store.new_run(resolved, by_role(model)["default"].name, dataset)
+        else:
+            store.reopen_run(run_id)
+        store.add_tasks([t.record() for t in tasks])
+        finished = store.finished_attempts(run_id)
+        tally = store.outcome_counts(run_id)
+        # task-major, so an interrupted run still compares the configurations on the same tasks
+        wanted = [
+            _Job(config, task, i, seed + i) for task in tasks for config in configs for i in range(attempts)
+        ]
+        jobs = [j for j in wanted if (j.config.name, j.task.id, j.attempt_index) not in finished]
+        resumed = len(wanted) - len(jobs)
+        if on_attempt:
+            on_attempt(Progress(resumed, len(wanted), run_id=run_id, resumed=resumed, tally=dict(tally)))
+        status = "interrupted"
+        try:
+            run = _Run(model, out_dir / DB_NAME, run_id, spec, verifiers, roles, on_attempt, tally)
+            asyncio.run(run.all(jobs, concurrency, resumed, len(wanted)))
+            status = "completed"
+        finally:
+            store.finish_run(run_id, status)
+            store.close()
     return run_id
+
+
+@dataclass
+class _Run:
+    """What every attempt of one run shares."""
+
+    model: Models
+    db_path: Path
+    run_id: int
+    spec: TaskSpec
+    verifiers: VerifierSet
+    roles: RoleSchema
+    on_attempt: OnAttempt | None
+    tally: dict[str, int]
+
+    async def all(self, jobs: list[_Job], concurrency: int, done: int, total: int) -> None:
+        """Run the jobs, at most ``concurrency`` at once, each in a worker thread with its own
+        store connection. Progress is reported from the event loop, one attempt at a time."""
+        local = threading.local()
+        stores: list[Store] = []
+
+        def work(job: _Job) -> Outcome:
+            if not hasattr(local, "store"):
+                local.store = Store(self.db_path)
+                stores.append(local.store)  # list.append is atomic
+            return run_attempt(
+                job.config,
+                job.task,
+                self.model,
+                local.store,
+                self.run_id,
+                self.spec,
+                self.verifiers,
+                self.roles,
+                job.attempt_index,
+                job.seed,
+            )
+
+        loop = asyncio.get_running_loop()
+        slots = asyncio.Semaphore(concurrency)
+        resumed = done
+
+        async def one(job: _Job) -> None:
+            nonlocal done
+            async with slots:
+                outcome = await loop.run_in_executor(pool, work, job)
+            done += 1
+            self.tally[outcome.kind] = self.tally.get(outcome.kind, 0) + 1
+            if self.on_attempt:
+                progress = Progress(
+                    done, total, job.config.name, job.task, outcome, self.run_id, resumed, dict(self.tally)
+                )
+                self.on_attempt(progress)
+
+        pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="vreact-attempt")
+        try:
+            await asyncio.gather(*(one(j) for j in jobs))
+        finally:
+            # on Ctrl-C: attempts not started are dropped; those in flight finish and are recorded
+            pool.shutdown(wait=True, cancel_futures=True)
+            for s in stores:
+                s.close()

@@ -7,6 +7,7 @@ The schema only changes through the append-only ``MIGRATIONS`` list. Only
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -146,12 +147,20 @@ def _m004_call_accounting(db: sqlite_utils.Database) -> None:
     calls.add_column("cost_usd", float)
 
 
+def _m005_attempt_key(db: sqlite_utils.Database) -> None:
+    # resuming a run must never record the same attempt twice
+    db.table("attempts").create_index(
+        ["run_id", "config", "task_id", "attempt_index"], index_name="attempts_key", unique=True
+    )
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
     _m002_plan_fallback,
     _m003_task_pairs,
     _m004_call_accounting,
+    _m005_attempt_key,
 ]
 
 
@@ -159,12 +168,19 @@ class Store:
     """The records of one run folder."""
 
     def __init__(self, path: str | Path) -> None:
+        """Open (and migrate) the store. One Store per thread: concurrent attempts each open
+        their own, and SQLite serialises their writes (waiting up to 60 s for the lock)."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite_utils.Database(self.path)
+        self.db = sqlite_utils.Database(sqlite3.connect(self.path, timeout=60, check_same_thread=False))
         self.db.execute("PRAGMA journal_mode=WAL")
+        # a commit survives the process being killed (not the machine losing power)
+        self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self._migrate()
+
+    def close(self) -> None:
+        self.db.conn.close()
 
     def _insert(self, table: str, row: dict[str, Any]) -> int:
         pk = self.db.table(table).insert(row).last_pk
@@ -196,6 +212,38 @@ class Store:
             "status": "running",
         }
         return self._insert("runs", row)
+
+    def find_run(self, config: dict[str, Any]) -> int | None:
+        """The latest run recorded with exactly this resolved configuration, to resume it."""
+        row = next(
+            self.query(
+                "select max(id) as id from runs where config_json = ?", [json.dumps(config)]
+            ),
+            None,
+        )
+        return row["id"] if row else None
+
+    def reopen_run(self, run_id: int) -> None:
+        self.db.table("runs").update(run_id, {"status": "running", "finished": None})
+
+    def finished_attempts(self, run_id: int) -> set[tuple[str, str, int]]:
+        """(config, task id, attempt index) of every attempt of the run that has ended."""
+        rows = self.query(
+            "select config, task_id, attempt_index from attempts where run_id = ? and outcome != 'running'",
+            [run_id],
+        )
+        return {(r["config"], r["task_id"], r["attempt_index"]) for r in rows}
+
+    def outcome_counts(self, run_id: int) -> dict[str, int]:
+        """Finished attempts of the run by outcome (answer, abstain, crash)."""
+        counts = dict.fromkeys(("answer", "abstain", "crash"), 0)
+        sql = (
+            "select outcome, count(*) as n from attempts"
+            " where run_id = ? and outcome != 'running' group by outcome"
+        )
+        for r in self.query(sql, [run_id]):
+            counts[r["outcome"]] = r["n"]
+        return counts
 
     def finish_run(self, run_id: int, status: str = "completed") -> None:
         self.db.table("runs").update(run_id, {"finished": time.time(), "status": status})

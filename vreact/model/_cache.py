@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -34,8 +36,10 @@ class ResponseCache:
     def __init__(self, directory: str | Path | None = None) -> None:
         self.path = Path(directory or default_cache_dir()) / "responses.db"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite_utils.Database(self.path)
+        # shared by the threads of a concurrent run: one connection, one lock
+        self.db = sqlite_utils.Database(sqlite3.connect(self.path, timeout=60, check_same_thread=False))
         self.db.execute("PRAGMA journal_mode=WAL")
+        self._lock = threading.Lock()
         self.table = self.db.table("responses")
         if not self.table.exists():
             self.table.create(
@@ -52,25 +56,25 @@ class ResponseCache:
             )
 
     def get(self, key: str) -> Completion | None:
-        rows = list(self.db.query("select * from responses where key = ?", [key]))
+        with self._lock:
+            rows = list(self.db.query("select * from responses where key = ?", [key]))
         if not rows:
             return None
         r = rows[0]
         return Completion(r["text"], r["prompt_tokens"], r["completion_tokens"], r["latency_ms"], cached=True)
 
     def put(self, key: str, model: str, c: Completion) -> None:
-        self.table.upsert(
-            {
-                "key": key,
-                "model": model,
-                "text": c.text,
-                "prompt_tokens": c.prompt_tokens,
-                "completion_tokens": c.completion_tokens,
-                "latency_ms": c.latency_ms,
-                "created": time.time(),
-            },
-            pk="key",
-        )
+        row = {
+            "key": key,
+            "model": model,
+            "text": c.text,
+            "prompt_tokens": c.prompt_tokens,
+            "completion_tokens": c.completion_tokens,
+            "latency_ms": c.latency_ms,
+            "created": time.time(),
+        }
+        with self._lock:
+            self.table.upsert(row, pk="key")
 
     def count(self) -> int:
         return self.table.count
