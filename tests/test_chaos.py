@@ -47,6 +47,8 @@ def run_cli(
         str(limit),
         "--out",
         str(out),
+        "--concurrency",
+        "1",  # sequential: the seeded server's replies follow the order of requests
     ]
     if base_url:
         args += ["--base-url", base_url]
@@ -216,6 +218,8 @@ def test_each_role_may_name_its_own_model(tmp_path: Path) -> None:
             str(out),
             "--base-url",
             server.base_url,
+            "--concurrency",
+            "1",  # the seeded mix in request order, which reaches a judge
         )
     assert result.exit_code == 0, result.output
     by_role = {

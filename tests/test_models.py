@@ -83,6 +83,8 @@ def test_a_models_file_gives_aliases_roles_structured_output_and_prices(tmp_path
                 server.base_url,
                 "--out",
                 str(out),
+                "--concurrency",
+                "1",  # sequential: the seeded server's replies follow the order of requests
             ],
             env={"OPENAI_API_KEY": None},
         )

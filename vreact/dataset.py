@@ -117,3 +117,28 @@ def _split_pairs(tasks: list[Task], path: Path) -> list[Task]:
         suffix = "" if t.answerable else "__unanswerable"
         out.append(t.model_copy(update={"id": t.id + suffix, "pair_id": t.id}))
     return out
+
+
+def select_tasks(
+    tasks: list[Task],
+    *,
+    hops: list[int] | None = None,
+    answerable: bool | None = None,
+    task_ids: list[str] | None = None,
+    limit: int | None = None,
+    source: str = "dataset",
+) -> list[Task]:
+    """Filter by hop count and answerability, then keep ``task_ids`` in their order (an unknown
+    id is an error naming ``source``), then the first ``limit``."""
+    kept = [
+        t
+        for t in tasks
+        if (hops is None or t.hops in hops) and (answerable is None or t.answerable == answerable)
+    ]
+    if task_ids:
+        by_id = {t.id: t for t in kept}
+        missing = [i for i in task_ids if i not in by_id]
+        if missing:
+            raise DatasetError(f"{source}: no task with id {', '.join(missing)} (after the filter)")
+        kept = [by_id[i] for i in task_ids]
+    return kept[:limit] if limit is not None else kept

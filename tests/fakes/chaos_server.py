@@ -7,6 +7,7 @@ binds 127.0.0.1 only.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -138,13 +139,20 @@ class ChaosServer(LoopbackServer):
         reject_json_schema: bool = False,
         script: list[str] | None = None,
         stall_seconds: float = 30.0,
+        deterministic: bool = False,
+        latency: float = 0.0,
     ) -> None:
         super().__init__()
         self.mix = dict(mix) if mix is not None else dict.fromkeys(KINDS, 0.25)
         unknown = (set(self.mix) | set(script or [])) - {*KINDS, STALL}
         if unknown:
             raise ValueError(f"unknown kinds: {sorted(unknown)}")
+        self.seed = seed
         self.rng = random.Random(seed)
+        # deterministic: each reply is a function of (seed, request body) alone, whatever the
+        # order or concurrency of requests, so interrupted and resumed runs see the same server
+        self.deterministic = deterministic
+        self.latency = latency  # seconds before each reply
         self.reject_json_schema = reject_json_schema
         self.script = list(script) if script else None
         self.stall_seconds = stall_seconds
@@ -160,6 +168,12 @@ class ChaosServer(LoopbackServer):
         """Pick the reply to one request: (status, JSON body, extra headers), or None when the
         server was stopped during a stall and the connection should just be dropped."""
         fmt = body.get("response_format") or {}
+        rng = self.rng
+        if self.deterministic:
+            digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+            rng = random.Random(f"{self.seed}:{digest}")
+        if self.latency:
+            time.sleep(self.latency)
         with self._lock:
             self.requests.append(body)
             self.authorizations.append(authorization)
@@ -170,7 +184,7 @@ class ChaosServer(LoopbackServer):
             if self.script:
                 kind = self.script[self._served % len(self.script)]
             else:
-                kind = self.rng.choices(list(self.mix), weights=list(self.mix.values()))[0]
+                kind = rng.choices(list(self.mix), weights=list(self.mix.values()))[0]
             self._served += 1
             served = self._served
             self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -182,14 +196,14 @@ class ChaosServer(LoopbackServer):
             text = ""
             if kind == "nonsense":
                 schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
-                faker = SchemaFaker(self.rng, schema or {})
+                faker = SchemaFaker(rng, schema or {})
                 if schema:
                     value = faker.make(schema)
                 else:
                     value = {"thought": faker.words(3, 8), "answer": faker.words(1, 4)}
                 text = json.dumps(value)
             elif kind == "prose":
-                text = self.rng.choice(PROSE)
+                text = rng.choice(PROSE)
         if kind == "http500":
             msg = "The server had an error while processing your request."
             return 500, _error(msg, "server_error"), RETRY

@@ -3,27 +3,30 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as Bar
 
 from vreact.cli._common import err, print_report, user_errors
-from vreact.controller import Outcome
-from vreact.dataset import DatasetError, Task, load_tasks
-from vreact.model import DEFAULT_MODEL, CallPolicy, ModelConfigError, ResponseCache
+from vreact.config import Configuration
+from vreact.dataset import DatasetError, Task, load_tasks, select_tasks
+from vreact.model import DEFAULT_MODEL, CallPolicy, Model, ModelConfigError, ResponseCache
 from vreact.model._catalog import build_models, role_names
-from vreact.runner import OnAttempt, default_out_dir, run_experiment
+from vreact.runner import OnAttempt, Progress, RunDirBusy, default_out_dir, run_experiment
 from vreact.spec import (
     SpecError,
     UnknownConfiguration,
+    load_experiment,
     load_models,
     load_roles,
     load_spec,
     load_verifiers,
+    parse_overrides,
     resolve_configs,
 )
 
@@ -47,45 +50,91 @@ def _execute(
     timeout: float,
     call_timeout: float,
     concurrency: int,
+    endpoint_concurrency: int,
+    attempts: int,
+    seed: int,
     task_ids: str | None = None,
 ) -> None:
     """Load everything a run needs (bad input: one line, exit 2), run it, print the report."""
-    with user_errors(DatasetError, ModelConfigError, SpecError, UnknownConfiguration, FileNotFoundError):
+    with user_errors(*INPUT_ERRORS):
         tasks = load_tasks(dataset, None if task_ids else limit)
         if task_ids:
-            tasks = _select(tasks, task_ids, dataset)[:limit]
+            ids = [i.strip() for i in task_ids.split(",") if i.strip()]
+            tasks = select_tasks(tasks, task_ids=ids, limit=limit, source=dataset)
         resolved = resolve_configs(configs, experiment)
-        spec_m, verifiers_m, roles = load_spec(spec), load_verifiers(verifiers), load_roles()
         catalog = load_models(models_file) if models_file else None
         names = role_names(model_name, _role_models(role_model), catalog, DEFAULT_MODEL)
-        err.print(f"Loading model(s) {', '.join(sorted(set(names.values())))} ...", highlight=False)
         policy = CallPolicy(
-            max_retries=max_retries, call_timeout=call_timeout or None, concurrency=concurrency
+            max_retries=max_retries, call_timeout=call_timeout or None, concurrency=endpoint_concurrency
         )
-        model = build_models(
-            names,
-            catalog,
-            base_url=base_url,
-            timeout=timeout,
-            cache=None if no_cache else ResponseCache(cache_dir),
-            policy=policy,
-        )
-    out_dir = out or default_out_dir()
-    err.print(
-        f"Running {len(resolved)} configuration(s) x {len(tasks)} task(s) into {out_dir}", highlight=False
-    )
-    with _progress(len(tasks) * len(resolved)) as on_attempt:
-        run_id = run_experiment(
+        cache = None if no_cache else ResponseCache(cache_dir)
+        _launch(
             tasks,
             resolved,
-            model,
-            out_dir,
-            spec_m,
-            verifiers_m,
-            roles,
+            lambda: build_models(
+                names, catalog, base_url=base_url, timeout=timeout, cache=cache, policy=policy
+            ),
+            sorted(set(names.values())),
+            out or default_out_dir(),
+            spec,
+            verifiers,
             dataset=str(dataset),
-            on_attempt=on_attempt,
+            attempts=attempts,
+            seed=seed,
+            concurrency=concurrency,
         )
+
+
+INPUT_ERRORS = (
+    DatasetError,
+    ModelConfigError,
+    SpecError,
+    UnknownConfiguration,
+    FileNotFoundError,
+    RunDirBusy,
+)
+
+
+def _launch(
+    tasks: list[Task],
+    configs: list[Configuration],
+    make_models: Callable[[], dict[str, Model]],
+    model_names: list[str],
+    out_dir: Path,
+    spec: str,
+    verifiers: str,
+    *,
+    dataset: str,
+    attempts: int,
+    seed: int,
+    concurrency: int,
+) -> None:
+    """Load the spec, verifiers and models, run (or resume) into ``out_dir``, print the report."""
+    with user_errors(*INPUT_ERRORS):
+        spec_m, verifiers_m, roles = load_spec(spec), load_verifiers(verifiers), load_roles()
+        err.print(f"Loading model(s) {', '.join(model_names)} ...", highlight=False)
+        models = make_models()
+        total = len(tasks) * len(configs) * attempts
+        err.print(
+            f"{len(configs)} configuration(s) x {len(tasks)} task(s) x {attempts} attempt(s) = {total}, "
+            f"{concurrency} at a time, into {out_dir}",
+            highlight=False,
+        )
+        with _progress() as on_attempt:
+            run_id = run_experiment(
+                tasks,
+                configs,
+                models,
+                out_dir,
+                spec_m,
+                verifiers_m,
+                roles,
+                dataset=dataset,
+                on_attempt=on_attempt,
+                attempts=attempts,
+                seed=seed,
+                concurrency=concurrency,
+            )
     print_report(out_dir, run_id)
 
 
@@ -105,35 +154,32 @@ def _role_models(pairs: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def _select(tasks: list[Task], ids: str, dataset: str) -> list[Task]:
-    """The tasks named in a comma-separated list, in that order."""
-    by_id = {t.id: t for t in tasks}
-    wanted = [i.strip() for i in ids.split(",") if i.strip()]
-    missing = [i for i in wanted if i not in by_id]
-    if missing:
-        raise DatasetError(f"{dataset}: no task with id {', '.join(missing)}")
-    return [by_id[i] for i in wanted]
-
-
 @contextmanager
-def _progress(total: int) -> Iterator[OnAttempt]:
-    """A live bar on a terminal; elsewhere (CI logs, pipes) one line per attempt."""
-    tally = {"answer": 0, "abstain": 0, "crash": 0}
+def _progress() -> Iterator[OnAttempt]:
+    """A live bar on a terminal; elsewhere (CI logs, pipes) one line per attempt. Both show
+    done/total, the rate, the time left, and how many attempts answered, abstained, crashed."""
     started = time.monotonic()
+    state: dict[str, Any] = {}
 
-    def summary() -> str:
-        return " ".join(f"{k}={v}" for k, v in tally.items())
+    def figures(p: Progress) -> str:
+        fresh = p.done - p.resumed
+        elapsed = time.monotonic() - started
+        rate = fresh / elapsed * 60 if fresh and elapsed > 0 else 0.0
+        eta = (p.total - p.done) / rate * 60 if rate else None
+        left = "-" if eta is None else time.strftime("%H:%M:%S", time.gmtime(eta))
+        tally = " ".join(f"{k}={p.tally.get(k, 0)}" for k in ("answer", "abstain", "crash"))
+        return f"{rate:.1f}/min, ETA {left}; {tally}"
 
     if not err.is_terminal:
 
-        def line(config: str, task: Task, outcome: Outcome, done: int, total: int) -> None:
-            tally[outcome.kind] += 1
-            what = outcome.kind + (f" {outcome.level}" if outcome.level else "")
-            err.print(
-                f"[{done}/{total}] {config} {task.id}: {what} "
-                f"({time.monotonic() - started:.0f}s; {summary()})",
-                highlight=False,
-            )
+        def line(p: Progress) -> None:
+            if p.outcome is None:
+                if p.resumed:
+                    err.print(f"Resuming run {p.run_id}: {p.resumed} of {p.total} attempts already done")
+                return
+            what = p.outcome.kind + (f" {p.outcome.level}" if p.outcome.level else "")
+            task = p.task.id if p.task else ""
+            err.print(f"[{p.done}/{p.total}] {p.config} {task}: {what} ({figures(p)})", highlight=False)
 
         yield line
         return
@@ -142,14 +188,17 @@ def _progress(total: int) -> Iterator[OnAttempt]:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        TextColumn("{task.fields[tally]}"),
+        TextColumn("{task.fields[figures]}"),
     )
-    with Progress(*columns, console=err) as progress:
-        bar = progress.add_task("running", total=total, tally="")
+    with Bar(*columns, console=err) as bar:
 
-        def update(config: str, task: Task, outcome: Outcome, done: int, total: int) -> None:
-            tally[outcome.kind] += 1
-            progress.update(bar, completed=done, description=f"{config} {task.id[:24]}", tally=summary())
+        def update(p: Progress) -> None:
+            if "id" not in state:
+                state["id"] = bar.add_task("running", total=p.total, figures="")
+                if p.resumed:
+                    err.print(f"Resuming run {p.run_id}: {p.resumed} of {p.total} attempts already done")
+            description = f"{p.config} {p.task.id[:24]}" if p.task else "running"
+            bar.update(state["id"], completed=p.done, description=description, figures=figures(p))
 
         yield update
 
@@ -214,7 +263,7 @@ _common = [
         help="seconds for all tries of one logical call, waits included (0: none)",
     ),
     click.option(
-        "--concurrency",
+        "--endpoint-concurrency",
         type=click.IntRange(min=1),
         default=4,
         show_default=True,
@@ -229,10 +278,31 @@ _common = [
 ]
 
 
-def _with_common(f):  # type: ignore[no-untyped-def]
-    for option in reversed(_common):
-        f = option(f)
-    return f
+def _with(options: list[Any]) -> Callable[[Any], Any]:
+    def decorate(f: Any) -> Any:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return decorate
+
+
+_with_common = _with(_common)
+
+
+_attempts = [
+    click.option(
+        "--attempts",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        help="attempts per task and configuration (attempt i uses seed + i); the report gives Pass@k",
+    ),
+    click.option("--seed", type=int, default=0, show_default=True, help="seed of the first attempt"),
+    click.option(
+        "--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="attempts in flight"
+    ),
+]
 
 
 @click.command()
@@ -240,8 +310,12 @@ def _with_common(f):  # type: ignore[no-untyped-def]
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="first N tasks only")
 @click.option("--task-ids", default=None, help="comma-separated task ids to run, in that order")
 @_with_common
+@_with(_attempts)
 def run(**options: Any) -> None:
-    """Run each configuration once on each task; print the accounting table."""
+    """Run each configuration on each task; print the report.
+
+    Rerun the same command with the same --out to resume: finished attempts are kept, and
+    attempts a killed run left unfinished are run again."""
     _execute(**options)
 
 
@@ -252,4 +326,74 @@ def run(**options: Any) -> None:
 @_with_common
 def demo(**options: Any) -> None:
     """Answer a few built-in sample questions (default N and VG) on the embedded model."""
-    _execute(dataset="sample", **options)
+    _execute(dataset="sample", attempts=1, seed=0, concurrency=1, **options)
+
+
+@click.command()
+@click.argument("file")
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="override a field of the file, e.g. --set attempts=3 --set dataset.hops=[2,3]; repeatable",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="run folder (default runs/NAME); rerun into it to resume",
+)
+@click.option("--configs", default=None, help="only these of the file's configurations (comma-separated)")
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="response cache folder (default $VREACT_CACHE_DIR or ~/.cache/vreact)",
+)
+def experiment(
+    file: str, overrides: tuple[str, ...], out: Path | None, configs: str | None, cache_dir: Path | None
+) -> None:
+    """Run an experiment file (experiments/*.yaml, or a shipped name such as 'pilot'):
+    its tasks, configurations, models per role and attempts; print the report.
+
+    Running it again into the same folder resumes it."""
+    with user_errors(*INPUT_ERRORS):
+        exp = load_experiment(file, parse_overrides(overrides))
+        chosen = resolve_configs(configs, exp) if configs else exp.configurations
+        d = exp.dataset
+        tasks = select_tasks(
+            load_tasks(d.path),
+            hops=d.hops,
+            answerable=d.answerable,
+            task_ids=d.task_ids,
+            limit=d.limit,
+            source=d.path,
+        )
+        if not tasks:
+            raise DatasetError(f"{d.path}: no task passes the experiment's dataset filter")
+        catalog = load_models(exp.models_file) if exp.models_file else None
+        per_role = {k: v for k, v in exp.models.items() if k != "default"}
+        names = role_names(exp.models.get("default"), per_role, catalog, DEFAULT_MODEL)
+        limits = exp.limits
+        policy = CallPolicy(
+            max_retries=limits.max_retries,
+            call_timeout=limits.call_timeout or None,
+            concurrency=limits.endpoint_concurrency,
+        )
+        cache = ResponseCache(cache_dir) if exp.cache else None
+    _launch(
+        tasks,
+        chosen,
+        lambda: build_models(
+            names, catalog, base_url=exp.base_url, timeout=limits.timeout, cache=cache, policy=policy
+        ),
+        sorted(set(names.values())),
+        out or Path("runs") / exp.name,
+        exp.spec,
+        exp.verifiers,
+        dataset=d.path,
+        attempts=exp.attempts,
+        seed=exp.seed,
+        concurrency=exp.concurrency,
+    )

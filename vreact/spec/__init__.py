@@ -11,11 +11,12 @@ from vreact.spec._builtin import (
     load_verifiers,
     resolve_configs,
 )
-from vreact.spec._loader import SpecError, load_file, validate_files
+from vreact.spec._loader import SpecError, load_file, parse_overrides, validate_files
 from vreact.spec._models import (
     CONTEXT_FIELDS,
     KINDS,
     AnswerRequirements,
+    DatasetSelection,
     Experiment,
     GateRef,
     JudgeSpec,
@@ -32,6 +33,7 @@ __all__ = [
     "CONTEXT_FIELDS",
     "KINDS",
     "AnswerRequirements",
+    "DatasetSelection",
     "Experiment",
     "GateRef",
     "JudgeSpec",
@@ -52,6 +54,7 @@ __all__ = [
     "load_roles",
     "load_spec",
     "load_verifiers",
+    "parse_overrides",
     "resolve_configs",
     "validate_files",
 ]

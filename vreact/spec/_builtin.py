@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from vreact.config import Configuration
 from vreact.spec._loader import load_file
@@ -43,8 +44,10 @@ def load_roles(path: str | None = None) -> RoleSchema:
     return load_file(p, RoleSchema)  # type: ignore[return-value]
 
 
-def load_experiment(name_or_path: str = "pilot") -> Experiment:
-    return load_file(_resolve("experiments", name_or_path), Experiment)  # type: ignore[return-value]
+def load_experiment(name_or_path: str = "pilot", overrides: dict[str, Any] | None = None) -> Experiment:
+    """An experiment file (or a shipped name), with ``--set`` overrides applied."""
+    path = _resolve("experiments", name_or_path)
+    return load_file(path, Experiment, overrides)  # type: ignore[return-value]
 
 
 class UnknownConfiguration(ValueError):
@@ -56,10 +59,14 @@ def builtin_configs() -> dict[str, Configuration]:
     return {c.name: c for c in load_experiment("pilot").configurations}
 
 
-def resolve_configs(names: str | list[str], experiment: str | None = None) -> list[Configuration]:
-    """Turn ``"N,VG"`` into configurations from an experiment file (default: the shipped
-    pilot ladder), with a clear error for an unknown name."""
-    known = {c.name: c for c in load_experiment(experiment or "pilot").configurations}
+def resolve_configs(
+    names: str | list[str], experiment: str | Experiment | None = None
+) -> list[Configuration]:
+    """Turn ``"N,VG"`` into configurations from an experiment (a file, default the shipped
+    pilot ladder, or one already loaded), with a clear error for an unknown name."""
+    if not isinstance(experiment, Experiment):
+        experiment = load_experiment(experiment or "pilot")
+    known = {c.name: c for c in experiment.configurations}
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
     for name in names:

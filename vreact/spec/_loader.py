@@ -61,8 +61,47 @@ def _guess_kind(path: Path, data: Any) -> str | None:
     return None
 
 
-def load_file(path: str | Path, expect: type[M] | None = None) -> M | BaseModel:
-    """Load and validate one declarative file; raise SpecError with FILE:LINE lines."""
+def parse_overrides(pairs: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """``["attempts=3", "dataset.hops=[2, 3]"]`` -> ``{"attempts": 3, "dataset.hops": [2, 3]}``
+    (values are read as YAML, so numbers, booleans and lists keep their type)."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise SpecError([f"--set {pair}: expected KEY=VALUE, e.g. --set attempts=3"])
+        try:
+            out[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as e:
+            raise SpecError([f"--set {pair}: the value is not valid YAML: {e}"]) from None
+    return out
+
+
+def _apply(data: dict[str, Any], key: str, value: Any) -> Loc:
+    """Set a dotted ``key`` (list items by index: ``configurations.0.temperature``) in ``data``."""
+    parts = key.split(".")
+    node: Any = data
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            if last:
+                node[int(part)] = value
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            node = node.setdefault(part, {})
+        else:
+            raise SpecError([f"--set {key}: {'.'.join(parts[:i])} has no item {part!r}"])
+    return tuple(int(p) if p.isdigit() else p for p in parts)
+
+
+def load_file(
+    path: str | Path, expect: type[M] | None = None, overrides: dict[str, Any] | None = None
+) -> M | BaseModel:
+    """Load and validate one declarative file; raise SpecError with FILE:LINE lines.
+
+    ``overrides`` (dotted key -> value, from ``--set``) are applied before validation; an
+    error in an overridden field names the ``--set`` instead of a line."""
     path = Path(path)
     name = str(path)
     try:
@@ -79,6 +118,7 @@ def load_file(path: str | Path, expect: type[M] | None = None) -> M | BaseModel:
     data = _to_python(node, (), lines) if node is not None else None
     if not isinstance(data, dict):
         raise SpecError([f"{name}:1: (file): expected a mapping of fields"])
+    overridden = {_apply(data, k, v): k for k, v in (overrides or {}).items()}
     model: type[BaseModel]
     if expect is not None:
         model = expect
@@ -101,7 +141,12 @@ def load_file(path: str | Path, expect: type[M] | None = None) -> M | BaseModel:
             msg = err["msg"].removeprefix("Value error, ")
             if err["type"] == "extra_forbidden":
                 msg = "unknown field"
-            out.append(f"{name}:{_line_of(loc, lines)}: {_field_path(loc)}: {msg}")
+            # an error in an overridden field, or in the field that holds it, names the --set
+            by_set = next(
+                (k for o, k in overridden.items() if loc[: len(o)] == o or o[: len(loc)] == loc), None
+            )
+            where = f"{name}: --set {by_set}" if by_set else f"{name}:{_line_of(loc, lines)}"
+            out.append(f"{where}: {_field_path(loc)}: {msg}")
         raise SpecError(out) from None
 
 

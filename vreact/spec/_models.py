@@ -137,13 +137,52 @@ class RoleSchema(_Strict):
     roles: dict[str, RoleRow]
 
 
+MODEL_ROLES = ("default", "planner", "executor", "judge")
+
+
+class DatasetSelection(_Strict):
+    """Which tasks an experiment runs: a MuSiQue file and a filter, applied in this order."""
+
+    path: str = Field("sample", description="a MuSiQue .jsonl file or 'sample'")
+    hops: list[int] | None = Field(None, description="keep only these hop counts, e.g. [2, 3]")
+    answerable: bool | None = Field(None, description="keep only answerable (true) or unanswerable (false)")
+    task_ids: list[str] | None = Field(None, description="keep only these ids, in this order")
+    limit: int | None = Field(None, ge=1, description="then keep the first N")
+
+
+class RunLimits(_Strict):
+    """How model calls are made (the same as vreact run's flags)."""
+
+    max_retries: int = Field(6, ge=0, description="retries of a call on 429, 5xx and time-outs")
+    timeout: float = Field(120.0, gt=0, description="seconds for one HTTP request")
+    call_timeout: float = Field(600.0, ge=0, description="seconds for all tries of one call (0: none)")
+    endpoint_concurrency: int = Field(4, ge=1, description="requests in flight per endpoint")
+
+
 class Experiment(_Strict):
-    """Named configurations (experiments/*.yaml), e.g. the VReAct ladder N .. VPGJ."""
+    """An experiment (experiments/*.yaml): tasks, configurations, models per role, attempts.
+
+    ``vreact experiment FILE`` runs it; ``vreact run --experiment FILE`` only takes its
+    configurations."""
 
     kind: Literal["experiment"] = "experiment"
     name: str
     description: str = ""
+    dataset: DatasetSelection = Field(default_factory=DatasetSelection)
     configurations: list[Configuration] = Field(min_length=1)
+    models: dict[str, str] = Field(
+        default_factory=dict,
+        description="role (default, planner, executor, judge) -> provider/model or an alias of models_file",
+    )
+    models_file: str | None = Field(None, description="a models file with aliases, base URLs and prices")
+    base_url: str | None = Field(None, description="the provider's server for every model")
+    spec: str = Field("musique", description="L1 spec: a shipped name or a YAML file")
+    verifiers: str = Field("musique", description="verifier set: a shipped name or a YAML file")
+    attempts: int = Field(1, ge=1, description="attempts per task and configuration (Pass@k uses k = this)")
+    seed: int = Field(0, description="attempt i of every task runs with seed + i")
+    concurrency: int = Field(4, ge=1, description="attempts in flight")
+    cache: bool = Field(True, description="use the response cache")
+    limits: RunLimits = Field(default_factory=RunLimits)
 
     @field_validator("configurations")
     @classmethod
@@ -154,11 +193,16 @@ class Experiment(_Strict):
             raise ValueError(f"configuration names repeat: {', '.join(dupes)}")
         return configs
 
+    @field_validator("models")
+    @classmethod
+    def _roles(cls, models: dict[str, str]) -> dict[str, str]:
+        for role in models:
+            if role not in MODEL_ROLES:
+                raise ValueError(f"unknown role {role!r} (roles: {', '.join(MODEL_ROLES)})")
+        return models
+
 
 # --- models.yaml ----------------------------------------------------------------------
-
-MODEL_ROLES = ("default", "planner", "executor", "judge")
-
 
 class PriceSpec(_Strict):
     input: float = Field(ge=0, description="US dollars per million prompt tokens")
