@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from tests.helpers import attempt, solve
-from vreact.report import compute, corrections, render
+from vreact.report import compute, corrections, render, render_markdown, tables
 from vreact.spec import builtin_configs
 from vreact.verdict import Verdict
 
@@ -255,7 +255,88 @@ def test_render_fits_80_columns_and_shows_every_table(store, mixed_run):
         console.print(table)
     text = out.getvalue()
     assert max(len(line) for line in text.splitlines()) <= 80
-    for title in ("Support F1", "Attribution", "By hop count"):
+    for title in ("Support F1", "Attribution", "Execution accounting by hop count", "Quality by hop count"):
         assert title in text, title
     # the 3-hop row: config, hops, scoreable 1, answered 1, abstained 0, correct 1, EM, F1, sup F1 0.80
     assert any(line.split()[:2] == ["VG", "3"] and "0.80" in line for line in text.splitlines())
+
+
+# --- Pass@k, lifts and permutation tests from the records ---------------------------------------
+
+#: Four answerable real tasks; A and B each ran every task three times (True = the gold answer).
+#: A: t1 TFF, t2 FTF, t3 TTF, t4 TTT   B: t1 FFF, t2 FFF, t3 FFF, t4 FTT
+#:   Pass@1: A = (1/3 + 1/3 + 2/3 + 1) / 4 = 7/12;  B = (0 + 0 + 0 + 2/3) / 4 = 1/6
+#:   Pass@3: A = 4/4 = 1;  B = 1/4 (only t4 is solved at least once)
+#:   lift@1 = 7/12 - 2/12 = 5/12;  lift@3 = 3/4;  Diff = 3/4 - 5/12 = 1/3
+#: Per-task differences: d1 = (1/3, 1/3, 2/3, 1/3), d3 = (1, 1, 1, 0), Diff = (2/3, 2/3, 1/3, -1/3).
+#: 4 tasks -> all 16 sign assignments are enumerated (16 <= 10,000), so p is exact:
+#:   d1: only ++++ and ---- reach |sum| = 5/3                    -> p = 2/16 = 0.125
+#:   d3: +++ and --- on the first three, either sign on t4's 0    -> p = 4/16 = 0.25
+#:   Diff (x3: 2, 2, 1, -1; observed 4): |sum| >= 4 needs the two 2s with one sign and the
+#:   1 and -1 terms adding 0 or that sign: 3 ways for each sign   -> p = 6/16 = 0.375
+A_SUCCESS = {0: "TFF", 1: "FTF", 2: "TTF", 3: "TTT"}
+B_SUCCESS = {0: "FFF", 1: "FFF", 2: "FFF", 3: "FTT"}
+
+
+def test_pass_at_k_and_lift_against_hand_computed_values(store, full_tasks):
+    answerable = [t for t in full_tasks if t.answerable][:4]
+    run = store.new_run({}, "mock/x", "test")
+    for config, table in (("A", A_SUCCESS), ("B", B_SUCCESS)):
+        for i, task in enumerate(answerable):
+            for k, mark in enumerate(table[i]):
+                answer = task.answer if mark == "T" else "certainly not the answer"
+                record(store, run, task, "answer", answer, config=config, index=k)
+    report = compute(store, run, baseline="B")
+    a, b = report["configs"]["A"]["pass"], report["configs"]["B"]["pass"]
+    assert (a["k"], a["tasks"], a["pass@1"], a["pass@k"]) == (3, 4, round(7 / 12, 4), 1.0)
+    assert (b["pass@1"], b["pass@k"]) == (round(1 / 6, 4), 0.25)
+    # standard error of Pass@1 over tasks: sd of (1/3, 1/3, 2/3, 1) = 0.3191 / sqrt(4)
+    assert a["pass@1_se"] == 0.1596
+    (c,) = report["comparisons"]
+    assert (c["a"], c["b"], c["tasks"], c["k"], c["exact"]) == ("A", "B", 4, 3, True)
+    assert (c["lift1"], c["liftk"], c["diff"]) == (round(5 / 12, 4), 0.75, round(1 / 3, 4))
+    assert (c["p1"], c["pk"], c["p_diff"]) == (0.125, 0.25, 0.375)
+    # against the other baseline (the default: the first configuration) the lifts change sign
+    # and the p-values stay
+    (r,) = compute(store, run)["comparisons"]
+    assert (r["a"], r["lift1"], r["p1"], r["p_diff"]) == ("B", round(-5 / 12, 4), 0.125, 0.375)
+    with pytest.raises(ValueError, match="baseline 'C'"):
+        compute(store, run, baseline="C")
+
+
+def test_a_correct_abstention_is_a_success_and_a_crash_is_not(store, tasks):
+    run = store.new_run({}, "mock/x", "test")
+    record(store, run, tasks["2hop__150985_444333"], "abstain", level="L1", index=0)  # unanswerable
+    record(store, run, tasks["2hop__150985_444333"], "crash", index=1)
+    record(store, run, tasks["2hop__568389_161223"], "abstain", level="L3", index=0)  # answerable
+    record(store, run, tasks["2hop__568389_161223"], "answer", "Wrong", index=1)
+    p = compute(store, run)["configs"]["VG"]["pass"]
+    # task 1: 1 of 2, task 2: 0 of 2 -> Pass@1 = 1/4; Pass@2: task 1 solved once -> 1/2
+    assert (p["k"], p["pass@1"], p["pass@k"]) == (2, 0.25, 0.5)
+
+
+def test_cost_distribution_and_risk_coverage(store, tasks):
+    run = store.new_run({}, "mock/x", "test")
+    right = record(store, run, tasks["2hop__269805_135710"], "answer", "north", ["10"])
+    wrong = record(store, run, tasks["2hop__42543_20093"], "answer", "1991", ["3"])
+    record(store, run, tasks["2hop__568389_161223"], "abstain", level="L3")
+    for n, aid in ((1, right), (4, wrong)):
+        for _ in range(n):
+            store.record_call(aid, "executor", "mock/x", 100, 10, 1.0)
+    store.record_verdict(wrong, Verdict("L3", "executor.s1", "gate", "g", "reject", "c", "", 1, "h"))
+    r = compute(store, run)["configs"]["VG"]
+    # calls per scoreable attempt: 1, 4, 0 -> mean 5/3, median 1, P90 = 1 + 0.8 * 3 = 3.4
+    calls = r["cost_distribution"]["llm_calls"]
+    assert (round(calls["mean"], 3), calls["median"], round(calls["p90"], 3)) == (1.667, 1.0, 3.4)
+    assert r["cost_distribution"]["cost_usd"] is None  # no prices known
+    # answers ranked by rejections: the right one (0) first, then the wrong one (1)
+    assert r["risk_coverage"] == [{"coverage": 0.3333, "risk": 0.0}, {"coverage": 0.6667, "risk": 0.5}]
+
+
+def test_markdown_holds_every_table(store, mixed_run):
+    md = render_markdown(compute(store, mixed_run))
+    titles = [line for line in md.splitlines() if line.startswith("## ")]
+    assert [t.title for t in tables(compute(store, mixed_run))] == [t[3:] for t in titles]
+    assert "| config | exec | score | crash | answer | abstain | L1 | L2 | L3 | declined | cap |" in md
+    # 7 executed, 1 crash, 4 answered, 2 abstained (one at L1, one at L3)
+    assert "| VG | 7 | 6 | 1 | 4 | 2 | 1 | 0 | 1 | 0 | 0 |" in md

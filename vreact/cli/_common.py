@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -34,8 +35,9 @@ def user_errors(*kinds: type[Exception]) -> Iterator[None]:
         raise UserError(str(e)) from None
 
 
-def print_report(out_dir: Path, run_id: int | None = None) -> None:
-    store = Store(out_dir / "vreact.db")
-    for table in render(compute(store, run_id)):
+def print_report(out_dir: Path, run_id: int | None = None, report: dict[str, Any] | None = None) -> None:
+    if report is None:
+        report = compute(Store(out_dir / "vreact.db"), run_id)
+    for table in render(report):
         console.print(table)
     console.print(f"Run folder: [bold]{out_dir}[/bold]  (records: {out_dir / 'vreact.db'})")

@@ -7,22 +7,30 @@ from pathlib import Path
 
 import click
 
-from vreact.cli._common import UserError, console, print_report
+from vreact.cli._common import UserError, console, print_report, user_errors
 from vreact.memory import Store
-from vreact.report import compute
+from vreact.report import compute, render_markdown
 from vreact.runner import DB_NAME
 
 
 @click.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
+@click.option("--markdown", "as_markdown", is_flag=True, help="print the report as Markdown tables")
 @click.option("--run", "run_id", type=int, default=None, help="a run id in the folder (default: latest)")
-def report(run_dir: Path, as_json: bool, run_id: int | None) -> None:
-    """Print a run's tables again from its records."""
+@click.option(
+    "--baseline", default=None, help="the configuration lifts are measured against (default: the first)"
+)
+def report(run_dir: Path, as_json: bool, as_markdown: bool, run_id: int | None, baseline: str | None) -> None:
+    """Print a run's tables again from its records (text, --markdown or --json)."""
     if not (run_dir / DB_NAME).is_file():
         raise UserError(f"{run_dir}: no {DB_NAME} here; give a folder made by 'vreact run'")
+    with user_errors(ValueError):
+        data = compute(Store(run_dir / DB_NAME), run_id, baseline)
     if as_json:
-        click.echo(json.dumps(compute(Store(run_dir / DB_NAME), run_id), indent=2))
+        click.echo(json.dumps(data, indent=2))
+    elif as_markdown:
+        click.echo(render_markdown(data))
     else:
-        print_report(run_dir, run_id)
+        print_report(run_dir, report=data)
         console.print()
