@@ -6,8 +6,9 @@ import click
 
 from vreact.cli._cache import cache
 from vreact.cli._report import report
-from vreact.cli._run import demo, run
+from vreact.cli._run import demo, experiment, run
 from vreact.cli._validate import schema, validate
+from vreact.cli._view import view
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -16,7 +17,7 @@ def cli() -> None:
     """vreact: a V-model verification layer for LLM agents."""
 
 
-for command in (demo, run, report, validate, schema, cache):
+for command in (demo, run, experiment, report, view, validate, schema, cache):
     cli.add_command(command)
 
 

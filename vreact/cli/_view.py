@@ -1,0 +1,29 @@
+"""``vreact view``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from vreact.cli._common import UserError
+from vreact.runner import DB_NAME
+from vreact.view import write_html
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--run", "run_id", type=int, default=None, help="a run id in the folder (default: latest)")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="where to write the page (default: RUN_DIR/report.html)",
+)
+def view(run_dir: Path, run_id: int | None, out: Path | None) -> None:
+    """Write a run as one offline HTML page (RUN_DIR/report.html): tables, charts, and the V of
+    every attempt with each verdict at its level."""
+    if not (run_dir / DB_NAME).is_file():
+        raise UserError(f"{run_dir}: no {DB_NAME} here; give a folder made by 'vreact run'")
+    click.echo(str(write_html(run_dir, run_id, out)))
