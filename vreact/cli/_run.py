@@ -170,16 +170,20 @@ def _progress() -> Iterator[OnAttempt]:
         tally = " ".join(f"{k}={p.tally.get(k, 0)}" for k in ("answer", "abstain", "crash"))
         return f"{rate:.1f}/min, ETA {left}; {tally}"
 
+    def resuming(p: Progress) -> None:
+        if p.resumed:
+            err.print(f"Resuming run {p.run_id}: {p.resumed} of {p.total} attempts already done")
+
     if not err.is_terminal:
 
         def line(p: Progress) -> None:
             if p.outcome is None:
-                if p.resumed:
-                    err.print(f"Resuming run {p.run_id}: {p.resumed} of {p.total} attempts already done")
+                resuming(p)
                 return
             what = p.outcome.kind + (f" {p.outcome.level}" if p.outcome.level else "")
             task = p.task.id if p.task else ""
-            err.print(f"[{p.done}/{p.total}] {p.config} {task}: {what} ({figures(p)})", highlight=False)
+            text = f"[{p.done}/{p.total}] {p.config} {task}: {what} ({figures(p)})"
+            err.print(text, highlight=False, soft_wrap=True)  # one line per attempt in a log
 
         yield line
         return
@@ -195,8 +199,7 @@ def _progress() -> Iterator[OnAttempt]:
         def update(p: Progress) -> None:
             if "id" not in state:
                 state["id"] = bar.add_task("running", total=p.total, figures="")
-                if p.resumed:
-                    err.print(f"Resuming run {p.run_id}: {p.resumed} of {p.total} attempts already done")
+                resuming(p)
             description = f"{p.config} {p.task.id[:24]}" if p.task else "running"
             bar.update(state["id"], completed=p.done, description=description, figures=figures(p))
 

@@ -1,0 +1,76 @@
+"""Runner throughput: attempts per minute against a loopback OpenAI-compatible server that
+takes ``--latency`` seconds per reply, at several ``--concurrency`` values; then how long the
+report and the HTML page of the largest run take, and the process's peak memory.
+
+    .venv/bin/python benchmarks/runner_throughput.py [--latency 0.05] [--tasks 20] [--attempts 3]
+
+Needs the real MuSiQue records in ../shared/musique (or $VREACT_MUSIQUE_DIR).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.fakes.chaos_server import ChaosServer  # noqa: E402
+from vreact.dataset import load_tasks  # noqa: E402
+from vreact.memory import Store  # noqa: E402
+from vreact.model import CallPolicy, get_model  # noqa: E402
+from vreact.report import compute  # noqa: E402
+from vreact.runner import DB_NAME, run_experiment  # noqa: E402
+from vreact.spec import load_roles, load_spec, load_verifiers, resolve_configs  # noqa: E402
+from vreact.view import write_html  # noqa: E402
+
+MUSIQUE = Path(os.environ.get("VREACT_MUSIQUE_DIR", REPO.parent / "shared" / "musique"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--latency", type=float, default=0.05, help="seconds per server reply")
+    ap.add_argument("--tasks", type=int, default=20)
+    ap.add_argument("--attempts", type=int, default=3)
+    ap.add_argument("--configs", default="N,VG")
+    ap.add_argument("--concurrency", default="1,4,8")
+    args = ap.parse_args()
+
+    tasks = load_tasks(MUSIQUE / "musique_full_train_80.jsonl", args.tasks)
+    configs = resolve_configs(args.configs)
+    spec, verifiers, roles = load_spec(), load_verifiers(), load_roles()
+    total = len(tasks) * len(configs) * args.attempts
+    print(f"{len(configs)} configs x {len(tasks)} tasks x {args.attempts} attempts = {total}; "
+          f"server latency {args.latency * 1000:.0f} ms per reply; no response cache")
+    last = None
+    with ChaosServer(mix={"nonsense": 1.0}, deterministic=True, latency=args.latency) as server:
+        for c in map(int, args.concurrency.split(",")):
+            model = get_model(
+                "openai/bench", base_url=server.base_url, api_key="x", policy=CallPolicy(concurrency=c)
+            )
+            out = Path(tempfile.mkdtemp(prefix=f"bench-c{c}-"))
+            started = time.perf_counter()
+            run_experiment(
+                tasks, configs, model, out, spec, verifiers, roles, attempts=args.attempts, concurrency=c
+            )
+            took = time.perf_counter() - started
+            print(f"concurrency {c:>2}: {took:6.1f} s, {total / took * 60:7.0f} attempts/min")
+            last = out
+    assert last is not None
+    started = time.perf_counter()
+    compute(Store(last / DB_NAME))
+    report_s = time.perf_counter() - started
+    started = time.perf_counter()
+    page = write_html(last)
+    view_s = time.perf_counter() - started
+    print(f"report: {report_s:.2f} s; report.html: {view_s:.2f} s, {page.stat().st_size / 1e6:.1f} MB")
+    print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
