@@ -5,6 +5,7 @@ Slow (minutes on two cores): marked ``real_model``; deselect with ``-m "not real
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -14,8 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from tests.test_chaos import FULL, check_accounting, rows, run_cli
+from tests.test_view import browse, by_id, dom
+from vreact.cli import cli
 from vreact.model._llamacpp import smollm2_path
 
 pytestmark = pytest.mark.real_model
@@ -110,3 +114,39 @@ def test_run_in_process_llamacpp(tmp_path: Path) -> None:
     calls = rows(out / "vreact.db", "select * from model_calls")
     assert calls
     assert all(c["status"] == "ok" and c["prompt_tokens"] > 0 for c in calls), calls
+
+
+def test_experiment_with_attempts_report_and_page(llama_server: str, tmp_path: Path) -> None:
+    """The real path of an experiment: two seeded attempts in flight at once against the real
+    server, the Pass@k report, and the HTML page loaded in Chromium."""
+    out = tmp_path / "exp"
+    sets = {
+        "dataset.path": str(FULL),
+        "dataset.limit": "1",
+        "models.default": "openai/smollm2",
+        "base_url": llama_server,
+        "attempts": "2",
+        "concurrency": "2",
+        "configurations.2.budgets.step_cap": "3",  # VG, kept short: 3 steps per try
+    }
+    args = ["experiment", "pilot", "--configs", "VG", "--out", str(out)]
+    for key, value in sets.items():
+        args += ["--set", f"{key}={value}"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+
+    attempts = rows(out / "vreact.db", "select * from attempts order by attempt_index")
+    assert [(a["attempt_index"], a["seed"]) for a in attempts] == [(0, 0), (1, 1)]
+    assert all(a["outcome"] in ("answer", "abstain") for a in attempts), attempts
+    report = json.loads(CliRunner().invoke(cli, ["report", str(out), "--json"]).stdout)
+    assert report["configs"]["VG"]["pass"]["k"] == 2
+
+    page = CliRunner().invoke(cli, ["view", str(out)])
+    assert page.exit_code == 0, page.output
+    html, console = browse((out / "report.html").as_uri() + f"#attempt-{attempts[0]['id']}", tmp_path / "p")
+    assert console == []
+    first = attempts[0]["id"]
+    verdicts = rows(out / "vreact.db", "select * from verdicts where attempt_id = ? order by seq", [first])
+    assert verdicts  # VG's gates decided something
+    drawn = by_id(dom(html), f"attempt-{first}").select("verdict")
+    assert sorted(int(v.attrs["data-seq"]) for v in drawn) == [v["seq"] for v in verdicts]

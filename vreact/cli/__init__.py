@@ -1,4 +1,4 @@
-"""The ``vreact`` command line: demo, run, report, validate, schema, cache."""
+"""The ``vreact`` command line: demo, run, experiment, report, view, validate, schema, cache."""
 
 from __future__ import annotations
 
