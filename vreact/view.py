@@ -21,9 +21,9 @@ from typing import Any
 
 from vreact.memory import Store
 from vreact.report import LEVELS, SOURCES, VERIFIED_LEVELS, compute
+from vreact.runner import DB_NAME
 
 HTML_NAME = "report.html"
-DB_NAME = "vreact.db"
 #: One colour per configuration, in report order (repeats after eight).
 PALETTE = ("#2563eb", "#d97706", "#059669", "#9333ea", "#dc2626", "#0891b2", "#65a30d", "#db2777")
 #: The four parts of an outcome bar: (key, label, colour); they sum to ``executed``.
