@@ -517,10 +517,10 @@ def risk_points(r: dict[str, Any]) -> list[tuple[float, float]]:
 
 
 def _risk_chart(configs: dict[str, Any], colours: dict[str, str]) -> str:
-    left, top, w, hgt = 46, 12, 340, 220
+    left, top, w, hgt = 46, 12, 320, 220
     out = [
-        f'<svg class="chart" role="img" aria-label="Risk against coverage" viewBox="0 0 {left + w + 130} '
-        f'{top + hgt + 44}" width="{left + w + 130}" height="{top + hgt + 44}">'
+        f'<svg class="chart" role="img" aria-label="Risk against coverage" viewBox="0 0 {left + w + 150} '
+        f'{top + hgt + 44}" width="{left + w + 150}" height="{top + hgt + 44}">'
     ]
     for i in range(5):
         t = i / 4
@@ -552,7 +552,7 @@ def _risk_chart(configs: dict[str, Any], colours: dict[str, str]) -> str:
                 f'fill="{colour}"><title>{h(name)}: coverage {c:.3f}, risk {rk:.3f}</title></circle>'
             )
         out.append(f'<rect x="{left + w + 16}" y="{ly - 9}" width="11" height="11" rx="6" fill="{colour}"/>')
-        label = name if pts else f"{name} (no answers)"
+        label = name if pts else f"{name}: no answers"
         out.append(f'<text x="{left + w + 32}" y="{ly}" class="leg">{h(label)}</text>')
         ly += 18
     out.append("</svg>")
