@@ -143,7 +143,8 @@ def test_experiment_with_attempts_report_and_page(llama_server: str, tmp_path: P
 
     page = CliRunner().invoke(cli, ["view", str(out)])
     assert page.exit_code == 0, page.output
-    html, console = browse((out / "report.html").as_uri() + f"#attempt-{attempts[0]['id']}", tmp_path / "p")
+    page_url = (out / "report.html").as_uri() + f"#attempt-{attempts[0]['id']}"
+    html, console = browse(page_url, tmp_path / "p", "--dump-dom")
     assert console == []
     first = attempts[0]["id"]
     verdicts = rows(out / "vreact.db", "select * from verdicts where attempt_id = ? order by seq", [first])
