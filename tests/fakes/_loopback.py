@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
@@ -39,6 +40,14 @@ class JSONHandler(BaseHTTPRequestHandler):
         """Silence default request logging."""
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that goes away mid-request (a killed run) is normal here, not a traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class LoopbackServer:
     """Serves ``handler`` on 127.0.0.1 from a daemon thread; a context manager."""
 
@@ -60,7 +69,7 @@ class LoopbackServer:
         """Bind an OS-chosen loopback port and serve from a daemon thread."""
         handler = type("Handler", (self.handler,), {"owner": self})
         self._stopping.clear()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = _QuietServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
