@@ -340,3 +340,14 @@ def test_markdown_holds_every_table(store, mixed_run):
     assert "| config | exec | score | crash | answer | abstain | L1 | L2 | L3 | declined | cap |" in md
     # 7 executed, 1 crash, 4 answered, 2 abstained (one at L1, one at L3)
     assert "| VG | 7 | 6 | 1 | 4 | 2 | 1 | 0 | 1 | 0 | 0 |" in md
+
+
+def test_configurations_keep_the_order_the_run_named(store, tasks):
+    """Concurrent attempts finish in any order; the tables (and the default baseline) follow
+    the run's own list of configurations."""
+    run = store.new_run({"configs": [{"name": "N"}, {"name": "VG"}]}, "mock/x", "test")
+    record(store, run, tasks["2hop__150985_444333"], "abstain", level="L1", config="VG")
+    record(store, run, tasks["2hop__150985_444333"], "answer", "x", config="N")
+    report = compute(store, run)
+    assert list(report["configs"]) == ["N", "VG"]
+    assert [(c["a"], c["b"]) for c in report["comparisons"]] == [("VG", "N")]

@@ -90,7 +90,7 @@ def compute(
         for v in store.query(f"select * from verdicts where attempt_id in ({marks})", ids):
             verdicts[v["attempt_id"]].append(v)
     configs: dict[str, Any] = {}
-    names = list(dict.fromkeys(a["config"] for a in attempts))
+    names = _config_order(store, run_id, attempts)
     for name in names:
         configs[name] = _config_report([a for a in attempts if a["config"] == name], tasks, calls, verdicts)
     if baseline is not None and baseline not in configs:
@@ -98,8 +98,20 @@ def compute(
     return {
         "run": run_id,
         "configs": configs,
-        "comparisons": _comparisons(attempts, tasks, baseline or (names[0] if names else ""), iterations),
+        "comparisons": _comparisons(
+            attempts, tasks, names, baseline or (names[0] if names else ""), iterations
+        ),
     }
+
+
+def _config_order(store: Store, run_id: int, attempts: list[dict[str, Any]]) -> list[str]:
+    """The run's configurations in the order it named them (concurrent attempts finish in any
+    order), then any others in the order of their first attempt."""
+    row = next(store.query("select config_json from runs where id = ?", [run_id]), None)
+    resolved = json.loads(row["config_json"] or "{}") if row else {}
+    declared = [c.get("name") for c in resolved.get("configs", [])]
+    present = dict.fromkeys(a["config"] for a in attempts)
+    return [n for n in declared if n in present] + [n for n in present if n not in declared]
 
 
 def success(attempt: dict[str, Any], task: dict[str, Any]) -> bool:
@@ -139,7 +151,7 @@ def _pass(attempts: list[dict[str, Any]], tasks: dict[str, Any]) -> dict[str, An
 
 
 def _comparisons(
-    attempts: list[dict[str, Any]], tasks: dict[str, Any], baseline: str, iterations: int
+    attempts: list[dict[str, Any]], tasks: dict[str, Any], names: list[str], baseline: str, iterations: int
 ) -> list[dict[str, Any]]:
     """Each configuration against the baseline, over the tasks both ran, k = the fewest attempts."""
     by_config: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -149,10 +161,10 @@ def _comparisons(
         return []
     base = _successes(by_config[baseline], tasks)
     out = []
-    for name, rows in by_config.items():
+    for name in names:
         if name == baseline:
             continue
-        mine = _successes(rows, tasks)
+        mine = _successes(by_config[name], tasks)
         shared = set(mine) & set(base)
         if not shared:
             continue
