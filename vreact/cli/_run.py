@@ -206,6 +206,13 @@ def _progress() -> Iterator[OnAttempt]:
         yield update
 
 
+_cache_dir = click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="response cache folder (default $VREACT_CACHE_DIR or ~/.cache/vreact)",
+)
+
 _common = [
     click.option("--configs", default="N,VG", show_default=True, help="comma-separated configurations"),
     click.option(
@@ -238,12 +245,7 @@ _common = [
         "--experiment", default=None, help="configurations file (default: the shipped pilot ladder)"
     ),
     click.option("--no-cache", is_flag=True, help="bypass the response cache (see 'vreact cache path')"),
-    click.option(
-        "--cache-dir",
-        type=click.Path(path_type=Path, file_okay=False),
-        default=None,
-        help="response cache folder (default $VREACT_CACHE_DIR or ~/.cache/vreact)",
-    ),
+    _cache_dir,
     click.option(
         "--max-retries",
         type=click.IntRange(min=0),
@@ -348,12 +350,7 @@ def demo(**options: Any) -> None:
     help="run folder (default runs/NAME); rerun into it to resume",
 )
 @click.option("--configs", default=None, help="only these of the file's configurations (comma-separated)")
-@click.option(
-    "--cache-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="response cache folder (default $VREACT_CACHE_DIR or ~/.cache/vreact)",
-)
+@_cache_dir
 def experiment(
     file: str, overrides: tuple[str, ...], out: Path | None, configs: str | None, cache_dir: Path | None
 ) -> None:
