@@ -421,3 +421,12 @@ def test_view_command(site, tmp_path):
     assert (tmp_path / "x.html").read_text().startswith("<!DOCTYPE html>")
     result = CliRunner().invoke(cli, ["view", str(tmp_path / "nowhere")])
     assert result.exit_code == 2 and "no vreact.db here" in result.output and "Traceback" not in result.output
+
+
+def test_attempts_are_listed_by_configuration_then_attempt_index(site):
+    root, _, _ = site["load"]("")
+    order = list(compute(site["store"])["configs"])
+    rows = [(r.attrs["data-config"], r) for r in root.select("arow")]
+    assert len(rows) == next(site["store"].query("select count(*) as n from attempts"))["n"]
+    keys = [order.index(config) for config, _ in rows]
+    assert keys == sorted(keys)

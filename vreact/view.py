@@ -970,6 +970,10 @@ def render_html(store: Store, run_id: int | None = None) -> str:
         }
     )
     configs: dict[str, Any] = report["configs"]
+    # concurrent attempts start in any order: list them by configuration, task, attempt index
+    order = {n: i for i, n in enumerate(configs)}
+    first_seen = {t: i for i, t in enumerate(dict.fromkeys(a["task_id"] for a in data["attempts"]))}
+    data["attempts"].sort(key=lambda a: (order[a["config"]], first_seen[a["task_id"]], a["attempt_index"]))
     colours = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(configs)}
     families = _families(data["config"])
     cfgs = {str(c.get("name")): c for c in data["config"].get("configs") or [] if isinstance(c, dict)}
