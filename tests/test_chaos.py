@@ -31,29 +31,22 @@ def vreact(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args), env=NO_OPENAI_ENV)
 
 
+def run_args(
+    dataset: Path | str, configs: str, model: str, out: Path, limit: int, base_url: str | None, *extra: str
+) -> list[str]:
+    """The arguments of a sequential ``vreact run``: the seeded servers' replies follow the order
+    of requests, so concurrent attempts would meet a different mix each run."""
+    args = ["run", "--dataset", str(dataset), "--configs", configs, "--model", model]
+    args += ["--limit", str(limit), "--out", str(out), "--concurrency", "1"]
+    return args + (["--base-url", base_url] if base_url else []) + list(extra)
+
+
 def run_cli(
     dataset: Path | str, configs: str, model: str, out: Path, limit: int, base_url: str | None = None
 ) -> tuple[Result, float]:
     """``vreact run``; returns the result and the wall time in seconds."""
-    args = [
-        "run",
-        "--dataset",
-        str(dataset),
-        "--configs",
-        configs,
-        "--model",
-        model,
-        "--limit",
-        str(limit),
-        "--out",
-        str(out),
-        "--concurrency",
-        "1",  # sequential: the seeded server's replies follow the order of requests
-    ]
-    if base_url:
-        args += ["--base-url", base_url]
     started = time.perf_counter()
-    result = vreact(*args)
+    result = vreact(*run_args(dataset, configs, model, out, limit, base_url))
     return result, time.perf_counter() - started
 
 

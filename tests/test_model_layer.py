@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from tests.conftest import FULL
 from tests.fakes.chaos_server import JSON, ChaosServer
 from tests.test_chaos import check_accounting, rows, vreact
+from tests.test_chaos import run_args as chaos_run_args
 from vreact.cli import cli
 
 DEFAULT_MAX_RETRIES = 6  # vreact run --max-retries default
@@ -54,24 +55,7 @@ class RecordingServer(ChaosServer):
 
 
 def run_args(out: Path, base_url: str, configs: str, limit: int, *extra: str) -> list[str]:
-    return [
-        "run",
-        "--dataset",
-        str(FULL),
-        "--configs",
-        configs,
-        "--model",
-        "openai/x",
-        "--base-url",
-        base_url,
-        "--limit",
-        str(limit),
-        "--out",
-        str(out),
-        "--concurrency",
-        "1",  # sequential: the seeded server's replies follow the order of requests
-        *extra,
-    ]
+    return chaos_run_args(FULL, configs, "openai/x", out, limit, base_url, *extra)
 
 
 def report_json(out: Path) -> dict[str, Any]:

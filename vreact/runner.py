@@ -8,6 +8,7 @@ import fcntl
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -160,7 +161,7 @@ def run_experiment(
             store.reopen_run(run_id)
         store.add_tasks([t.record() for t in tasks])
         finished = store.finished_attempts(run_id)
-        tally = store.outcome_counts(run_id)
+        tally = dict(Counter(finished.values()))
         # task-major, so an interrupted run still compares the configurations on the same tasks
         wanted = [
             _Job(config, task, i, seed + i) for task in tasks for config in configs for i in range(attempts)
@@ -217,13 +218,11 @@ class _Run:
             )
 
         loop = asyncio.get_running_loop()
-        slots = asyncio.Semaphore(concurrency)
         resumed = done
 
         async def one(job: _Job) -> None:
             nonlocal done
-            async with slots:
-                outcome = await loop.run_in_executor(pool, work, job)
+            outcome = await loop.run_in_executor(pool, work, job)  # the pool bounds concurrency
             done += 1
             self.tally[outcome.kind] = self.tally.get(outcome.kind, 0) + 1
             if self.on_attempt:

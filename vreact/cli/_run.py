@@ -19,6 +19,7 @@ from vreact.model import DEFAULT_MODEL, CallPolicy, Model, ModelConfigError, Res
 from vreact.model._catalog import build_models, role_names
 from vreact.runner import OnAttempt, Progress, RunDirBusy, default_out_dir, run_experiment
 from vreact.spec import (
+    RunLimits,
     SpecError,
     UnknownConfiguration,
     load_experiment,
@@ -64,15 +65,18 @@ def _execute(
         resolved = resolve_configs(configs, experiment)
         catalog = load_models(models_file) if models_file else None
         names = role_names(model_name, _role_models(role_model), catalog, DEFAULT_MODEL)
-        policy = CallPolicy(
-            max_retries=max_retries, call_timeout=call_timeout or None, concurrency=endpoint_concurrency
+        limits = RunLimits(
+            max_retries=max_retries,
+            timeout=timeout,
+            call_timeout=call_timeout,
+            endpoint_concurrency=endpoint_concurrency,
         )
         cache = None if no_cache else ResponseCache(cache_dir)
         _launch(
             tasks,
             resolved,
             lambda: build_models(
-                names, catalog, base_url=base_url, timeout=timeout, cache=cache, policy=policy
+                names, catalog, base_url=base_url, timeout=timeout, cache=cache, policy=_policy(limits)
             ),
             sorted(set(names.values())),
             out or default_out_dir(),
@@ -93,6 +97,15 @@ INPUT_ERRORS = (
     FileNotFoundError,
     RunDirBusy,
 )
+
+
+def _policy(limits: RunLimits) -> CallPolicy:
+    """How each model call is made, from the run's limits (a call timeout of 0 means none)."""
+    return CallPolicy(
+        max_retries=limits.max_retries,
+        call_timeout=limits.call_timeout or None,
+        concurrency=limits.endpoint_concurrency,
+    )
 
 
 def _launch(
@@ -206,6 +219,9 @@ def _progress() -> Iterator[OnAttempt]:
         yield update
 
 
+#: The defaults of vreact run's call limits are an experiment file's.
+LIMITS = RunLimits()
+
 _cache_dir = click.option(
     "--cache-dir",
     type=click.Path(path_type=Path, file_okay=False),
@@ -249,28 +265,28 @@ _common = [
     click.option(
         "--max-retries",
         type=click.IntRange(min=0),
-        default=6,
+        default=LIMITS.max_retries,
         show_default=True,
         help="retries of a call on 429, 5xx, connection errors and time-outs",
     ),
     click.option(
         "--timeout",
         type=click.FloatRange(min=0.1),
-        default=120.0,
+        default=LIMITS.timeout,
         show_default=True,
         help="seconds for one HTTP request",
     ),
     click.option(
         "--call-timeout",
         type=click.FloatRange(min=0.0),
-        default=600.0,
+        default=LIMITS.call_timeout,
         show_default=True,
         help="seconds for all tries of one logical call, waits included (0: none)",
     ),
     click.option(
         "--endpoint-concurrency",
         type=click.IntRange(min=1),
-        default=4,
+        default=LIMITS.endpoint_concurrency,
         show_default=True,
         help="requests in flight per endpoint",
     ),
@@ -376,17 +392,12 @@ def experiment(
         per_role = {k: v for k, v in exp.models.items() if k != "default"}
         names = role_names(exp.models.get("default"), per_role, catalog, DEFAULT_MODEL)
         limits = exp.limits
-        policy = CallPolicy(
-            max_retries=limits.max_retries,
-            call_timeout=limits.call_timeout or None,
-            concurrency=limits.endpoint_concurrency,
-        )
         cache = ResponseCache(cache_dir) if exp.cache else None
     _launch(
         tasks,
         chosen,
         lambda: build_models(
-            names, catalog, base_url=exp.base_url, timeout=limits.timeout, cache=cache, policy=policy
+            names, catalog, base_url=exp.base_url, timeout=limits.timeout, cache=cache, policy=_policy(limits)
         ),
         sorted(set(names.values())),
         out or Path("runs") / exp.name,

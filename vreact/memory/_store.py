@@ -226,24 +226,15 @@ class Store:
     def reopen_run(self, run_id: int) -> None:
         self.db.table("runs").update(run_id, {"status": "running", "finished": None})
 
-    def finished_attempts(self, run_id: int) -> set[tuple[str, str, int]]:
-        """(config, task id, attempt index) of every attempt of the run that has ended."""
+    def finished_attempts(self, run_id: int) -> dict[tuple[str, str, int], str]:
+        """The outcome of every attempt of the run that has ended, by (config, task id, attempt
+        index)."""
         rows = self.query(
-            "select config, task_id, attempt_index from attempts where run_id = ? and outcome != 'running'",
+            "select config, task_id, attempt_index, outcome from attempts"
+            " where run_id = ? and outcome != 'running'",
             [run_id],
         )
-        return {(r["config"], r["task_id"], r["attempt_index"]) for r in rows}
-
-    def outcome_counts(self, run_id: int) -> dict[str, int]:
-        """Finished attempts of the run by outcome (answer, abstain, crash)."""
-        counts = dict.fromkeys(("answer", "abstain", "crash"), 0)
-        sql = (
-            "select outcome, count(*) as n from attempts"
-            " where run_id = ? and outcome != 'running' group by outcome"
-        )
-        for r in self.query(sql, [run_id]):
-            counts[r["outcome"]] = r["n"]
-        return counts
+        return {(r["config"], r["task_id"], r["attempt_index"]): r["outcome"] for r in rows}
 
     def finish_run(self, run_id: int, status: str = "completed") -> None:
         self.db.table("runs").update(run_id, {"finished": time.time(), "status": status})

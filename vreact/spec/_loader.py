@@ -77,21 +77,24 @@ def parse_overrides(pairs: list[str] | tuple[str, ...]) -> dict[str, Any]:
 
 
 def _apply(data: dict[str, Any], key: str, value: Any) -> Loc:
-    """Set a dotted ``key`` (list items by index: ``configurations.0.temperature``) in ``data``."""
+    """Set a dotted ``key`` (list items by index: ``configurations.0.temperature``) in ``data``;
+    missing mappings on the way are created."""
     parts = key.split(".")
     node: Any = data
     for i, part in enumerate(parts):
-        last = i == len(parts) - 1
+        slot: str | int
         if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            if last:
-                node[int(part)] = value
-            node = node[int(part)]
+            slot = int(part)
         elif isinstance(node, dict):
-            if last:
-                node[part] = value
-            node = node.setdefault(part, {})
+            slot = part
         else:
             raise SpecError([f"--set {key}: {'.'.join(parts[:i])} has no item {part!r}"])
+        if i == len(parts) - 1:
+            node[slot] = value
+        else:
+            if isinstance(node, dict):
+                node.setdefault(slot, {})
+            node = node[slot]
     return tuple(int(p) if p.isdigit() else p for p in parts)
 
 
