@@ -4,13 +4,12 @@ report and the HTML page of the largest run take, and the process's peak memory.
 
     .venv/bin/python benchmarks/runner_throughput.py [--latency 0.05] [--tasks 20] [--attempts 3]
 
-Needs the real MuSiQue records in ../shared/musique (or $VREACT_MUSIQUE_DIR).
+Reads the real MuSiQue records shipped in tests/data/musique/.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import sys
 import tempfile
@@ -29,7 +28,7 @@ from vreact.runner import DB_NAME, run_experiment  # noqa: E402
 from vreact.spec import load_roles, load_spec, load_verifiers, resolve_configs  # noqa: E402
 from vreact.view import write_html  # noqa: E402
 
-MUSIQUE = Path(os.environ.get("VREACT_MUSIQUE_DIR", REPO.parent / "shared" / "musique"))
+MUSIQUE = REPO / "tests" / "data" / "musique"
 
 
 def main() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,19 +13,14 @@ from vreact.memory import Store
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet, load_roles, load_spec, load_verifiers
 
 REPO = Path(__file__).resolve().parents[1]
-#: Real MuSiQue records live beside the project (../shared/musique), never inside it.
-MUSIQUE = Path(os.environ.get("VREACT_MUSIQUE_DIR", REPO.parent / "shared" / "musique"))
-if not (MUSIQUE / "musique_full_train_80.jsonl").is_file():
-    raise SystemExit(
-        f"tests need the real MuSiQue records in {MUSIQUE} (../shared/musique beside the "
-        "checkout, or set VREACT_MUSIQUE_DIR)"
-    )
+#: Real MuSiQue records (CC BY 4.0), shipped with the suite: tests/data/musique/README.md.
+MUSIQUE = REPO / "tests" / "data" / "musique"
 FULL = MUSIQUE / "musique_full_train_80.jsonl"
 ANS = MUSIQUE / "musique_ans_train_100.jsonl"
 
 
 def musique_records() -> list[dict[str, Any]]:
-    """Every real MuSiQue record shipped beside the project (Full then Ans)."""
+    """Every real MuSiQue record shipped with the suite (Full then Ans)."""
     out = []
     for path in (FULL, ANS):
         out += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
