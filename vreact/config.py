@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+#: Switches that are part of the configuration's vocabulary but not built yet: refused when on,
+#: so no run silently goes without a component it names.
+NOT_AVAILABLE = ("critic", "context_manager")
 
 
 class BudgetLimits(BaseModel):
@@ -37,14 +41,25 @@ class Configuration(BaseModel):
     guards: bool = False
     gates: bool = False
     judges: bool = False
-    critic: bool = False
-    context_manager: bool = False
+    critic: bool = Field(False, description="the DeReAct critic (not available yet: must be false)")
+    context_manager: bool = Field(
+        False, description="the DeReAct context manager (not available yet: must be false)"
+    )
     budgets: BudgetLimits = Field(default_factory=BudgetLimits)
     guard: GuardSettings = Field(default_factory=GuardSettings)
     temperature: float = Field(0.2, ge=0.0, le=2.0)
     max_tokens: int = Field(256, ge=16, description="completion tokens per model call")
 
+    @field_validator(*NOT_AVAILABLE)
+    @classmethod
+    def _not_available(cls, on: bool, info: ValidationInfo) -> bool:
+        if on:
+            raise ValueError(f"{info.field_name} is not available yet (it must be false or left out)")
+        return on
+
     @property
     def verified(self) -> bool:
-        """True when anything checks the executor (then steps are parsed fail-closed)."""
-        return self.gates or self.guards
+        """True when anything checks the executor: then its results go through R1 (and the
+        chain through R2, the answer through R3), each verifier running its gates if gates are
+        on and its judge if judges are on."""
+        return self.gates or self.guards or self.judges
