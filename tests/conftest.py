@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,8 @@ import pytest
 
 from vreact.dataset import Task, load_tasks
 from vreact.memory import Store
+from vreact.model import _llamacpp
+from vreact.runner import RAISE_INTERNAL
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet, load_roles, load_spec, load_verifiers
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,10 +31,39 @@ def musique_records() -> list[dict[str, Any]]:
     return out
 
 
+pytest_plugins = ["pytester"]
+
+#: The network guard (loopback only), in this process and, through PYTHONPATH, in every Python
+#: subprocess a test starts.
+GUARD_DIR = REPO / "tests" / "loopback_only"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ["VREACT_LOOPBACK_ONLY"] = "1"
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(GUARD_DIR), os.environ.get("PYTHONPATH")]))
+    spec = importlib.util.spec_from_file_location("vreact_loopback_only", GUARD_DIR / "sitecustomize.py")
+    assert spec is not None and spec.loader is not None
+    guard = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(guard)  # installs itself: VREACT_LOOPBACK_ONLY is set
+
+
 @pytest.fixture(autouse=True)
 def _own_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test gets its own response cache, never the user's."""
     monkeypatch.setenv("VREACT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(autouse=True)
+def _bugs_raise_and_no_accidental_models(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An internal error (a bug in vreact) fails the test instead of becoming a crash record;
+    no test loads a GGUF in-process unless it is marked ``real_model`` (as pydantic-ai's
+    ALLOW_MODEL_REQUESTS). Both hold in the subprocesses a test starts, through the environment."""
+    monkeypatch.setenv(RAISE_INTERNAL, "1")
+    real = request.node.get_closest_marker("real_model") is not None
+    monkeypatch.setattr(_llamacpp, "ALLOW_LOCAL_LOADS", real)
+    monkeypatch.setenv(_llamacpp.ALLOW_LOCAL_LOADS_ENV, "1" if real else "0")
 
 
 @pytest.fixture(scope="session")

@@ -179,7 +179,9 @@ def test_attempts_run_concurrently(tmp_path):
 def test_a_folder_in_use_is_refused(tmp_path):
     out = tmp_path / "busy"
     with exclusive(out):
-        result = CliRunner().invoke(cli, ["run", "--dataset", str(FULL), "--limit", "1", "--out", str(out)])
+        # a server that is never asked: the folder is refused before any call
+        args = ["run", "--dataset", str(FULL), "--limit", "1", "--out", str(out), "--model", "openai/x"]
+        result = CliRunner().invoke(cli, [*args, "--base-url", "http://127.0.0.1:9/v1"])
     assert result.exit_code == 2
     assert "another vreact process is running into this folder" in result.stderr
 

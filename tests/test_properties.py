@@ -75,8 +75,15 @@ def test_every_attempt_ends_in_exactly_one_outcome_and_answers_only_through_verd
         if row["outcome"] == "abstain":
             assert row["abstain_level"] in LEVELS and row["abstain_component"] and row["abstain_cause"]
             assert row["error"] is None and row["answer"] is None
-        elif row["outcome"] == "crash":
-            assert row["error"] and row["abstain_level"] is None
+        elif row["outcome"] == "crash":  # only from a failure the script injected
+            assert row["abstain_level"] is None
+            assert (row["crash_kind"], row["error"]) in (
+                ("model", "ModelError: HTTP 500"),
+                (
+                    "script",
+                    f"MockScriptExhausted: mock/scripted: the script ran out after {len(script)} output(s)",
+                ),
+            ), row
         else:
             assert row["abstain_level"] is None and row["error"] is None
         vs = list(store.query("select * from verdicts order by seq"))
@@ -261,6 +268,8 @@ def test_whole_v_invariants(data, config, full_tasks, spec, verifiers, roles):
         store = Store(Path(tmp) / "vreact.db")
         _, row, _ = attempt(builtin_configs()[config], task, model, store, spec, verifiers, roles)
         assert row["outcome"] in ("answer", "abstain", "crash")
+        if row["outcome"] == "crash":  # only a script running out: these scripts inject no error
+            assert row["crash_kind"] == "script" and "script ran out" in row["error"], row
         vs = list(store.query("select * from verdicts order by seq"))
         for v in vs:
             if v["source"] == "judge":

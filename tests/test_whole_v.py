@@ -151,3 +151,11 @@ def test_vpgj_judges_only_what_gates_cleared(run, task, store):
     ]
     calls = list(store.query("select role from model_calls where attempt_id = ?", [row["id"]]))
     assert [c["role"] for c in calls].count("judge") == 5
+
+
+def test_np_takes_an_empty_plan_as_no_plan(run, task, store):
+    """Without plan gates nothing rejects a plan of no subtasks: it falls back to the single
+    task (it used to raise IndexError in the step design, recorded as an ordinary crash)."""
+    model = by_role(planner=[{"subtasks": []}], executor=[read("6"), finish("north", ["6"])])
+    _, row, _ = run(NP, task, model)
+    assert (row["outcome"], row["answer"], row["plan_fallback"]) == ("answer", "north", 1)

@@ -38,12 +38,14 @@ from vreact.gates import (
 )
 from vreact.guards import RepetitionGuard
 from vreact.memory import ContextAssembler, Scope, Store
-from vreact.model import Completion, Message, Model, ModelError
+from vreact.model import Completion, Message, Model, ModelError, endpoint_of
 from vreact.spec import JudgeSpec, TaskSpec, VerifierSet
 from vreact.tools import Corpus
 from vreact.verdict import Level, Source, Verdict, artifact_hash
 
 OutcomeKind = Literal["answer", "abstain", "crash"]
+#: What ended a crashed attempt: the four expected failures, else a bug in vreact ("internal").
+CrashKind = Literal["model", "timeout", "context_length", "script", "internal"]
 Verifier = Literal["plan", "R1", "R2", "R3"]
 LEVEL_OF: dict[str, Level] = {"plan": "L2", "R1": "L3", "R2": "L2", "R3": "L1"}
 #: Components whose verdicts are not an executor's: the plan and chain, and the final answer.
@@ -61,6 +63,8 @@ class Outcome:
     component: str | None = None
     cause: str | None = None
     error: str | None = None
+    crash_kind: CrashKind | None = None  # crashes only
+    traceback: str | None = None  # internal errors only: the whole traceback
     plan_fallback: bool = False
 
     def record(self) -> dict[str, Any]:
@@ -73,6 +77,8 @@ class Outcome:
             "abstain_component": self.component,
             "abstain_cause": self.cause,
             "error": self.error,
+            "crash_kind": self.crash_kind,
+            "traceback": self.traceback,
             "plan_fallback": int(self.plan_fallback),
         }
 
@@ -182,14 +188,16 @@ class Controller:
             messages = planner.render_messages(self.assembler.build("planner", scope))
             completion = self._call("planner", messages, planner.PLAN_SCHEMA)
             proposal = PlanArtifact(self.task.question, parse_json_object(completion.text))
-            if not self.config.gates:  # NP: any plan that parses is taken
-                try:
-                    return self._design(planner.Plan.model_validate(proposal.plan)), True
-                except ValueError:
-                    break
+            # the plan gates (if on), then the plan judge (if on): NP has neither
             rejection = self._verify("plan", PLANNER, proposal, paired=self._l1())
             if rejection is None:
-                return self._design(planner.Plan.model_validate(proposal.plan)), True
+                try:
+                    plan = planner.Plan.model_validate(proposal.plan)
+                except ValueError:  # no gate checked its shape (the plan gates reject these)
+                    break
+                if not plan.subtasks:  # nor that it plans anything
+                    break
+                return self._design(plan), True
             self._reject("L2", PLANNER, rejection, budget)
         self.plan_fallback = True
         return [self._single_task()], False
@@ -560,6 +568,7 @@ class Controller:
     def _call(self, role: str, messages: list[Message], schema: dict[str, Any]) -> Completion:
         """The only way a generator is invoked; every call is recorded, failed ones too."""
         model = self.models.get(role) or self.models["default"]
+        endpoint = endpoint_of(model)
         try:
             c = model.generate(
                 messages,
@@ -570,7 +579,16 @@ class Controller:
             )
         except ModelError as e:
             self.store.record_call(
-                self.attempt_id, role, model.name, 0, 0, 0.0, "error", str(e), retries=e.retries
+                self.attempt_id,
+                role,
+                model.name,
+                0,
+                0,
+                0.0,
+                "error",
+                str(e),
+                retries=e.retries,
+                endpoint=endpoint,
             )
             raise
         self.store.record_call(
@@ -583,6 +601,7 @@ class Controller:
             retries=c.retries,
             cached=c.cached,
             cost_usd=c.cost_usd,
+            endpoint=endpoint,
         )
         return c
 

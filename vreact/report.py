@@ -214,6 +214,7 @@ def _config_report(
         per_attempt["cost_usd"].append(attempt_money)
         if a["outcome"] == "crash":
             c["crash"] += 1
+            c["internal_errors"] += a.get("crash_kind") == "internal"
             continue
         answerable = bool(task["answerable"])
         answered = a["outcome"] == "answer"
@@ -269,6 +270,7 @@ def _config_report(
     out = {
         "executed": c["executed"],
         "crash": c["crash"],
+        "internal_errors": c["internal_errors"],  # crashes that are bugs in vreact, not failures
         "scoreable": scoreable,
         "answered": c["answered"],
         "abstained": c["abstained"],

@@ -8,18 +8,28 @@ import fcntl
 import os
 import threading
 import time
+import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from vreact.config import Configuration
-from vreact.controller import Controller, Outcome
+from vreact.controller import Controller, CrashKind, Outcome
 from vreact.dataset import Task
 from vreact.memory import ContextAssembler, Store
-from vreact.model import Model, redact
+from vreact.model import (
+    CallTimeoutError,
+    ContextLengthError,
+    MockScriptExhausted,
+    Model,
+    ModelError,
+    endpoint_of,
+    redact,
+)
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
 
 DB_NAME = "vreact.db"
@@ -72,8 +82,10 @@ def run_attempt(
     attempt_index: int = 0,
     seed: int = 0,
 ) -> Outcome:
-    """One attempt, ending in exactly one of answer, abstention or crash (never raising
-    for a failure inside the attempt)."""
+    """One attempt, ending in exactly one of answer, abstention or crash (never raising for a
+    failure inside the attempt). A crash says which failure ended it (``crash_kind``): a model,
+    transport, time-out, context-length or mock-script failure, else ``internal``, a bug in
+    vreact, kept with its whole traceback (or raised, when ``VREACT_RAISE_INTERNAL=1``)."""
     attempt_id = store.start_attempt(run_id, config.name, task.id, attempt_index, seed)
     try:
         controller = Controller(
@@ -89,9 +101,39 @@ def run_attempt(
         )
         outcome = controller.run()
     except Exception as e:  # a crash is data, not the end of the run
-        outcome = Outcome("crash", error=redact(f"{type(e).__name__}: {e}")[:2000])
+        outcome = crash(e)
+        if outcome.crash_kind == "internal" and os.environ.get(RAISE_INTERNAL) == "1":
+            raise  # the attempt stays unfinished, as a killed one would
     store.finish_attempt(attempt_id, outcome.record())
     return outcome
+
+
+#: Set to 1 (the test suite does) and an internal error raises instead of becoming a crash record.
+RAISE_INTERNAL = "VREACT_RAISE_INTERNAL"
+
+
+def crash_kind(e: BaseException) -> CrashKind:
+    """Which expected failure ``e`` is; anything that is not one is a bug in vreact."""
+    if isinstance(e, CallTimeoutError):
+        return "timeout"
+    if isinstance(e, ContextLengthError):
+        return "context_length"
+    if isinstance(e, MockScriptExhausted):
+        return "script"
+    if isinstance(e, ModelError):  # provider and transport errors left after the retry layer
+        return "model"
+    return "internal"
+
+
+def crash(e: BaseException) -> Outcome:
+    """The crash record of an attempt that raised ``e``: a one-line error, and for an internal
+    error the whole traceback (keys redacted, never truncated)."""
+    kind = crash_kind(e)
+    error = redact(f"{type(e).__name__}: {e}")
+    if kind != "internal":
+        return Outcome("crash", error=error[:2000], crash_kind=kind)
+    trace = redact("".join(traceback.format_exception(e)))
+    return Outcome("crash", error=f"internal error: {error}"[:2000], crash_kind=kind, traceback=trace)
 
 
 @contextmanager
@@ -108,6 +150,25 @@ def exclusive(out_dir: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+class EndpointMismatch(RuntimeError):
+    """A run folder's run is resumed against another server or model file than it began with."""
+
+
+def _refuse_another_endpoint(store: Store, resolved: dict[str, Any], out_dir: Path) -> None:
+    """One run never mixes two servers: a folder whose run differs from this one only in
+    its endpoints is not resumed (nor a second run started beside it)."""
+    same = {k: v for k, v in resolved.items() if k != "endpoints"}
+    for run_id, config in store.run_configs():
+        if {k: v for k, v in config.items() if k != "endpoints"} != same:
+            continue
+        was = config.get("endpoints") or {}
+        role = next(r for r, e in resolved["endpoints"].items() if was.get(r) != e)
+        raise EndpointMismatch(
+            f"{out_dir}: run {run_id} was made with {role} at {was.get(role) or 'an unrecorded endpoint'};"
+            f" this one uses {resolved['endpoints'][role]}: give it another --out"
+        )
 
 
 @dataclass(frozen=True)
@@ -151,11 +212,13 @@ def run_experiment(
             "verifiers": verifiers.model_dump(),
             "roles": roles.model_dump(),
             "models": {role: m.name for role, m in by_role(model).items()},
+            "endpoints": {role: endpoint_of(m) for role, m in by_role(model).items()},
             "dataset": dataset,
             "seed": seed,
         }
         run_id = store.find_run(resolved)
         if run_id is None:
+            _refuse_another_endpoint(store, resolved, out_dir)
             run_id = store.new_run(resolved, by_role(model)["default"].name, dataset)
         else:
             store.reopen_run(run_id)

@@ -916,7 +916,10 @@ def _attempt_page(
             f'<p class="small">{h(clip(a["abstain_cause"]))}</p>'
         )
     else:
-        outcome = f'<pre class="err">{h(clip(a["error"], 2000))}</pre>'
+        kind = a.get("crash_kind")
+        outcome = (f'<p class="small">crash kind: <code>{h(kind)}</code></p>' if kind else "") + (
+            f'<pre class="err">{h(a.get("traceback") or clip(a["error"], 2000))}</pre>'
+        )
     nav = '<a href="#attempts" class="back">← all attempts</a>'
     nav += f' <a href="#attempt-{prev}">‹ previous</a>' if prev else ' <span class="muted">‹ previous</span>'
     nav += f' <a href="#attempt-{nxt}">next ›</a>' if nxt else ' <span class="muted">next ›</span>'

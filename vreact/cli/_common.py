@@ -41,3 +41,13 @@ def print_report(out_dir: Path, run_id: int | None = None, report: dict[str, Any
     for table in render(report):
         console.print(table)
     console.print(f"Run folder: [bold]{out_dir}[/bold]  (records: {out_dir / 'vreact.db'})")
+    internal = sum(r.get("internal_errors", 0) for r in report["configs"].values())
+    if internal:
+        db = out_dir / "vreact.db"
+        console.print(
+            f"[red]{internal} internal error(s)[/red]: bugs in vreact, not model failures (please report"
+            f' them); see them with: sqlite3 {db} "select id, config, task_id, traceback from attempts'
+            f" where crash_kind = 'internal'\"",
+            highlight=False,
+            soft_wrap=True,
+        )

@@ -17,7 +17,14 @@ from vreact.config import Configuration
 from vreact.dataset import DatasetError, Task, load_tasks, select_tasks
 from vreact.model import DEFAULT_MODEL, CallPolicy, Model, ModelConfigError, ResponseCache
 from vreact.model._catalog import build_models, role_names
-from vreact.runner import OnAttempt, Progress, RunDirBusy, default_out_dir, run_experiment
+from vreact.runner import (
+    EndpointMismatch,
+    OnAttempt,
+    Progress,
+    RunDirBusy,
+    default_out_dir,
+    run_experiment,
+)
 from vreact.spec import (
     RunLimits,
     SpecError,
@@ -96,6 +103,7 @@ INPUT_ERRORS = (
     UnknownConfiguration,
     FileNotFoundError,
     RunDirBusy,
+    EndpointMismatch,
 )
 
 

@@ -154,6 +154,19 @@ def _m005_attempt_key(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m006_call_endpoint(db: sqlite_utils.Database) -> None:
+    # the server (base URL) or local file that answered each call; older rows stay NULL
+    db.table("model_calls").add_column("endpoint", str)
+
+
+def _m007_crash_kind(db: sqlite_utils.Database) -> None:
+    # what ended a crashed attempt (model, timeout, context_length, script, internal), and an
+    # internal error's whole traceback; crashes recorded before stay NULL (unknown)
+    attempts = db.table("attempts")
+    attempts.add_column("crash_kind", str)
+    attempts.add_column("traceback", str)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -161,6 +174,8 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m003_task_pairs,
     _m004_call_accounting,
     _m005_attempt_key,
+    _m006_call_endpoint,
+    _m007_crash_kind,
 ]
 
 
@@ -216,12 +231,15 @@ class Store:
     def find_run(self, config: dict[str, Any]) -> int | None:
         """The latest run recorded with exactly this resolved configuration, to resume it."""
         row = next(
-            self.query(
-                "select max(id) as id from runs where config_json = ?", [json.dumps(config)]
-            ),
+            self.query("select max(id) as id from runs where config_json = ?", [json.dumps(config)]),
             None,
         )
         return row["id"] if row else None
+
+    def run_configs(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Every run of the folder with its resolved configuration."""
+        for r in self.query("select id, config_json from runs order by id"):
+            yield r["id"], json.loads(r["config_json"])
 
     def reopen_run(self, run_id: int) -> None:
         self.db.table("runs").update(run_id, {"status": "running", "finished": None})
@@ -291,9 +309,11 @@ class Store:
         retries: int = 0,
         cached: bool = False,
         cost_usd: float | None = None,
+        endpoint: str | None = None,
     ) -> None:
         self.db.table("model_calls").insert(
             {
+                "endpoint": endpoint,
                 "retries": retries,
                 "cached": int(cached),
                 "cost_usd": cost_usd,

@@ -8,6 +8,7 @@ from vreact.model._base import (
     ModelConfigError,
     ModelError,
     TransientError,
+    endpoint_of,
 )
 from vreact.model._cache import ResponseCache, default_cache_dir
 from vreact.model._mock import MockModel, MockScriptExhausted
@@ -33,6 +34,7 @@ __all__ = [
     "ResponseCache",
     "TransientError",
     "default_cache_dir",
+    "endpoint_of",
     "get_model",
     "provider",
     "redact",

@@ -108,6 +108,8 @@ class AnthropicModel:
         self._anthropic = anthropic
         # an explicit key: the SDK reads no other credentials (env tokens, profiles) when given one
         self.client = anthropic.Anthropic(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
+        #: the server actually asked (the SDK resolves flag, ANTHROPIC_BASE_URL and its default)
+        self.endpoint = str(self.client.base_url).rstrip("/")
         self.api_version = str(self.client.default_headers.get("anthropic-version") or "")
         #: False with anthropic>=2 (API version 2026-10-21): ``temperature`` is not sent at all
         self.sends_temperature = takes_temperature(self.api_version)

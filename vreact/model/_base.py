@@ -42,6 +42,14 @@ class Model(Protocol):
         ...
 
 
+def endpoint_of(model: Model) -> str:
+    """Where ``model``'s answers come from: the base URL its client really uses (flag,
+    environment, models file or the provider's default), a local model's resolved file, or,
+    for a model that does not say (``mock/``, plugins), its name. It keys the response cache,
+    the per-endpoint concurrency slot and a run's resolved configuration."""
+    return str(getattr(model, "endpoint", "") or model.name)
+
+
 class ModelError(Exception):
     """A model call that failed for good (after the retry layer's retries)."""
 

@@ -13,6 +13,10 @@ from typing import Any
 from vreact.model._base import Completion, ContextLengthError, Message, ModelConfigError
 
 DEFAULT_N_CTX = 8192
+#: Set ``VREACT_ALLOW_LOCAL_MODELS=0`` (or this flag to False) and no GGUF is loaded in-process:
+#: the test suite does, so a test that would load a model by accident fails at once.
+ALLOW_LOCAL_LOADS_ENV = "VREACT_ALLOW_LOCAL_MODELS"
+ALLOW_LOCAL_LOADS = os.environ.get(ALLOW_LOCAL_LOADS_ENV, "1") != "0"
 _LOADED: dict[tuple[str, int], Any] = {}
 _LOCK = threading.Lock()
 
@@ -52,6 +56,16 @@ def resolve_gguf(name: str) -> Path:
     return path
 
 
+#: sha256 of local model files whose content vreact checks before use, by resolved path.
+KNOWN_SHA256: dict[str, str] = {}
+
+
+def local_endpoint(path: Path) -> str:
+    """A local model's endpoint: its resolved file, and its sha256 where it is known."""
+    digest = KNOWN_SHA256.get(str(path))
+    return f"file://{path}" + (f"#sha256={digest}" if digest else "")
+
+
 class LlamaCppModel:
     """A GGUF model loaded once per process; JSON output is constrained by a grammar."""
 
@@ -64,10 +78,15 @@ class LlamaCppModel:
             ) from None
         self.name = f"llamacpp/{name}"
         self._llama_cpp = llama_cpp
-        path = resolve_gguf(name)
+        path = resolve_gguf(name).resolve()
+        self.endpoint = local_endpoint(path)
         with _LOCK:
             key = (str(path), n_ctx)
             if key not in _LOADED:
+                if not ALLOW_LOCAL_LOADS:
+                    raise RuntimeError(
+                        f"loading {path} in-process is not allowed here ({ALLOW_LOCAL_LOADS_ENV}=0)"
+                    )
                 _LOADED[key] = llama_cpp.Llama(
                     model_path=str(path),
                     n_ctx=n_ctx,

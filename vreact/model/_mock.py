@@ -25,6 +25,7 @@ class MockModel:
 
     def __init__(self, outputs: Script, name: str = "mock/scripted") -> None:
         self.name = name
+        self.endpoint = "mock"
         self._fn: Callable[[list[Message]], Output] | None = None
         self._it: Iterator[Output] | None = None
         if callable(outputs):

@@ -60,6 +60,8 @@ class OpenAIModel:
         self._openai = openai
         # retries belong to vreact's retry layer (ResilientModel), not the SDK
         self.client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
+        #: the server actually asked (the SDK resolves flag, OPENAI_BASE_URL and its default)
+        self.endpoint = str(self.client.base_url).rstrip("/")
         self.json_mode = json_mode or "json_schema"
         self._json_mode_known = json_mode is not None  # a models file may fix it; else probe
 

@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any
 
-from vreact.model._base import Model, ModelConfigError
+from vreact.model._base import Model, ModelConfigError, endpoint_of
 from vreact.model._cache import ResponseCache
 from vreact.model._resilient import CallPolicy, Price, ResilientModel
 
@@ -76,6 +76,6 @@ def get_model(
     made = _PROVIDERS[prov](model, **options)
     if prov == "mock":
         return made
-    endpoint = options.get("base_url") or prov
+    endpoint = endpoint_of(made)
     secrets = (options["api_key"],) if options.get("api_key") else ()
     return ResilientModel(made, endpoint, policy, cache, price, secrets)

@@ -204,6 +204,7 @@ class Experiment(_Strict):
 
 # --- models.yaml ----------------------------------------------------------------------
 
+
 class PriceSpec(_Strict):
     input: float = Field(ge=0, description="US dollars per million prompt tokens")
     output: float = Field(ge=0, description="US dollars per million completion tokens")
