@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from vreact.memory import Store
 from vreact.report import compute, render
@@ -23,7 +24,7 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def show(self, file: object = None) -> None:
-        err.print(f"[red]error:[/red] {self.message}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/red] {escape(self.message)}", highlight=False, soft_wrap=True)
 
 
 @contextmanager

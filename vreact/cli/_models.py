@@ -1,0 +1,33 @@
+"""``vreact models``: the local models vreact knows by alias, and whether they are installed."""
+
+from __future__ import annotations
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from vreact.cli._common import console
+from vreact.model._local import LOCAL_MODELS, installed, local_path, models_dir
+
+
+@click.command()
+def models() -> None:
+    """List the llamacpp/ aliases: size, installed or not, how to install, licence.
+
+    Chunked weights are joined into the models folder ($VREACT_MODELS_DIR, else
+    ~/.cache/vreact/models) on first use and checked against their pinned sha256."""
+    table = Table(title=f"Local models (llamacpp/ALIAS); joined weights in {models_dir()}")
+    for column in ("alias", "size", "installed", "install with", "licence", "what"):
+        table.add_column(column)
+    for m in LOCAL_MODELS.values():
+        size = m.size or (local_path(m).stat().st_size if m.locate and installed(m) else None)
+        if not installed(m):
+            state = "no"
+        elif m.parts and (models_dir() / m.file_name).is_file():
+            state = "yes (joined)"
+        else:
+            state = "yes"
+        shown = f"{size / 1e6:,.0f} MB" if size else "-"
+        table.add_row(m.alias, shown, state, escape(m.pip), escape(m.licence), escape(m.description))
+    console.print(table)
+    console.print("Any other GGUF file: --model llamacpp/PATH.gguf", highlight=False)
