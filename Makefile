@@ -19,12 +19,13 @@ install-local: $(BIN)/python
 install-test: $(BIN)/python
 	@echo "Installing vreact with test dependencies (first time: llama.cpp builds, ~5 min)..."
 	$(BIN)/pip install -q -e '.[test]'
-	@# tests/test_view.py checks the HTML report in headless Chromium (Debian's package)
-	@command -v chromium >/dev/null 2>&1 || { \
-	  echo "Installing chromium (apt-get) for the HTML report tests..."; \
+	@# tests/test_view.py checks the HTML report in headless Chromium, tests/test_transcripts.py
+	@# reads a run with the sqlite3 shell (Debian's packages)
+	@{ command -v chromium && command -v sqlite3; } >/dev/null 2>&1 || { \
+	  echo "Installing chromium and sqlite3 (apt-get) for the HTML report and records tests..."; \
 	  SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
 	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium sqlite3 >/dev/null; }
 
 demo: install-local
 	$(BIN)/vreact demo

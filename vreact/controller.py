@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -104,6 +105,7 @@ class _Rejection:
     result: GateResult
     args: dict[str, Any]
     hash: str
+    artifact: Any = None  # its identity: the JSON the hash is of
 
 
 class Controller:
@@ -139,6 +141,7 @@ class Controller:
         self._plans = 0
         self._declined_by: str | None = None  # the executor whose abstain ended the attempt
         self._last_reject: dict[str, Verdict] = {}
+        self._last_call: int | None = None  # the id of the last model call recorded
 
     # --- the state machine ----------------------------------------------------------------
 
@@ -290,7 +293,7 @@ class Controller:
         steps: list[tuple[str, str]] = []
         retrieved: set[str] = set()
         searches = 0
-        for _ in range(self.config.budgets.step_cap):
+        for index in range(self.config.budgets.step_cap):
             if verified and self.budgets["steps"].spent:
                 self._stop(
                     subtask, "step_budget", "step_budget", "the attempt's executor steps are spent", tries
@@ -310,8 +313,10 @@ class Controller:
             completion = self._call("executor", messages, STEP_SCHEMA)
             self.budgets["steps"].spend()
             step = parse_step(completion.text)
+            record = self._step_recorder(subtask, tries, index, step, completion.text)
             if step is None:
                 if self.config.gates:  # fail closed: unparseable output is a reject by the parse gate
+                    record("rejected by the parses gate (format)")
                     self._record(
                         Verdict(
                             "L3",
@@ -323,30 +328,33 @@ class Controller:
                             "the step was not one JSON object with thought, action, input, evidence",
                             tries.left,
                             artifact_hash(completion.text),
-                        )
+                        ),
+                        completion.text,
                     )
                     return None
-                steps.append((completion.text, "not a JSON step; reply with one JSON object"))
+                steps.append((completion.text, record("not a JSON step; reply with one JSON object")))
                 continue
             if step.action in ("finish", "abstain"):
+                record("")
                 return self._artifact(step, subtask, retrieved, searches)
             note = ""
             if guard is not None:
                 signal = guard.observe(step.call())
                 if signal == "stop":
+                    record(f"stopped by the repetition guard ({guard.run} identical calls)")
                     self._stop(
                         subtask,
                         "repetition_guard",
                         "repeated_call",
                         f"the same {step.action} call {guard.run} times in a row",
                         tries,
-                        artifact_hash(step.call()),
+                        step.call(),
                     )
                     return None
                 if signal == "hint":
                     note = "\n" + RepetitionGuard.HINT.format(n=guard.run)
             searches += step.action == "search"
-            steps.append((completion.text, run_tool(step, self.corpus, retrieved) + note))
+            steps.append((completion.text, record(run_tool(step, self.corpus, retrieved) + note)))
         if verified:
             self._stop(subtask, "step_cap", "step_cap", f"{len(steps)} steps", tries)
         return None
@@ -369,7 +377,7 @@ class Controller:
             except Exception as e:  # fail closed: a verifier that raises rejects
                 result = reject("verifier_error", f"{type(e).__name__}: {e}")
             if not result.ok:
-                return _Rejection("gate", g.name, result, g.args, h)
+                return _Rejection("gate", g.name, result, g.args, h, ident)
             self._record(Verdict(level, component, "gate", g.name, "accept", "", "", left, h, g.args), ident)
         judge = self.judges[verifier]
         if judge is None:
@@ -382,7 +390,7 @@ class Controller:
         result = judges.decide(completion.text, judge.min_confidence)
         args = judge.model_dump()
         if not result.ok:
-            return _Rejection("judge", f"{verifier}_judge", result, args, h)
+            return _Rejection("judge", f"{verifier}_judge", result, args, h, ident)
         self._record(
             Verdict(level, component, "judge", f"{verifier}_judge", "accept", "", "", left, h, args), ident
         )
@@ -409,11 +417,12 @@ class Controller:
                 budget.left,
                 r.hash,
                 r.args,
-            )
+            ),
+            r.artifact,
         )
 
     def _stop(
-        self, subtask: Subtask, guard: str, cause: str, detail: str, budget: Budget, h: str = ""
+        self, subtask: Subtask, guard: str, cause: str, detail: str, budget: Budget, artifact: str = ""
     ) -> None:
         """A guard stop: a verdict with source "guard", routed like an R1 reject. Its detail
         names the cause, never the try's transcript."""
@@ -427,9 +436,40 @@ class Controller:
                 cause,
                 detail,
                 budget.left,
-                h or artifact_hash(detail),
-            )
+                artifact_hash(artifact or detail),
+            ),
+            artifact or detail,
         )
+
+    def _step_recorder(
+        self, subtask: Subtask, tries: Budget, index: int, step: Step | None, text: str
+    ) -> Callable[[str], str]:
+        """Records this step of the try (for people and tools: transcripts never reach a role's
+        context) once its observation is known; returns the observation."""
+
+        def record(observation: str) -> str:
+            fields = (
+                {
+                    "thought": step.thought,
+                    "action": step.action,
+                    "input": step.input,
+                    "evidence": step.evidence,
+                }
+                if step is not None
+                else {"thought": text, "action": None}
+            )
+            self.store.record_step(
+                self.attempt_id,
+                subtask.component,
+                tries.used,
+                index,
+                call_id=self._last_call,
+                observation=observation,
+                **fields,
+            )
+            return observation
+
+        return record
 
     def _record(self, verdict: Verdict, artifact: Any = None) -> None:
         self.store.record_verdict(self.attempt_id, verdict, artifact)
@@ -589,9 +629,10 @@ class Controller:
                 str(e),
                 retries=e.retries,
                 endpoint=endpoint,
+                messages=messages,
             )
             raise
-        self.store.record_call(
+        self._last_call = self.store.record_call(
             self.attempt_id,
             role,
             model.name,
@@ -602,6 +643,8 @@ class Controller:
             cached=c.cached,
             cost_usd=c.cost_usd,
             endpoint=endpoint,
+            messages=messages,
+            response=c.text,
         )
         return c
 

@@ -101,6 +101,9 @@ def _load(store: Store, run_id: int) -> dict[str, Any]:
     calls: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for c in store.query(f"select * from model_calls where attempt_id in {sub} order by id", [run_id]):
         calls[c["attempt_id"]].append(c)
+    steps: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for st in store.query(f"select * from steps where attempt_id in {sub} order by id", [run_id]):
+        steps[st["attempt_id"]].append(st)
     ledger: dict[int, dict[str, Any]] = {}  # by verdict id
     for row in store.query(
         f"select verdict_id, level, component, artifact from ledger where attempt_id in {sub}", [run_id]
@@ -122,6 +125,7 @@ def _load(store: Store, run_id: int) -> dict[str, Any]:
         "attempts": attempts,
         "verdicts": verdicts,
         "calls": calls,
+        "steps": steps,
         "ledger": ledger,
         "tasks": tasks,
     }
@@ -849,6 +853,49 @@ def _vee(a: dict[str, Any], data: dict[str, Any], families: dict[str, str], cfg:
     )
 
 
+def _verdict_chip(v: dict[str, Any]) -> str:
+    """A verdict named beside a try's steps (drawn in full, once, in the V)."""
+    reject = v["decision"] == "reject"
+    text = f"#{v['seq']} {v['source']} {v['verifier']} " + (f"✗ {v['cause']}" if reject else "✓")
+    return f'<span class="chip {"rej" if reject else "acc"}">{h(text)}</span> '
+
+
+def _steps_card(a: dict[str, Any], data: dict[str, Any]) -> str:
+    """Each executor try's steps (thought, action and input, what it observed) beside the
+    verdicts that ended or judged that try."""
+    steps = data["steps"].get(a["id"]) or []
+    if not steps:
+        return ""
+    by_try: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+    for st in steps:
+        by_try[(st["component"], st["try"])].append(st)
+    verdicts = data["verdicts"][a["id"]]
+    out = ['<div class="card"><h3>Steps</h3>']
+    for (component, n), rows in by_try.items():
+        mine = tries([v for v in verdicts if v["component"] == component])
+        chips = "".join(_verdict_chip(v) for v in (mine[n - 1] if n - 1 < len(mine) else []))
+        body = "".join(
+            f"<tr><td>{st['step'] + 1}</td><td><code>{h(st['action'] or 'not a step')}</code> "
+            f"{h(clip(st['input'], 120))}"
+            + (
+                f' <span class="muted">[¶ {h(", ".join(json.loads(st["evidence"] or "[]")))}]</span>'
+                if st["evidence"] and st["evidence"] != "[]"
+                else ""
+            )
+            + f'</td><td class="small">{h(clip(st["thought"], 200))}</td>'
+            f'<td class="small"><pre class="obs">{h(clip(st["observation"], 600))}</pre></td></tr>'
+            for st in rows
+        )
+        out.append(
+            f'<div class="try-steps"><div class="try-h"><b><code>{h(component)}</code> try {n}</b></div>'
+            '<div class="steps-grid"><table class="steps"><thead><tr><th>#</th><th>action</th>'
+            f"<th>thought</th><th>observation</th></tr></thead><tbody>{body}</tbody></table>"
+            f'<div class="chips">{chips or "<span class=muted>no verdict</span>"}</div></div></div>'
+        )
+    out.append("</div>")
+    return "".join(out)
+
+
 def _calls_table(calls: list[dict[str, Any]]) -> str:
     if not calls:
         return '<p class="muted small">No model calls.</p>'
@@ -947,6 +994,7 @@ def _attempt_page(
         '<span class="src-guard">guard</span>'
         "<span class=muted>#n = order in the attempt</span></div></div>"
         f"{_vee(a, data, families, cfgs.get(a['config'], {}))}</div>"
+        f"{_steps_card(a, data)}"
         f'<div class="card"><h3>Model calls</h3>{_calls_table(data["calls"][a["id"]])}</div>'
         "</section>"
     )

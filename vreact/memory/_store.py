@@ -6,6 +6,7 @@ The schema only changes through the append-only ``MIGRATIONS`` list. Only
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import time
@@ -16,6 +17,12 @@ from typing import Any
 import sqlite_utils
 
 from vreact.verdict import Verdict
+
+
+def message_hash(message: dict[str, str]) -> str:
+    """The key of one chat message in ``messages``: the same role and text are stored once."""
+    blob = f"{message.get('role', '')}\0{message.get('content', '')}".encode()
+    return hashlib.sha256(blob).hexdigest()[:20]
 
 
 def _m001_initial(db: sqlite_utils.Database) -> None:
@@ -167,6 +174,42 @@ def _m007_crash_kind(db: sqlite_utils.Database) -> None:
     attempts.add_column("traceback", str)
 
 
+def _m008_transcripts(db: sqlite_utils.Database) -> None:
+    # transcripts, for people and tools (never for a role's context): every call's messages
+    # (each distinct message stored once, by hash) and reply, every verified artifact's JSON,
+    # and each executor step with its observation
+    calls = db.table("model_calls")
+    calls.add_column("messages", str)  # JSON list of messages.hash, in order
+    calls.add_column("response", str)
+    db.table("messages").create({"hash": str, "role": str, "content": str}, pk="hash")
+    db.table("artifacts").create({"hash": str, "json": str}, pk="hash")
+    db.table("steps").create(
+        {
+            "id": int,
+            "attempt_id": int,
+            "component": str,
+            "try": int,
+            "step": int,
+            "call_id": int,
+            "thought": str,
+            "action": str,
+            "input": str,
+            "evidence": str,
+            "observation": str,
+        },
+        pk="id",
+        foreign_keys=[("attempt_id", "attempts"), ("call_id", "model_calls")],
+    )
+    db.table("steps").create_index(["attempt_id"])
+    db.execute(
+        """create view transcript as
+        select c.id as call_id, c.attempt_id, c.role as caller, j.key as position,
+               m.role, m.content
+        from model_calls c, json_each(c.messages) j join messages m on m.hash = j.value
+        order by c.id, j.key"""
+    )
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -176,6 +219,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m005_attempt_key,
     _m006_call_endpoint,
     _m007_crash_kind,
+    _m008_transcripts,
 ]
 
 
@@ -281,7 +325,7 @@ class Store:
         """Delete attempts a killed process left running, with everything they wrote."""
         ids = [r["id"] for r in self.db.query("select id from attempts where outcome = 'running'")]
         with self.db.conn:
-            for table in ("ledger", "failures"):
+            for table in ("ledger", "failures", "steps"):
                 self.db.execute(
                     f"delete from {table} where attempt_id in "
                     "(select id from attempts where outcome = 'running')"
@@ -310,9 +354,23 @@ class Store:
         cached: bool = False,
         cost_usd: float | None = None,
         endpoint: str | None = None,
-    ) -> None:
-        self.db.table("model_calls").insert(
+        messages: list[dict[str, str]] | None = None,
+        response: str | None = None,
+    ) -> int:
+        """Record one model call with its transcript; return its id."""
+        hashes = None
+        if messages is not None:
+            rows = [
+                {"hash": message_hash(m), "role": m.get("role", ""), "content": m.get("content", "")}
+                for m in messages
+            ]
+            self.db.table("messages").insert_all(rows, pk="hash", ignore=True)
+            hashes = json.dumps([r["hash"] for r in rows])
+        return self._insert(
+            "model_calls",
             {
+                "messages": hashes,
+                "response": response,
                 "endpoint": endpoint,
                 "retries": retries,
                 "cached": int(cached),
@@ -325,15 +383,28 @@ class Store:
                 "latency_ms": round(latency_ms, 1),
                 "status": status,
                 "error": error,
-            }
+            },
         )
+
+    def record_step(self, attempt_id: int, component: str, try_: int, index: int, **fields: Any) -> None:
+        """One executor step of a try: thought, action, input, evidence, observation, call_id."""
+        if isinstance(fields.get("evidence"), list):
+            fields["evidence"] = json.dumps(fields["evidence"])
+        row = {"attempt_id": attempt_id, "component": component, "try": try_, "step": index, **fields}
+        self.db.table("steps").insert(row)
 
     def record_verdict(self, attempt_id: int, verdict: Verdict, artifact: Any = None) -> int:
         """Write a verdict; an accept appends to the ledger, a reject to the failure index.
+        ``artifact`` (the JSON the verdict's hash is of) is kept once per hash in ``artifacts``.
 
         This is the only writer of ``ledger`` and ``failures``: memory is written by verdicts.
         """
         with self.db.conn:
+            if artifact is not None:
+                self.db.execute(
+                    "insert or ignore into artifacts (hash, json) values (?, ?)",
+                    [verdict.artifact_hash, json.dumps(artifact, default=str)],
+                )
             seq = self.db.execute(
                 "select count(*) from verdicts where attempt_id = ?", [attempt_id]
             ).fetchone()[0]
