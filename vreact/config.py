@@ -47,6 +47,9 @@ class Configuration(BaseModel):
     )
     budgets: BudgetLimits = Field(default_factory=BudgetLimits)
     guard: GuardSettings = Field(default_factory=GuardSettings)
+    limit: int | None = Field(
+        None, ge=1, description="run this configuration on the first LIMIT tasks only (default: all)"
+    )
     temperature: float = Field(0.2, ge=0.0, le=2.0)
     max_tokens: int = Field(256, ge=16, description="completion tokens per model call")
 

@@ -227,7 +227,11 @@ def run_experiment(
         tally = dict(Counter(finished.values()))
         # task-major, so an interrupted run still compares the configurations on the same tasks
         wanted = [
-            _Job(config, task, i, seed + i) for task in tasks for config in configs for i in range(attempts)
+            _Job(config, task, i, seed + i)
+            for n, task in enumerate(tasks)
+            for config in configs
+            if config.limit is None or n < config.limit
+            for i in range(attempts)
         ]
         jobs = [j for j in wanted if (j.config.name, j.task.id, j.attempt_index) not in finished]
         resumed = len(wanted) - len(jobs)

@@ -6,16 +6,31 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from vreact.cli._common import console
-from vreact.model._local import LOCAL_MODELS, installed, local_path, models_dir
+from vreact.cli._common import console, user_errors
+from vreact.model import ModelConfigError
+from vreact.model._local import LOCAL_MODELS, installed, local_model, local_path, models_dir
 
 
 @click.command()
-def models() -> None:
+@click.option(
+    "--path",
+    "alias",
+    metavar="ALIAS",
+    default=None,
+    help="print the GGUF file of ALIAS (joined and checked first), e.g. for llama_cpp.server --model",
+)
+def models(alias: str | None) -> None:
     """List the llamacpp/ aliases: size, installed or not, how to install, licence.
 
     Chunked weights are joined into the models folder ($VREACT_MODELS_DIR, else
     ~/.cache/vreact/models) on first use and checked against their pinned sha256."""
+    if alias is not None:
+        with user_errors(ModelConfigError):
+            known = local_model(alias)
+            if known is None:
+                raise ModelConfigError(f"{alias!r} is not a local model alias ({', '.join(LOCAL_MODELS)})")
+            click.echo(local_path(known))
+        return
     table = Table(title=f"Local models (llamacpp/ALIAS); joined weights in {models_dir()}")
     for column in ("alias", "size", "installed", "install with", "licence", "what"):
         table.add_column(column)

@@ -135,9 +135,11 @@ def _launch(
         spec_m, verifiers_m, roles = load_spec(spec), load_verifiers(verifiers), load_roles()
         err.print(f"Loading model(s) {', '.join(model_names)} ...", highlight=False)
         models = make_models()
-        total = len(tasks) * len(configs) * attempts
+        total = sum(min(len(tasks), c.limit or len(tasks)) for c in configs) * attempts
+        limited = " (some configurations on fewer: their limit)" if any(c.limit for c in configs) else ""
         err.print(
-            f"{len(configs)} configuration(s) x {len(tasks)} task(s) x {attempts} attempt(s) = {total}, "
+            f"{len(configs)} configuration(s) x {len(tasks)} task(s){limited} x {attempts} attempt(s)"
+            f" = {total}, "
             f"{concurrency} at a time, into {out_dir}",
             highlight=False,
         )
