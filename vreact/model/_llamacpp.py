@@ -74,13 +74,11 @@ class LlamaCppModel:
         self._llama_cpp = llama_cpp
         path = resolve_gguf(name).resolve()
         self.endpoint = local_endpoint(path)
+        if not ALLOW_LOCAL_LOADS:  # even one loaded before: no in-process model where they are off
+            raise RuntimeError(f"loading {path} in-process is not allowed here ({ALLOW_LOCAL_LOADS_ENV}=0)")
         with _LOCK:
             key = (str(path), n_ctx)
             if key not in _LOADED:
-                if not ALLOW_LOCAL_LOADS:
-                    raise RuntimeError(
-                        f"loading {path} in-process is not allowed here ({ALLOW_LOCAL_LOADS_ENV}=0)"
-                    )
                 _LOADED[key] = llama_cpp.Llama(
                     model_path=str(path),
                     n_ctx=n_ctx,
