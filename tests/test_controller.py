@@ -119,8 +119,9 @@ def test_repetition_guard_hints_at_3_and_stops_at_5(run, task, store):
     same = search("crazy little thing")
     _outcome, row, model = run(VG, task, [same] * 5 + solve(task))
     assert row["outcome"] == "answer"
-    observations = [m["content"] for m in model.calls[4] if m["content"].startswith("Observation")]
-    assert "3 times in a row" in observations[2] and "times in a row" not in observations[1]
+    history = model.calls[4][-1]["content"]  # the try so far, step by step
+    second, third = history.split("\n2. ")[1].split("\n3. ")
+    assert "3 times in a row" in third and "times in a row" not in second
     [stop] = [v for v in verdicts(store, row["id"]) if v["source"] == "guard"]
     assert (stop["verifier"], stop["cause"], stop["level"]) == ("repetition_guard", "repeated_call", "L3")
     assert compute(store)["configs"]["VG"]["corrections"]["guard"] == 1

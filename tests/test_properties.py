@@ -125,9 +125,11 @@ def test_every_attempt_ends_in_exactly_one_outcome_and_answers_only_through_verd
     wrong=st.sampled_from(["Zanzibar", "I don't know", ""]),
 )
 def test_no_earlier_try_leaks_into_a_later_prompt(marker, wrong, task, spec, verifiers, roles):
-    """A marker the model writes in its first try never reaches a later try's prompt, while
-    that try's failure entry does."""
-    script = solve(task, answer=wrong, thought=f"MARK-{marker}") + solve(task)
+    """A marker the model writes in its first try (in a search its later steps are shown)
+    never reaches a later try's prompt, while that try's failure entry does."""
+    first = solve(task, answer=wrong, thought=f"MARK-{marker}")
+    first[0] = search(f"{task.question} MARK-{marker}", f"MARK-{marker}")
+    script = first + solve(task)
     with TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "vreact.db")
         _, row, model = attempt(

@@ -84,7 +84,7 @@ def test_transcripts_never_reach_a_later_try(task, store, spec, verifiers, roles
     """The first try's text is in the records, and in no prompt of the second try."""
     _, _, model = vg_attempt(task, store, spec, verifiers, roles, marker="MARK-Q7XZ")
     db = sqlite3.connect(store.path)
-    assert db.execute("select count(*) from messages where content like '%MARK-Q7XZ%'").fetchone()[0] > 0
+    assert db.execute("select count(*) from model_calls where response like '%MARK-Q7XZ%'").fetchone()[0] == 1
     assert db.execute("select count(*) from steps where thought = 'MARK-Q7XZ'").fetchone()[0] == 1
     later = model.calls[3:]
     assert later and not any("MARK-Q7XZ" in json.dumps(call) for call in later)
@@ -94,12 +94,12 @@ def test_the_sqlite3_command_reads_them(task, store, spec, verifiers, roles):
     """What a user types: the sqlite3 shell shows the prompts, the replies and the artifacts."""
     vg_attempt(task, store, spec, verifiers, roles)
     out = subprocess.run(
-        ["sqlite3", str(store.path), "select count(*), min(role) from transcript where caller = 'executor'"],
+        ["sqlite3", str(store.path), "select count(*), group_concat(distinct role) from transcript"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.strip()
-    assert out.split("|")[0] == str(sum(len(c) for c in store_calls(store))) and out.endswith("|assistant")
+    assert out == f"{sum(len(c) for c in store_calls(store))}|system,user"
 
 
 def store_calls(store):

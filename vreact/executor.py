@@ -110,10 +110,24 @@ def render_messages(context: dict[str, Any]) -> list[Message]:
         {"role": "system", "content": _SYSTEM},
         {"role": "user", "content": "\n".join(lines)},
     ]
-    for step_text, observation in context.get("try.steps") or []:
-        messages.append({"role": "assistant", "content": step_text})
-        messages.append({"role": "user", "content": f"Observation: {observation}"})
+    steps = context.get("try.steps") or []
+    if steps:
+        # the try so far as one user message, not as assistant turns a small model would copy
+        history = ["Your steps so far and what they returned:"]
+        history += [_step_line(i, text, obs) for i, (text, obs) in enumerate(steps, 1)]
+        history.append("Your next step, as ONE JSON object (never repeat a step above):")
+        messages.append({"role": "user", "content": "\n".join(history)})
     return messages
+
+
+def _step_line(n: int, text: str, observation: str) -> str:
+    step = parse_step(text)
+    if step is None:
+        return f"{n}. (not a JSON step)\n   -> {observation}"
+    call = f"{step.action} {json.dumps(step.input)}"
+    if step.evidence:
+        call += f" evidence {json.dumps(step.evidence)}"
+    return f"{n}. {call}\n   -> {observation}"
 
 
 def run_tool(step: Step, corpus: Corpus, retrieved: set[str]) -> str:
