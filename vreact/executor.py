@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from vreact.model import Message
 from vreact.prompts import failure_lines
-from vreact.tools import TOOLS, Corpus
+from vreact.tools import Corpus
 
 
 class Step(BaseModel):
@@ -49,7 +49,7 @@ class Step(BaseModel):
 STEP_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "thought": {"type": "string", "maxLength": 200},
+        "thought": {"type": "string", "maxLength": 120},
         "action": {"type": "string", "enum": ["search", "read", "finish", "abstain"]},
         "input": {"type": "string", "maxLength": 200},
         "evidence": {"type": "array", "items": {"type": "string", "maxLength": 6}, "maxItems": 4},
@@ -87,13 +87,26 @@ def parse_step(text: str) -> Step | None:
 
 
 _SYSTEM = (
-    "You answer a question by looking things up in a set of paragraphs.\n"
+    "You answer a question from a set of paragraphs that you search.\n"
     "Reply with ONE JSON object: "
     '{"thought": "...", "action": "search|read|finish|abstain", "input": "...", "evidence": []}\n'
-    "Tools:\n" + "\n".join(f"- {d}" for d in TOOLS.values()) + "\n"
-    "For finish, input is the short answer and evidence the paragraph ids that support it. "
-    "If the paragraphs do not hold the answer, abstain."
+    "Actions:\n"
+    "- search: input is a few keywords; you get the 3 best paragraphs as [id] title: text\n"
+    "- read: input is one id; you get that whole paragraph\n"
+    "- finish: input is the short answer, copied from a paragraph; evidence is the ids of the "
+    "paragraphs that state it\n"
+    "- abstain: input says why the paragraphs do not hold the answer\n"
+    "A question may need two or three facts: find the first, then search for the next one with "
+    "what you found. When a paragraph states the answer, finish."
 )
+#: What the executor is told each R1 check asks of its finish (a gate's name is not an instruction).
+CHECK_TEXT = {
+    "non_empty": "an answer, not empty",
+    "max_words": "short",
+    "not_refusal": "not a refusal such as 'unknown' (abstain instead)",
+    "evidence_retrieved": "cite ids you saw in this try's results",
+    "supported": "the answer is written in a paragraph you cite",
+}
 
 
 def render_messages(context: dict[str, Any]) -> list[Message]:
@@ -104,7 +117,7 @@ def render_messages(context: dict[str, Any]) -> list[Message]:
         lines.append(f"Answer: {contract}")
     checks = context.get("subtask.checks")
     if checks:
-        lines.append("Checks on your finish: " + ", ".join(checks))
+        lines.append("Your finish is checked: " + "; ".join(CHECK_TEXT.get(c, c) for c in checks))
     lines += failure_lines(context.get("failures.own") or [], "Earlier tries were rejected:")
     messages: list[Message] = [
         {"role": "system", "content": _SYSTEM},
@@ -115,19 +128,25 @@ def render_messages(context: dict[str, Any]) -> list[Message]:
         # the try so far as one user message, not as assistant turns a small model would copy
         history = ["Your steps so far and what they returned:"]
         history += [_step_line(i, text, obs) for i, (text, obs) in enumerate(steps, 1)]
-        history.append("Your next step, as ONE JSON object (never repeat a step above):")
+        history.append(_NEXT)
         messages.append({"role": "user", "content": "\n".join(history)})
     return messages
+
+
+#: What the try's history ends with: finishing is spelled out, so it is the natural next step.
+_NEXT = (
+    "Your next step, as ONE JSON object. If a paragraph above states the answer, finish: "
+    '{"thought": "...", "action": "finish", "input": "<the answer, as written there>", '
+    '"evidence": ["<its id>"]}. Otherwise search other words for the fact still missing; '
+    "never repeat a step above."
+)
 
 
 def _step_line(n: int, text: str, observation: str) -> str:
     step = parse_step(text)
     if step is None:
         return f"{n}. (not a JSON step)\n   -> {observation}"
-    call = f"{step.action} {json.dumps(step.input)}"
-    if step.evidence:
-        call += f" evidence {json.dumps(step.evidence)}"
-    return f"{n}. {call}\n   -> {observation}"
+    return f"{n}. {step.action} {json.dumps(step.input)}\n   -> {observation}"
 
 
 def run_tool(step: Step, corpus: Corpus, retrieved: set[str]) -> str:

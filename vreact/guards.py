@@ -30,4 +30,7 @@ class RepetitionGuard:
     def run(self) -> int:
         return self._run
 
-    HINT = "You have made this exact call {n} times in a row; it will not change. Try something else."
+    HINT = (
+        "(This same call was made {n} times in a row and its result is above: "
+        "search other words, read an id, or finish.)"
+    )

@@ -72,7 +72,7 @@ class Hit:
 class Corpus:
     """One task's paragraphs with a BM25 index over title and text."""
 
-    def __init__(self, paragraphs: list[Paragraph], snippet_words: int = 24) -> None:
+    def __init__(self, paragraphs: list[Paragraph], snippet_words: int = 60) -> None:
         self.paragraphs = {str(p.idx): p for p in paragraphs}
         self._ids = list(self.paragraphs)
         docs = [tokenize(f"{p.title} {p.paragraph_text}") for p in paragraphs]
