@@ -135,10 +135,10 @@ def render_messages(context: dict[str, Any]) -> list[Message]:
 
 #: What the try's history ends with: finishing is spelled out, so it is the natural next step.
 _NEXT = (
-    "Your next step, as ONE JSON object. If a paragraph above states the answer, finish: "
-    '{"thought": "...", "action": "finish", "input": "<the answer, as written there>", '
-    '"evidence": ["<its id>"]}. Otherwise search other words for the fact still missing; '
-    "never repeat a step above."
+    "Your next step, as ONE JSON object. Never repeat a step above. If no paragraph above states "
+    "the answer, search other words for the fact still missing. Does a paragraph above state the "
+    'answer? If yes, finish now: {"thought": "...", "action": "finish", "input": "<the answer, as '
+    'written there>", "evidence": ["<its id>"]}'
 )
 
 
