@@ -853,6 +853,9 @@ def _vee(a: dict[str, Any], data: dict[str, Any], families: dict[str, str], cfg:
     )
 
 
+NO_VERDICT = '<span class="muted">no verdict</span>'
+
+
 def _verdict_chip(v: dict[str, Any]) -> str:
     """A verdict named beside a try's steps (drawn in full, once, in the V)."""
     reject = v["decision"] == "reject"
@@ -888,9 +891,9 @@ def _steps_card(a: dict[str, Any], data: dict[str, Any]) -> str:
         )
         out.append(
             f'<div class="try-steps"><div class="try-h"><b><code>{h(component)}</code> try {n}</b></div>'
-            '<div class="steps-grid"><table class="steps"><thead><tr><th>#</th><th>action</th>'
-            f"<th>thought</th><th>observation</th></tr></thead><tbody>{body}</tbody></table>"
-            f'<div class="chips">{chips or "<span class=muted>no verdict</span>"}</div></div></div>'
+            f'<div class="steps-grid"><div class="chips">{chips or NO_VERDICT}</div>'
+            '<table class="steps"><thead><tr><th>#</th><th>action</th>'
+            f"<th>thought</th><th>observation</th></tr></thead><tbody>{body}</tbody></table></div></div>"
         )
     out.append("</div>")
     return "".join(out)
