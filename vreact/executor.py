@@ -114,7 +114,7 @@ def render_messages(context: dict[str, Any]) -> list[Message]:
     lines = [f"Question: {context['subtask.objective']}"]
     contract = context.get("subtask.contract")
     if contract:
-        lines.append(f"Your answer must be {contract}.")
+        lines.append(f"Answer: {contract}")
     checks = context.get("subtask.checks")
     if checks:
         lines.append("Your finish is checked: " + "; ".join(CHECK_TEXT.get(c, c) for c in checks))
