@@ -104,8 +104,11 @@ class _Rejection:
     verifier: str
     result: GateResult
     args: dict[str, Any]
-    hash: str
-    artifact: Any = None  # its identity: the JSON the hash is of
+    artifact: Any  # its identity: what the verdict's hash is of
+
+    @property
+    def hash(self) -> str:
+        return artifact_hash(self.artifact)
 
 
 class Controller:
@@ -377,7 +380,7 @@ class Controller:
             except Exception as e:  # fail closed: a verifier that raises rejects
                 result = reject("verifier_error", f"{type(e).__name__}: {e}")
             if not result.ok:
-                return _Rejection("gate", g.name, result, g.args, h, ident)
+                return _Rejection("gate", g.name, result, g.args, ident)
             self._record(Verdict(level, component, "gate", g.name, "accept", "", "", left, h, g.args), ident)
         judge = self.judges[verifier]
         if judge is None:
@@ -390,7 +393,7 @@ class Controller:
         result = judges.decide(completion.text, judge.min_confidence)
         args = judge.model_dump()
         if not result.ok:
-            return _Rejection("judge", f"{verifier}_judge", result, args, h, ident)
+            return _Rejection("judge", f"{verifier}_judge", result, args, ident)
         self._record(
             Verdict(level, component, "judge", f"{verifier}_judge", "accept", "", "", left, h, args), ident
         )
