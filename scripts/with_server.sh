@@ -11,6 +11,7 @@ echo "Serving $model on 127.0.0.1:$port (log: $log) ..."
 "$bin/python" -m llama_cpp.server --model "$model" --n_ctx 8192 --host 127.0.0.1 --port "$port" >"$log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
+trap 'exit 143' INT TERM  # a stopped run stops its server too (the EXIT trap runs)
 for _ in $(seq 120); do
   if "$bin/python" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/v1/models', timeout=2)" 2>/dev/null; then
     break

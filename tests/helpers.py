@@ -33,13 +33,19 @@ def last_support(task: Task) -> str:
     return str(task.question_decomposition[-1].paragraph_support_idx)
 
 
+def support_ids(task: Task) -> list[str]:
+    """The ids of the paragraphs that support the hops, in hop order."""
+    return list(dict.fromkeys(str(h.paragraph_support_idx) for h in task.question_decomposition))
+
+
 def solve(task: Task, answer: str | None = None, thought: str = "") -> list[dict[str, Any]]:
-    """Search, read the final hop's paragraph, finish with the gold (or given) answer."""
-    pid = last_support(task)
+    """Search, read each hop's paragraph, finish with the gold (or given) answer citing them
+    all (R3's multi_hop gate wants two or more)."""
+    pids = support_ids(task)
     return [
         search(task.question, thought),
-        read(pid),
-        finish(task.answer if answer is None else answer, [pid]),
+        *(read(p) for p in pids),
+        finish(task.answer if answer is None else answer, pids),
     ]
 
 

@@ -133,6 +133,19 @@ def test_supported(record):
     assert g(gold_artifact(record, cited=cited)).cause == "unsupported"
 
 
+def test_multi_hop_wants_two_distinct_cited_paragraphs(record):
+    """R3 takes min_paragraphs from the L1 spec (2 for MuSiQue): the final hop's paragraph
+    alone, or one paragraph cited twice, or an id that is no paragraph, is a single hop."""
+    [g] = [g for g in shipped_gates("R3") if g.name == "multi_hop"]
+    assert g.args == {"min_paragraphs": 2}
+    assert g(gold_artifact(record)).ok
+    last = str(next(h for h in record["question_decomposition"][::-1])["paragraph_support_idx"])
+    one = {last: supporting(record)[last]}
+    for evidence in ([last], [last, last], [last, "99"]):
+        assert g(gold_artifact(record, evidence=evidence, cited=one)).cause == "single_hop"
+    assert build_gate("multi_hop")(gold_artifact(record, evidence=[last], cited=one)).ok  # default 1
+
+
 def test_abstention_gates(record):
     reasoned, allowed = build_gate("abstain_reasoned"), build_gate("abstention_allowed")
     abstain = Artifact("abstain", record["question"], reason="no paragraph names the founder", searches=2)

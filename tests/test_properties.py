@@ -136,7 +136,7 @@ def test_no_earlier_try_leaks_into_a_later_prompt(marker, wrong, task, spec, ver
             builtin_configs()["VG"], task, MockModel(script), store, spec, verifiers, roles
         )
         assert row["outcome"] == "answer"
-        first_try, later = model.calls[:3], model.calls[3:]
+        first_try, later = model.calls[: len(first)], model.calls[len(first) :]
         assert any(f"MARK-{marker}" in m["content"] for call in first_try for m in call)
         [failure] = store.failures(row["id"])
         for call in later:

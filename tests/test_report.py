@@ -9,7 +9,7 @@ from io import StringIO
 import pytest
 from rich.console import Console
 
-from tests.helpers import attempt, solve
+from tests.helpers import attempt, finish, read, search
 from vreact.report import compute, corrections, render, render_markdown, tables
 from vreact.spec import builtin_configs
 from vreact.verdict import Verdict
@@ -45,7 +45,10 @@ def test_accounting_adds_up(full_tasks, store, spec, verifiers, roles):
     answerable = [t for t in full_tasks if t.answerable][:2]
     unanswerable = next(t for t in full_tasks if not t.answerable)
     vg = builtin_configs()["VG"]
-    attempt(vg, answerable[0], solve(answerable[0]), store, spec, verifiers, roles)  # correct
+    # 2hop__269805_135710 has support {6, 10}; citing 6, 10 and 0: P = 2/3, R = 1 -> F1 = 0.8
+    cites_three = [search(answerable[0].question), read("0"), read("6"), read("10")]
+    cites_three.append(finish(answerable[0].answer, ["6", "10", "0"]))
+    attempt(vg, answerable[0], cites_three, store, spec, verifiers, roles)  # correct
     attempt(vg, answerable[1], [], store, spec, verifiers, roles)  # crash: empty script
     attempt(vg, unanswerable, [], store, spec, verifiers, roles)  # crash
     report = compute(store, run_id=None)
@@ -56,10 +59,8 @@ def test_accounting_adds_up(full_tasks, store, spec, verifiers, roles):
     assert rows[0]["correct"] == 1 and rows[0]["em"] == 1.0 and rows[0]["coverage"] == 1.0
     assert rows[1]["scoreable"] == 0 and rows[1]["coverage"] is None
     assert report["run"] == 3
-    # solve() cites the last hop's paragraph only: 2hop__269805_135710 has support {6, 10} and
-    # cites 6: P = 1, R = 1/2 -> F1 = 2/3
     assert answerable[0].id == "2hop__269805_135710" and answerable[0].supporting_ids == ["6", "10"]
-    assert rows[0]["support_f1"] == 0.667
+    assert rows[0]["support_f1"] == 0.8
     # a crash predicts nothing: no figure at all
     assert rows[1]["support_f1"] is None and rows[1]["answerability"]["precision"] is None
 

@@ -39,7 +39,8 @@ def scripts(planner: bool, repeats: int) -> dict[str, list]:
         executor = [search("Nissedal country")] * repeats + [read("10"), finish("Norway", ["10"])]
         executor += [read("6"), finish("north", ["6"])]
     else:
-        executor = [search("Nissedal named after")] * repeats + [read("6"), finish("north", ["6"])]
+        executor = [search("Nissedal named after")] * repeats
+        executor += [read("10"), read("6"), finish("north", ["10", "6"])]
     return {"planner": [PLAN], "executor": executor, "judge": [judged()] * 10}
 
 

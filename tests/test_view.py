@@ -41,6 +41,7 @@ GOOD_PLAN = plan(
 )
 HOP1 = [search("Nissedal country"), read("10"), finish("Norway", ["10"])]
 HOP2 = [read("6"), finish("north", ["6"])]
+WHOLE = [read("10"), read("6"), finish("north", ["10", "6"])]  # both hops in one try
 BAD_HOP1 = [search("Nissedal"), read("10"), finish("Tveitsund", ["10"])]
 
 
@@ -77,7 +78,7 @@ def scenarios(tasks: list[Any]) -> list[tuple[str, Any, MockModel, int, str]]:
             "VGJ",
             nissedal,
             by_role(
-                executor=[read("6"), finish("the north", ["6"]), *HOP2],
+                executor=[read("10"), read("6"), finish("the north", ["10", "6"]), *WHOLE],
                 judge=[judged("reject", reason="thin <b>evidence</b>"), judged(), judged()],
             ),
             0,
@@ -85,7 +86,7 @@ def scenarios(tasks: list[Any]) -> list[tuple[str, Any, MockModel, int, str]]:
         ),
         ("VPGJ", nissedal, by_role(planner=[GOOD_PLAN], executor=HOP1 + HOP2, judge=[judged()] * 5), 0, "ok"),
         # a repetition guard stops the executor, then it solves the task
-        ("VG", nissedal, MockModel([search("Nissedal")] * 6 + HOP2 * 2), 0, "guard"),
+        ("VG", nissedal, MockModel([search("Nissedal")] * 6 + WHOLE * 2), 0, "guard"),
         # the agent declines after searching
         ("VG", unanswerable[0], MockModel([search("anything"), abstain("no paragraph says")]), 0, "declined"),
         # markup in a model's answer must be shown, never run

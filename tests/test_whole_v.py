@@ -23,6 +23,8 @@ GOOD_PLAN = plan(
 )
 HOP1 = [search("Nissedal country"), read("10"), finish("Norway", ["10"])]
 HOP2 = [read("6"), finish("north", ["6"])]
+# the whole question in one try: both hops' paragraphs cited (R3's multi_hop gate wants 2)
+WHOLE = [read("10"), read("6"), finish("north", ["10", "6"])]
 
 
 @pytest.fixture
@@ -53,9 +55,9 @@ def test_vpg_plans_executes_each_subtask_and_passes_r2_and_r3(run, task, store):
 
 
 def test_r1_judge_reject_then_new_try_is_a_judge_correction(run, task, store):
-    first_try = [read("6"), finish("the north", ["6"])]  # a different artifact from the second
+    first_try = [read("10"), read("6"), finish("the north", ["10", "6"])]  # differs from the second
     model = by_role(
-        executor=first_try + HOP2, judge=[judged("reject", reason="thin evidence"), judged(), judged()]
+        executor=first_try + WHOLE, judge=[judged("reject", reason="thin evidence"), judged(), judged()]
     )
     _, row, _ = run(VGJ, task, model)
     assert (row["outcome"], row["answer"]) == ("answer", "north")
@@ -71,7 +73,7 @@ def test_r1_judge_reject_then_new_try_is_a_judge_correction(run, task, store):
 
 def test_unparseable_or_unsure_judge_output_is_a_reject(run, task, store):
     model = by_role(
-        executor=HOP2 * 3, judge=["I think it is fine", judged(confidence=0.4), judged(), judged()]
+        executor=WHOLE * 3, judge=["I think it is fine", judged(confidence=0.4), judged(), judged()]
     )
     _, row, _ = run(VGJ, task, model)
     assert row["outcome"] == "answer"
@@ -107,7 +109,7 @@ def test_plan_budget_spent_falls_back_to_a_single_task(run, task, store):
     cyclic = plan(("s1", "Where is #2?", ["s2"], "place"), ("s2", "What is #1 named after?", ["s1"], "any"))
     model = by_role(
         planner=["no plan, sorry", cyclic, plan(("s1", "x", [], "any"), ("s2", "y", [], "any"))],
-        executor=[read("6"), finish("north", ["6"])],
+        executor=WHOLE,
     )
     _, row, _ = run(VPG, task, model)
     assert (row["outcome"], row["answer"], row["plan_fallback"]) == ("answer", "north", 1)

@@ -138,7 +138,7 @@ _NEXT = (
     "Your next step, as ONE JSON object. Never repeat a step above. If no paragraph above states "
     "the answer, search other words for the fact still missing. Does a paragraph above state the "
     'answer? If yes, finish now: {"thought": "...", "action": "finish", "input": "<the answer, as '
-    'written there>", "evidence": ["<its id>"]}'
+    'written there>", "evidence": ["<the ids of the paragraphs it rests on>"]}'
 )
 
 

@@ -257,6 +257,25 @@ def evidence_retrieved(min_cited: int = 1) -> Check:
     return check
 
 
+@gate("multi_hop")
+def multi_hop(min_paragraphs: int = 1) -> Check:
+    """The answer rests on at least ``min_paragraphs`` distinct cited paragraphs that exist: a
+    multi-hop question is not answered by one paragraph (the first hop's entity is the typical
+    wrong answer, and it is written in the paragraph that names it)."""
+
+    def check(a: Artifact) -> GateResult:
+        n = len(dict.fromkeys(e for e in a.evidence or [] if e in a.cited))
+        if n < min_paragraphs:
+            return reject(
+                "single_hop",
+                f"cites {n} paragraph(s); the answer must rest on {min_paragraphs} or more, one per "
+                "fact of the chain from the question to the answer",
+            )
+        return accept()
+
+    return check
+
+
 def support_score(answer: str, text: str) -> float:
     """How much of ``answer`` appears in ``text``: 1.0 when it does verbatim (normalised), else
     the share of its words found there."""

@@ -25,6 +25,9 @@ class AnswerRequirements(_Strict):
     type_from_wh_word: bool = Field(True, description="answer type must fit the wh-word")
     cite_evidence: bool = Field(True, description="evidence must be cited from retrieved paragraphs")
     abstention_allowed: bool = Field(True, description="the agent may decline to answer")
+    min_paragraphs: int = Field(
+        1, ge=1, description="fewest distinct paragraphs the final answer must cite (2 for multi-hop)"
+    )
 
 
 class Requirements(_Strict):
