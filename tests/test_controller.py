@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from tests.helpers import abstain, attempt, finish, last_support, read, search, solve, verdicts
+from tests.helpers import (
+    abstain,
+    attempt,
+    finish,
+    last_support,
+    read,
+    search,
+    solve,
+    support_ids,
+    verdicts,
+)
 from vreact.config import Configuration
 from vreact.gates import gate
 from vreact.model import ContextLengthError, ModelError
@@ -54,6 +66,18 @@ def test_vg_accepts_the_truth(run, task, store):
     assert {v["decision"] for v in vs} == {"accept"}
     assert {v["level"] for v in vs} == {"L1", "L3"}
     assert store.ledger(row["id"]) and not store.failures(row["id"])
+
+
+def test_an_id_cut_by_the_schema_or_written_as_shown_still_cites_that_paragraph(run, task, store):
+    """Qwen 1.5B wrote the correct "Bexford" citing "[6] Quillmoor ..." (its evidence item cut
+    at 6 characters: "[6] Qu"); the id was read as "6] Qu", never retrieved, and the right
+    answer was rejected by evidence_retrieved. The cited id is the leading one."""
+    first, second = support_ids(task)
+    shown = [f"[{first}] {task.paragraphs[int(first)].title}"[:6], f"P{second}"]
+    script = [read(first), read(second), finish(task.answer, shown)]
+    _outcome, row, _ = run(VG, task, script)
+    assert (row["outcome"], row["answer"]) == ("answer", task.answer), store.failures(row["id"])
+    assert json.loads(row["evidence"]) == [first, second]
 
 
 def test_r1_gate_reject_then_new_try_is_a_gate_correction(run, task, store):

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from vreact.model import Message
 from vreact.prompts import failure_lines
-from vreact.tools import Corpus
+from vreact.tools import Corpus, paragraph_id
 
 
 class Step(BaseModel):
@@ -39,7 +39,7 @@ class Step(BaseModel):
             return []
         if isinstance(v, str | int):
             v = [v]
-        return [str(x).strip().strip("[]#").removeprefix("P") if isinstance(x, str | int) else x for x in v]
+        return [paragraph_id(x) if isinstance(x, str | int) else x for x in v]
 
     def call(self) -> str:
         """The tool call as one canonical string (for the repetition guard)."""

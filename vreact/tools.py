@@ -58,6 +58,16 @@ TOOLS: dict[str, str] = {
 }
 
 
+_ID = re.compile(r"\s*[\[#(]*\s*(?:P(?=\d))?(\w+)")
+
+
+def paragraph_id(text: object) -> str:
+    """A cited paragraph's id as the corpus keys it: "[6] Quillmoor", "6] Qu" (an id item cut at
+    the schema's length), "#6" and "P6" are all "6"."""
+    m = _ID.match(str(text))
+    return m.group(1) if m else str(text).strip()
+
+
 def tokenize(text: str) -> list[str]:
     return [t for t in re.findall(r"\w+", text.lower()) if t not in _STOP]
 
@@ -96,7 +106,7 @@ class Corpus:
         return hits
 
     def read(self, pid: str) -> Paragraph | None:
-        return self.paragraphs.get(str(pid).strip().strip("[]#").removeprefix("P"))
+        return self.paragraphs.get(paragraph_id(pid))
 
     def text(self, pid: str) -> str:
         p = self.read(pid)
