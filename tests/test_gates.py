@@ -139,7 +139,7 @@ def test_multi_hop_wants_two_distinct_cited_paragraphs(record):
     [g] = [g for g in shipped_gates("R3") if g.name == "multi_hop"]
     assert g.args == {"min_paragraphs": 2}
     assert g(gold_artifact(record)).ok
-    last = str(next(h for h in record["question_decomposition"][::-1])["paragraph_support_idx"])
+    last = str(record["question_decomposition"][-1]["paragraph_support_idx"])
     one = {last: supporting(record)[last]}
     for evidence in ([last], [last, last], [last, "99"]):
         assert g(gold_artifact(record, evidence=evidence, cited=one)).cause == "single_hop"

@@ -525,7 +525,7 @@ class Controller:
     def _l3(subtask: Subtask) -> dict[str, Any]:
         return {"objective": subtask.objective, "contract": subtask.contract}
 
-    def _contract(self, kind: str, whole_question: bool = False) -> str:
+    def _contract(self, kind: str, *, whole_question: bool = False) -> str:
         """A subtask's contract; the whole question's also says how many paragraphs R3 wants."""
         want = self.spec.requirements.answer
         shape = "a short answer" if kind == "any" else f"a {kind}"
@@ -540,7 +540,8 @@ class Controller:
     def _single_task(self) -> Subtask:
         """Without a plan the question is the one subtask; its L3 design comes from L1."""
         kind = expected_answer_type(self.task.question)
-        return Subtask("s1", self.task.question, self._contract(kind, True), self._checks(), "executor.s1")
+        contract = self._contract(kind, whole_question=True)
+        return Subtask("s1", self.task.question, contract, self._checks(), "executor.s1")
 
     def _design(self, plan: planner.Plan) -> list[Subtask]:
         """L3, deterministically from the plan: each subtask's contract from its answer type."""
