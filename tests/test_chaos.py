@@ -161,7 +161,9 @@ def test_prose_only_fails_closed_under_vg_and_hits_the_cap_under_n(tmp_path: Pat
         db, "select v.* from verdicts v join attempts a on a.id = v.attempt_id where a.config = 'VG'"
     )
     assert verdicts, "VG recorded no verdicts"
-    assert {(v["decision"], v["verifier"], v["cause"]) for v in verdicts} == {("reject", "parses", "format")}
+    assert {(v["decision"], v["check_name"], v["cause"]) for v in verdicts} == {
+        ("reject", "parses", "format")
+    }
     n = rows(db, "select * from attempts where config = 'N'")
     assert [a["abstain_level"] for a in n] == ["cap", "cap"]
 

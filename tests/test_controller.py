@@ -84,7 +84,12 @@ def test_r1_gate_reject_then_new_try_is_a_gate_correction(run, task, store):
     _outcome, row, model = run(VG, task, solve(task, answer="Zanzibar") + solve(task))
     assert row["outcome"] == "answer"
     [failure] = store.failures(row["id"])
-    assert (failure["level"], failure["verifier"], failure["cause"]) == ("L3", "supported", "unsupported")
+    assert (failure["level"], failure["verifier"], failure["check_name"], failure["cause"]) == (
+        "L3",
+        "R1",
+        "supported",
+        "unsupported",
+    )
     # the second try is told why, but starts from a fresh transcript
     second_try_prompt = model.calls[len(solve(task))]
     assert len(second_try_prompt) == 2 and "unsupported" in second_try_prompt[1]["content"]
@@ -97,7 +102,7 @@ def test_unparseable_output_is_a_format_reject(run, task, store):
     _outcome, row, _ = run(VG, task, ["Well, the answer might be Paris.", *solve(task)])
     assert row["outcome"] == "answer"
     [failure] = store.failures(row["id"])
-    assert (failure["verifier"], failure["cause"]) == ("parses", "format")
+    assert (failure["verifier"], failure["check_name"], failure["cause"]) == ("R1", "parses", "format")
 
 
 def test_r1_budget_spent_abstains_naming_l3(run, task, store):
@@ -147,7 +152,12 @@ def test_repetition_guard_hints_at_3_and_stops_at_5(run, task, store):
     second, third = history.split("\n2. ")[1].split("\n3. ")
     assert "3 times in a row" in third and "times in a row" not in second
     [stop] = [v for v in verdicts(store, row["id"]) if v["source"] == "guard"]
-    assert (stop["verifier"], stop["cause"], stop["level"]) == ("repetition_guard", "repeated_call", "L3")
+    assert (stop["verifier"], stop["check_name"], stop["cause"], stop["level"]) == (
+        "guard",
+        "repetition_guard",
+        "repeated_call",
+        "L3",
+    )
     assert compute(store)["configs"]["VG"]["corrections"]["guard"] == 1
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -37,8 +38,8 @@ def test_migrations_run_once(tmp_path):
 
 def test_a_verdict_writes_the_ledger_or_the_failure_index(store, run):
     a = store.start_attempt(run, "VG", "t1", 0, 0)
-    ok = store.record_verdict(a, Verdict("L3", "executor.s1", "gate", "parses", "accept"), {"answer": "x"})
-    bad = store.record_verdict(a, Verdict("L3", "executor.s1", "gate", "supported", "reject", "unsupported"))
+    ok = store.record_verdict(a, Verdict("R1", "executor.s1", "gate", "parses", "accept"), {"answer": "x"})
+    bad = store.record_verdict(a, Verdict("R1", "executor.s1", "gate", "supported", "reject", "unsupported"))
     [ledger] = store.ledger(a)
     [failure] = store.failures(a)
     assert (ledger["verdict_id"], failure["verdict_id"]) == (ok, bad)
@@ -49,9 +50,57 @@ def test_unfinished_attempts_are_discarded_with_what_they_wrote(store, run):
     done = store.start_attempt(run, "N", "t1", 0, 0)
     store.finish_attempt(done, {"outcome": "answer", "answer": "a"})
     killed = store.start_attempt(run, "VG", "t1", 0, 0)
-    store.record_verdict(killed, Verdict("L3", "executor.s1", "gate", "parses", "reject", "format"))
+    store.record_verdict(killed, Verdict("R1", "executor.s1", "gate", "parses", "reject", "format"))
     store.record_call(killed, "executor", "mock/x", 10, 2, 1.0)
     assert store.discard_unfinished() == 1
     assert [r["id"] for r in store.query("select id from attempts")] == [done]
     for table in ("verdicts", "failures", "model_calls"):
         assert list(store.query(f"select * from {table}")) == []
+
+
+def test_an_old_run_folder_is_backfilled_with_verifier_and_check_name(tmp_path):
+    """Before migration 009 ``verifier`` held the check's name; opening the folder moves it to
+    ``check_name`` and names the verifier (plan, R1, R2, R3, guard), in ``failures`` too."""
+    import sqlite3
+
+    import sqlite_utils
+
+    db = sqlite_utils.Database(sqlite3.connect(tmp_path / "vreact.db"))
+    for m in MIGRATIONS[:8]:
+        m(db)
+        db.table("_migrations").insert({"name": m.__name__, "applied": 0.0}, pk="name")
+    sets = {"plan": {"gates": [{"name": "plan_dag"}]}, "R2": {"gates": [{"name": "chain_final"}]}}
+    db.table("runs").insert({"id": 1, "config_json": json.dumps({"verifiers": sets})})
+    db.table("tasks").insert({"id": "t1"})
+    db.table("attempts").insert({"id": 1, "run_id": 1, "task_id": "t1", "outcome": "abstain"})
+    old = [  # level, source, name as recorded before
+        ("L2", "gate", "plan_dag"),
+        ("L2", "gate", "chain_final"),
+        ("L2", "judge", "R2_judge"),
+        ("L3", "gate", "supported"),
+        ("L3", "guard", "repetition_guard"),
+        ("L1", "gate", "multi_hop"),
+    ]
+    for seq, (level, source, name) in enumerate(old):
+        db.table("verdicts").insert(
+            {"id": seq + 1, "attempt_id": 1, "seq": seq, "level": level, "source": source}
+            | {"verifier": name, "decision": "reject", "cause": "c"}
+        )
+        db.table("failures").insert(
+            {"verdict_id": seq + 1, "attempt_id": 1, "level": level, "source": source, "verifier": name}
+        )
+    db.conn.commit()
+    db.conn.close()
+
+    store = Store(tmp_path / "vreact.db")
+    want = [
+        ("plan", "plan_dag"),
+        ("R2", "chain_final"),
+        ("R2", "R2_judge"),
+        ("R1", "supported"),
+        ("guard", "repetition_guard"),
+        ("R3", "multi_hop"),
+    ]
+    got = [(r["verifier"], r["check_name"]) for r in store.query("select * from verdicts order by seq")]
+    assert got == want
+    assert [(r["verifier"], r["check_name"]) for r in store.failures(1)] == want

@@ -91,7 +91,7 @@ def test_every_attempt_ends_in_exactly_one_outcome_and_answers_only_through_verd
             # fail closed: the final answer passed every applicable R1 and R3 gate
             final = vs[-1]["artifact_hash"]
             accepted = {
-                (v["level"], v["verifier"])
+                (v["level"], v["check_name"])
                 for v in vs
                 if v["artifact_hash"] == final and v["decision"] == "accept"
             }

@@ -183,9 +183,10 @@ def test_attribution_by_source_and_level_with_judge_cost(store, tasks):
     run = store.new_run({}, "mock/x", "test")
     kadewe = record(store, run, tasks["3hop1__107866_146715_19973"], "answer", "KaDeWe", ["7", "15", "17"])
 
-    def verdict(level, component, source, verifier, decision, h, cause=""):
+    def verdict(level, component, source, check, decision, h, cause=""):
+        verifier = "guard" if source == "guard" else {"L1": "R3", "L2": "plan", "L3": "R1"}[level]
         store.record_verdict(
-            kadewe, Verdict(level, component, source, verifier, decision, cause, artifact_hash=h)
+            kadewe, Verdict(verifier, component, source, check, decision, cause, artifact_hash=h)
         )
 
     # executor.s1: a gate rejects "a" twice (identical: counts once), a judge rejects "b", then
@@ -213,7 +214,7 @@ def test_attribution_by_source_and_level_with_judge_cost(store, tasks):
     crashed = record(store, run, tasks["2hop__150985_444333"], "crash", plan_fallback=1)
     store.record_call(crashed, "judge", "mock/x", 999, 999, 1.0)
     store.record_verdict(
-        crashed, Verdict("L3", "executor.s1", "judge", "r1_judge", "reject", artifact_hash="z")
+        crashed, Verdict("R1", "executor.s1", "judge", "r1_judge", "reject", artifact_hash="z")
     )
 
     r = compute(store, run)["configs"]["VG"]
@@ -324,7 +325,7 @@ def test_cost_distribution_and_risk_coverage(store, tasks):
     for n, aid in ((1, right), (4, wrong)):
         for _ in range(n):
             store.record_call(aid, "executor", "mock/x", 100, 10, 1.0)
-    store.record_verdict(wrong, Verdict("L3", "executor.s1", "gate", "g", "reject", "c", "", 1, "h"))
+    store.record_verdict(wrong, Verdict("R1", "executor.s1", "gate", "g", "reject", "c", "", 1, "h"))
     r = compute(store, run)["configs"]["VG"]
     # calls per scoreable attempt: 1, 4, 0 -> mean 5/3, median 1, P90 = 1 + 0.8 * 3 = 3.4
     calls = r["cost_distribution"]["llm_calls"]

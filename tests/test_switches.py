@@ -74,7 +74,7 @@ def test_each_accepted_switch_leaves_its_trace_and_no_other(
 
     assert (planner_calls == 1) is switches["planner"]
     assert ("gate" in sources) is switches["gates"]
-    guard_stops = [v for v in vs if v["verifier"] == "repetition_guard"]
+    guard_stops = [v for v in vs if v["check_name"] == "repetition_guard"]
     assert bool(guard_stops) is switches["guards"]
     assert all(v["decision"] == "reject" and v["cause"] == "repeated_call" for v in guard_stops)
     if switches["gates"]:  # R1 and R3 gates each passed the answer (and the plan gates the plan)
@@ -84,7 +84,7 @@ def test_each_accepted_switch_leaves_its_trace_and_no_other(
         # single task: R1 and R3; planned: the plan, R1 twice, R2 and R3
         assert judge_calls == (5 if switches["planner"] else 2)
         assert judged_levels == ({"L1", "L2", "L3"} if switches["planner"] else {"L1", "L3"})
-        names = {v["verifier"] for v in vs if v["source"] == "judge"}
+        names = {v["check_name"] for v in vs if v["source"] == "judge"}
         assert names == (
             {"plan_judge", "R1_judge", "R2_judge", "R3_judge"}
             if switches["planner"]

@@ -48,7 +48,7 @@ def test_vpg_plans_executes_each_subtask_and_passes_r2_and_r3(run, task, store):
     assert {v["decision"] for v in vs} == {"accept"}
     seen = {(v["level"], v["component"]) for v in vs}
     assert seen == {("L2", "planner"), ("L3", "executor.p1.s1"), ("L3", "executor.p1.s2"), ("L1", "answer")}
-    assert {v["verifier"] for v in vs if v["level"] == "L2"} >= {"plan_dag", "chain_bridges", "chain_final"}
+    assert {v["check_name"] for v in vs if v["level"] == "L2"} >= {"plan_dag", "chain_bridges", "chain_final"}
     # the second subtask's objective had the first answer substituted in
     s2_prompt = [c for c in model.calls if role_of(c) == "executor"][3]
     assert "Question: What is Norway named after?" in s2_prompt[1]["content"]
@@ -144,7 +144,7 @@ def test_vpgj_judges_only_what_gates_cleared(run, task, store):
     assert row["outcome"] == "answer"
     vs = verdicts(store, row["id"])
     judge_verdicts = [v for v in vs if v["source"] == "judge"]
-    assert [v["verifier"] for v in judge_verdicts] == [
+    assert [v["check_name"] for v in judge_verdicts] == [
         "plan_judge",
         "R1_judge",
         "R1_judge",

@@ -42,13 +42,13 @@ from vreact.memory import ContextAssembler, Scope, Store
 from vreact.model import Completion, Message, Model, ModelError, endpoint_of
 from vreact.spec import JudgeSpec, TaskSpec, VerifierSet
 from vreact.tools import Corpus
-from vreact.verdict import Level, Source, Verdict, artifact_hash
+from vreact.v import Level, Source, V, judge_name
+from vreact.verdict import Verdict, artifact_hash
 
 OutcomeKind = Literal["answer", "abstain", "crash"]
 #: What ended a crashed attempt: the four expected failures, else a bug in vreact ("internal").
 CrashKind = Literal["model", "timeout", "context_length", "script", "internal"]
 Verifier = Literal["plan", "R1", "R2", "R3"]
-LEVEL_OF: dict[str, Level] = {"plan": "L2", "R1": "L3", "R2": "L2", "R3": "L1"}
 #: Components whose verdicts are not an executor's: the plan and chain, and the final answer.
 PLANNER, ANSWER = "planner", "answer"
 
@@ -100,8 +100,9 @@ class Subtask:
 
 @dataclass
 class _Rejection:
-    source: Source
     verifier: str
+    source: Source
+    check_name: str
     result: GateResult
     args: dict[str, Any]
     artifact: Any  # its identity: what the verdict's hash is of
@@ -322,7 +323,7 @@ class Controller:
                     record("rejected by the parses gate (format)")
                     self._record(
                         Verdict(
-                            "L3",
+                            "R1",
                             subtask.component,
                             "gate",
                             "parses",
@@ -368,7 +369,6 @@ class Controller:
         """Gates in order, then the judge on what they all cleared. Each accept is recorded; the
         first rejection is returned unrecorded (the caller spends the budget first, so the
         verdict carries what is left)."""
-        level = LEVEL_OF[verifier]
         ident = artifact.identity()
         h = artifact_hash(ident)
         left = self._left(verifier, component)
@@ -380,12 +380,15 @@ class Controller:
             except Exception as e:  # fail closed: a verifier that raises rejects
                 result = reject("verifier_error", f"{type(e).__name__}: {e}")
             if not result.ok:
-                return _Rejection("gate", g.name, result, g.args, ident)
-            self._record(Verdict(level, component, "gate", g.name, "accept", "", "", left, h, g.args), ident)
+                return _Rejection(verifier, "gate", g.name, result, g.args, ident)
+            self._record(
+                Verdict(verifier, component, "gate", g.name, "accept", "", "", left, h, g.args), ident
+            )
         judge = self.judges[verifier]
         if judge is None:
             return None
-        kind = "integration" if verifier == "R2" else level
+        kind = V[verifier].judge
+        assert kind is not None
         scope = Scope(self.attempt_id, (component,), {"artifact": _show(artifact), "paired_level": paired})
         completion = self._call(
             "judge", judges.render_messages(kind, self.assembler.build("judge", scope)), judges.JUDGE_SCHEMA
@@ -393,9 +396,10 @@ class Controller:
         result = judges.decide(completion.text, judge.min_confidence)
         args = judge.model_dump()
         if not result.ok:
-            return _Rejection("judge", f"{verifier}_judge", result, args, ident)
+            return _Rejection(verifier, "judge", judge_name(verifier), result, args, ident)
         self._record(
-            Verdict(level, component, "judge", f"{verifier}_judge", "accept", "", "", left, h, args), ident
+            Verdict(verifier, component, "judge", judge_name(verifier), "accept", "", "", left, h, args),
+            ident,
         )
         return None
 
@@ -410,10 +414,10 @@ class Controller:
     def _reject(self, level: Level, component: str, r: _Rejection, budget: Budget) -> None:
         self._record(
             Verdict(
-                level,
+                r.verifier,
                 component,
                 r.source,
-                r.verifier,
+                r.check_name,
                 "reject",
                 r.result.cause,
                 r.result.detail,
@@ -431,7 +435,7 @@ class Controller:
         names the cause, never the try's transcript."""
         self._record(
             Verdict(
-                "L3",
+                "guard",
                 subtask.component,
                 "guard",
                 guard,
@@ -487,7 +491,7 @@ class Controller:
 
     def _abstain(self, level: str, component: str) -> Outcome:
         last = self._last_reject.get(component)
-        cause = f"{last.verifier}:{last.cause}" if last else "budget_spent"
+        cause = f"{last.check_name}:{last.cause}" if last else "budget_spent"
         return Outcome(
             "abstain", level=level, component=component, cause=cause, plan_fallback=self.plan_fallback
         )

@@ -259,7 +259,7 @@ def _config_report(
         if answered:
             answers.append((sum(v["decision"] == "reject" for v in vs), success(a, task)))
         seen = {
-            (v["component"], v["level"], v["source"], v["verifier"], v["artifact_hash"], v["cause"])
+            (v["component"], v["level"], v["source"], v["check_name"], v["artifact_hash"], v["cause"])
             for v in vs
             if v["decision"] == "reject"
         }

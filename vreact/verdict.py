@@ -7,28 +7,30 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Level = Literal["L1", "L2", "L3"]
-Source = Literal["gate", "judge", "guard"]
-Decision = Literal["accept", "reject"]
+from vreact.v import Level, Source, V
 
-# Which verifier pairs with which specification level (DESIGN.md).
-VERIFIER_OF_LEVEL: dict[str, str] = {"L1": "R3", "L2": "R2", "L3": "R1"}
+Decision = Literal["accept", "reject"]
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """One decision of one gate, judge or guard on one artifact."""
+    """One decision of one check (gate, judge or guard) of one verifier on one artifact."""
 
-    level: Level
+    verifier: str  # a row of vreact.v.V: plan, R1, R2, R3, guard
     component: str
     source: Source
-    verifier: str
+    check_name: str  # the gate, judge or guard that decided
     decision: Decision
     cause: str = ""
     detail: str = ""
     budget_left: int | None = None
     artifact_hash: str = ""
     args: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def level(self) -> Level:
+        """The specification level the verifier pairs with."""
+        return V[self.verifier].level
 
     @property
     def accepted(self) -> bool:

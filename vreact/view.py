@@ -131,34 +131,6 @@ def _load(store: Store, run_id: int) -> dict[str, Any]:
     }
 
 
-def _families(config: dict[str, Any]) -> dict[str, str]:
-    """Gate name -> verifier (plan, R1, R2, R3) from the run's verifier set."""
-    out: dict[str, str] = {}
-    verifiers = config.get("verifiers") or {}
-    for family in ("plan", "R1", "R2", "R3"):
-        for gate in (verifiers.get(family) or {}).get("gates") or []:
-            name = gate.get("name") if isinstance(gate, dict) else gate
-            if isinstance(name, str):
-                out.setdefault(f"{family}:{name}", family)
-    return out
-
-
-def _family(v: dict[str, Any], families: dict[str, str]) -> str:
-    """Which verifier a verdict belongs to: plan, R1, R2, R3 or guard."""
-    name = v["verifier"] or ""
-    if v["source"] == "guard":
-        return "guard"
-    if v["source"] == "judge" and name.endswith("_judge"):
-        return name[: -len("_judge")]
-    if v["level"] == "L2":
-        if f"plan:{name}" in families:
-            return "plan"
-        if f"R2:{name}" in families:
-            return "R2"
-        return "plan" if name.startswith("plan") else "R2"
-    return {"L1": "R3", "L3": "R1"}.get(v["level"], "")
-
-
 # --- summary ----------------------------------------------------------------------------------
 
 
@@ -649,14 +621,14 @@ def tries(verdicts: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return [t for t in out if t]
 
 
-def _verdict(v: dict[str, Any], family: str) -> str:
+def _verdict(v: dict[str, Any]) -> str:
     reject = v["decision"] == "reject"
     tip = ""
     if reject or v["detail"]:
         tip = " · ".join(
             x
             for x in (
-                f"#{v['seq']} {v['source']} {v['verifier']} ({family})",
+                f"#{v['seq']} {v['source']} {v['check_name']} ({v['verifier']})",
                 v["decision"],
                 v["cause"] or "",
                 clip(v["detail"], 400) if v["detail"] else "",
@@ -667,7 +639,8 @@ def _verdict(v: dict[str, Any], family: str) -> str:
     title = f' title="{h(tip)}"' if tip else ""
     body = (
         f'<span class="seq">#{v["seq"]}</span><span class="src">{h(v["source"])}</span>'
-        f'<span class="vn">{h(v["verifier"])}</span><span class="dec">{"✗ reject" if reject else "✓"}</span>'
+        f'<span class="vn">{h(v["check_name"])}</span>'
+        f'<span class="dec">{"✗ reject" if reject else "✓"}</span>'
     )
     if reject:
         body += f'<span class="cause">{h(v["cause"])}</span>'
@@ -699,7 +672,7 @@ def _artifact_text(artifact: Any) -> str:
     return clip(json.dumps(art), 160)
 
 
-def _component(name: str, vs: list[dict[str, Any]], families: dict[str, str], ledger: dict[int, Any]) -> str:
+def _component(name: str, vs: list[dict[str, Any]], ledger: dict[int, Any]) -> str:
     out = [f'<div class="comp"><div class="comp-h"><code>{h(name)}</code>']
     ts = tries(vs)
     if len(ts) > 1:
@@ -717,13 +690,13 @@ def _component(name: str, vs: list[dict[str, Any]], families: dict[str, str], le
         )
         fam = None
         for v in t:
-            f = _family(v, families)
+            f = v["verifier"]
             if v["level"] == "L2" and f != fam:
                 out.append(
                     f'<span class="fam">{"plan verifier" if f == "plan" else h(f) + " integration"}</span>'
                 )
             fam = f
-            out.append(_verdict(v, f))
+            out.append(_verdict(v))
         out.append("</div>")
         accepted = [ledger[v["id"]] for v in t if v["decision"] == "accept" and v["id"] in ledger]
         if state == "acc" and accepted:
@@ -801,7 +774,7 @@ def _spec_box(
     )
 
 
-def _vee(a: dict[str, Any], data: dict[str, Any], families: dict[str, str], cfg: dict[str, Any]) -> str:
+def _vee(a: dict[str, Any], data: dict[str, Any], cfg: dict[str, Any]) -> str:
     vs = data["verdicts"][a["id"]]
     task = data["tasks"].get(a["task_id"], {})
     plans = _plans(vs, data["ledger"])
@@ -813,7 +786,7 @@ def _vee(a: dict[str, Any], data: dict[str, Any], families: dict[str, str], cfg:
         comps: dict[str, list[dict[str, Any]]] = {}
         for v in here:
             comps.setdefault(v["component"] or "?", []).append(v)
-        right = "".join(_component(c, cv, families, data["ledger"]) for c, cv in comps.items())
+        right = "".join(_component(c, cv, data["ledger"]) for c, cv in comps.items())
         right = right or '<p class="small muted">no verdicts at this level</p>'
         flag = ""
         if named:
@@ -859,7 +832,7 @@ NO_VERDICT = '<span class="muted">no verdict</span>'
 def _verdict_chip(v: dict[str, Any]) -> str:
     """A verdict named beside a try's steps (drawn in full, once, in the V)."""
     reject = v["decision"] == "reject"
-    text = f"#{v['seq']} {v['source']} {v['verifier']} " + (f"✗ {v['cause']}" if reject else "✓")
+    text = f"#{v['seq']} {v['source']} {v['check_name']} " + (f"✗ {v['cause']}" if reject else "✓")
     return f'<span class="chip {"rej" if reject else "acc"}">{h(text)}</span> '
 
 
@@ -944,7 +917,6 @@ def _attempt_page(
     prev: int | None,
     nxt: int | None,
     data: dict[str, Any],
-    families: dict[str, str],
     cfgs: dict[str, Any],
 ) -> str:
     task = data["tasks"].get(a["task_id"], {})
@@ -996,7 +968,7 @@ def _attempt_page(
         '<span class="src-gate">gate</span><span class="src-judge">judge</span>'
         '<span class="src-guard">guard</span>'
         "<span class=muted>#n = order in the attempt</span></div></div>"
-        f"{_vee(a, data, families, cfgs.get(a['config'], {}))}</div>"
+        f"{_vee(a, data, cfgs.get(a['config'], {}))}</div>"
         f"{_steps_card(a, data)}"
         f'<div class="card"><h3>Model calls</h3>{_calls_table(data["calls"][a["id"]])}</div>'
         "</section>"
@@ -1029,7 +1001,6 @@ def render_html(store: Store, run_id: int | None = None) -> str:
     first_seen = {t: i for i, t in enumerate(dict.fromkeys(a["task_id"] for a in data["attempts"]))}
     data["attempts"].sort(key=lambda a: (order[a["config"]], first_seen[a["task_id"]], a["attempt_index"]))
     colours = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(configs)}
-    families = _families(data["config"])
     cfgs = {str(c.get("name")): c for c in data["config"].get("configs") or [] if isinstance(c, dict)}
     run = data["run"]
     started = run.get("started")
@@ -1045,9 +1016,7 @@ def render_html(store: Store, run_id: int | None = None) -> str:
             meta.append(f"{run['finished'] - started:.0f} s")
     ids = [a["id"] for a in data["attempts"]]
     pages = "".join(
-        _attempt_page(
-            a, ids[i - 1] if i else None, ids[i + 1] if i + 1 < len(ids) else None, data, families, cfgs
-        )
+        _attempt_page(a, ids[i - 1] if i else None, ids[i + 1] if i + 1 < len(ids) else None, data, cfgs)
         for i, a in enumerate(data["attempts"])
     )
     if configs:

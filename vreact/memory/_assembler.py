@@ -78,6 +78,12 @@ class ContextAssembler:
 def _causes(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Causes, never transcripts: only the failure index's own columns."""
     return [
-        {"level": r["level"], "verifier": r["verifier"], "cause": r["cause"], "detail": r["detail"]}
+        {
+            "level": r["level"],
+            "verifier": r["verifier"],
+            "check_name": r["check_name"],
+            "cause": r["cause"],
+            "detail": r["detail"],
+        }
         for r in rows
     ]

@@ -16,6 +16,7 @@ from typing import Any
 
 import sqlite_utils
 
+from vreact.v import legacy_verifier
 from vreact.verdict import Verdict
 
 
@@ -210,6 +211,41 @@ def _m008_transcripts(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m009_check_name(db: sqlite_utils.Database) -> None:
+    # a verdict names its verifier (plan, R1, R2, R3, guard) and, apart, the check that decided
+    # (``check_name``: the gate, judge or guard). Until now ``verifier`` held the check's name:
+    # move it, and backfill ``verifier`` with the rule the viewer used to guess it by
+    for table in ("verdicts", "failures"):
+        db.table(table).add_column("check_name", str)
+        db.execute(f"update {table} set check_name = verifier")
+    families: dict[int, dict[str, str]] = {}
+    for run in db.query("select id, config_json from runs"):
+        try:
+            sets = json.loads(run["config_json"] or "{}").get("verifiers") or {}
+        except (ValueError, AttributeError):
+            sets = {}
+        families[run["id"]] = {
+            f"{v}:{g.get('name') if isinstance(g, dict) else g}": v
+            for v in ("plan", "R1", "R2", "R3")
+            for g in (sets.get(v) or {}).get("gates") or []
+        }
+    rows = db.query(
+        "select v.id, v.level, v.source, v.check_name, a.run_id from verdicts v"
+        " join attempts a on a.id = v.attempt_id"
+    )
+    updates = [
+        (
+            legacy_verifier(r["level"], r["source"], r["check_name"] or "", families.get(r["run_id"], {})),
+            r["id"],
+        )
+        for r in rows
+    ]
+    db.conn.executemany("update verdicts set verifier = ? where id = ?", updates)
+    db.execute(
+        "update failures set verifier = (select v.verifier from verdicts v where v.id = failures.verdict_id)"
+    )
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -220,6 +256,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m006_call_endpoint,
     _m007_crash_kind,
     _m008_transcripts,
+    _m009_check_name,
 ]
 
 
@@ -417,6 +454,7 @@ class Store:
                     "component": verdict.component,
                     "source": verdict.source,
                     "verifier": verdict.verifier,
+                    "check_name": verdict.check_name,
                     "args": json.dumps(verdict.args, default=str),
                     "decision": verdict.decision,
                     "cause": verdict.cause,
@@ -445,6 +483,7 @@ class Store:
                         "component": verdict.component,
                         "source": verdict.source,
                         "verifier": verdict.verifier,
+                        "check_name": verdict.check_name,
                         "cause": verdict.cause,
                         "detail": verdict.detail,
                     }
