@@ -15,9 +15,9 @@ import pytest
 from tests.conftest import FULL
 from tests.fakes.anthropic_server import KINDS, AnthropicServer
 from tests.test_chaos import check_accounting, run_cli
-from vreact.executor import STEP_SCHEMA
 from vreact.model import ContextLengthError, ModelConfigError, ModelError, TransientError, get_model
 from vreact.model._anthropic import AnthropicModel, takes_temperature, to_anthropic
+from vreact.roles.executor import STEP_SCHEMA
 
 KEY = "sk-ant-test-0123456789abcdef"
 MESSAGES = [

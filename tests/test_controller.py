@@ -18,10 +18,10 @@ from tests.helpers import (
     verdicts,
 )
 from vreact.config import Configuration
-from vreact.gates import gate
 from vreact.model import ContextLengthError, ModelError
 from vreact.report import compute
 from vreact.spec import VerifierSet, builtin_configs
+from vreact.verify.gates import gate
 
 N, VG = builtin_configs()["N"], builtin_configs()["VG"]
 

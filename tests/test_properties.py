@@ -13,11 +13,12 @@ from hypothesis import strategies as st
 
 from tests.helpers import abstain, attempt, finish, read, search, solve
 from vreact.budget import Budget, Budgets
-from vreact.gates import build_gate
+from vreact.config import BudgetLimits
 from vreact.memory import ContextAssembler, ContextSchemaError, Scope, Store
 from vreact.model import MockModel, ModelError
 from vreact.report import LEVELS
 from vreact.spec import builtin_configs
+from vreact.verify.gates import build_gate
 
 PROPS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -34,8 +35,9 @@ def test_a_budget_never_decreases(amounts, limit):
             b.spend(amount)
         assert b.used >= previous and b.left == max(limit - b.used, 0)
         previous = b.used
-    budgets = Budgets({"r1": limit})
-    assert budgets["r1:s1"] is budgets["r1:s1"]  # one budget per key, never re-created
+    budgets = Budgets(BudgetLimits(r1=limit))
+    assert budgets.r1("s1") is budgets.r1("s1")  # one budget per component, never re-created
+    assert budgets.r1("s1").limit == limit and budgets.of("R1", "s1") is budgets.r1("s1")
 
 
 def step_outputs(task):

@@ -16,7 +16,6 @@ from tests.conftest import FULL
 from tests.fakes.chaos_server import ChaosServer
 from tests.helpers import attempt
 from tests.test_chaos import rows
-from vreact import controller
 from vreact.cli import cli
 from vreact.model import (
     CallTimeoutError,
@@ -28,6 +27,7 @@ from vreact.model import (
     TransientError,
     get_model,
 )
+from vreact.roles.designer import Subtask
 from vreact.runner import RAISE_INTERNAL, crash, crash_kind
 from vreact.spec import builtin_configs
 
@@ -135,10 +135,10 @@ def test_an_internal_error_keeps_its_whole_traceback():
 def plant_key_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """A programming error inside the controller: R1 looks up a level that is not there."""
 
-    def broken(self, subtask):
-        return {"objective": subtask.objective, "contract": subtask.contract}["planted_missing_key"]
+    def broken(self):
+        return {"objective": self.objective, "contract": self.contract}["planted_missing_key"]
 
-    monkeypatch.setattr(controller.Controller, "_l3", broken)
+    monkeypatch.setattr(Subtask, "l3", broken)
 
 
 def test_under_the_suite_an_internal_error_raises(monkeypatch, task_nissedal, spec, verifiers, roles, store):
@@ -158,14 +158,14 @@ from tests.test_properties import (
     task,
     test_every_attempt_ends_in_exactly_one_outcome_and_answers_only_through_verdicts,
 )
-from vreact import controller
+from vreact.controller import _try
 
 
 @pytest.fixture(autouse=True)
 def planted(monkeypatch):
     def broken(messages):
         return {}["planted_missing_key"]
-    monkeypatch.setattr(controller, "render_messages", broken)
+    monkeypatch.setattr(_try, "render_messages", broken)
 """
 
 

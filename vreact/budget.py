@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-
-class BudgetSpent(Exception):
-    """Raised when a spent budget is asked for more."""
-
-    def __init__(self, budget: Budget) -> None:
-        super().__init__(f"budget {budget.name!r} spent ({budget.used}/{budget.limit})")
-        self.budget = budget
+from vreact.config import BudgetLimits
+from vreact.v import V
 
 
 @dataclass
 class Budget:
-    """A named counter with a limit. `used` only ever increases."""
+    """A named counter with a limit. ``used`` only ever increases."""
 
     name: str
     limit: int
@@ -30,26 +25,36 @@ class Budget:
         return self.used >= self.limit
 
     def spend(self, amount: int = 1) -> int:
-        """Count `amount` up and return what is left. Never resets."""
+        """Count ``amount`` up and return what is left. Never resets."""
         if amount < 0:
             raise ValueError("budgets only count up")
         self.used += amount
         return self.left
 
 
-@dataclass
 class Budgets:
-    """All budgets of one attempt, keyed by name (e.g. ``r1:s1``, ``steps``)."""
+    """All budgets of one attempt: plan tries, R2 and R3 re-descents, the attempt's executor
+    steps, R1 tries per subtask (``r1(component)``) and each try's step cap (``step_cap()``)."""
 
-    limits: dict[str, int]
-    _budgets: dict[str, Budget] = field(default_factory=dict)
+    def __init__(self, limits: BudgetLimits) -> None:
+        self.limits = limits
+        self.plan = Budget("plan", limits.plan)
+        self.r2 = Budget("r2", limits.r2)
+        self.r3 = Budget("r3", limits.r3)
+        self.steps = Budget("steps", limits.steps)
+        self._r1: dict[str, Budget] = {}
 
-    def __getitem__(self, name: str) -> Budget:
-        if name not in self._budgets:
-            kind = name.split(":", 1)[0]
-            self._budgets[name] = Budget(name, self.limits[kind])
-        return self._budgets[name]
+    def r1(self, component: str) -> Budget:
+        """The tries of one subtask's executor (one budget per component, never re-created)."""
+        if component not in self._r1:
+            self._r1[component] = Budget(f"r1:{component}", self.limits.r1)
+        return self._r1[component]
 
-    def snapshot(self) -> dict[str, int]:
-        """How much of each budget has been used, for records and tests."""
-        return {name: b.used for name, b in self._budgets.items()}
+    def step_cap(self) -> Budget:
+        """A new try's steps."""
+        return Budget("step_cap", self.limits.step_cap)
+
+    def of(self, verifier: str, component: str) -> Budget:
+        """The budget a rejection by ``verifier`` spends (vreact/v.py)."""
+        name = V[verifier].budget
+        return self.r1(component) if name == "r1" else getattr(self, name)

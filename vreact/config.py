@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 #: Switches that are part of the configuration's vocabulary but not built yet: refused when on,
 #: so no run silently goes without a component it names.
@@ -31,6 +33,29 @@ class GuardSettings(BaseModel):
     repeat_stop: int = Field(5, ge=2, description="identical consecutive calls before a stop")
 
 
+class MemberRef(BaseModel):
+    """A member of the executor's step pipeline, by registered name, with its arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_name(cls, v: Any) -> Any:
+        return {"name": v} if isinstance(v, str) else v
+
+    @field_validator("name")
+    @classmethod
+    def _registered(cls, name: str) -> str:
+        from vreact.pipeline import build_member, member_names
+
+        if name not in member_names():
+            build_member(name)  # raises, naming the closest registered member
+        return name
+
+
 class Configuration(BaseModel):
     """Which components run. Adjacent configurations differ by one switch."""
 
@@ -47,6 +72,11 @@ class Configuration(BaseModel):
     )
     budgets: BudgetLimits = Field(default_factory=BudgetLimits)
     guard: GuardSettings = Field(default_factory=GuardSettings)
+    pipeline: list[MemberRef] = Field(
+        default_factory=list,
+        description="more members of the executor's step pipeline, by registered name (run after "
+        "the parse gate and the repetition guard); a member's stop is routed like an R1 reject",
+    )
     limit: int | None = Field(
         None, ge=1, description="run this configuration on the first LIMIT tasks only (default: all)"
     )
@@ -62,7 +92,7 @@ class Configuration(BaseModel):
 
     @property
     def verified(self) -> bool:
-        """True when anything checks the executor: then its results go through R1 (and the
-        chain through R2, the answer through R3), each verifier running its gates if gates are
-        on and its judge if judges are on."""
-        return self.gates or self.guards or self.judges
+        """True when anything checks the executor (gates, guards, judges or pipeline members):
+        then its results go through R1 (and the chain through R2, the answer through R3), each
+        verifier running its gates if gates are on and its judge if judges are on."""
+        return self.gates or self.guards or self.judges or bool(self.pipeline)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vreact.config import Configuration
-from vreact.controller import Controller, CrashKind, Outcome
+from vreact.controller import AttemptContext, Controller, CrashKind, Outcome, Recorder
 from vreact.dataset import Task
 from vreact.memory import ContextAssembler, Store
 from vreact.model import (
@@ -88,18 +88,9 @@ def run_attempt(
     vreact, kept with its whole traceback (or raised, when ``VREACT_RAISE_INTERNAL=1``)."""
     attempt_id = store.start_attempt(run_id, config.name, task.id, attempt_index, seed)
     try:
-        controller = Controller(
-            config,
-            spec,
-            verifiers,
-            ContextAssembler(roles, store),
-            by_role(model),
-            store,
-            attempt_id,
-            task,
-            seed,
-        )
-        outcome = controller.run()
+        recorder = Recorder(store, attempt_id)
+        ctx = AttemptContext(config, task, by_role(model), ContextAssembler(roles, store), recorder, seed)
+        outcome = Controller(spec, verifiers, ctx).run()
     except Exception as e:  # a crash is data, not the end of the run
         outcome = crash(e)
         if outcome.crash_kind == "internal" and os.environ.get(RAISE_INTERNAL) == "1":

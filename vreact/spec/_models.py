@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from vreact.config import Configuration
-from vreact.gates import check_gate_args, gate_factory
+from vreact.verify.gates import check_gate_args, gate_factory
 
 
 class _Strict(BaseModel):

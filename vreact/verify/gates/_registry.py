@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from vreact.gates._artifact import Artifact
+from vreact.verify.gates._artifact import Artifact
 
 ArtifactKind = str  # "answer" or "abstain"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import networkx as nx
 
-from vreact.gates._artifact import PlanArtifact
-from vreact.gates._registry import Check, GateResult, accept, gate, reject
-from vreact.planner import Plan, reference_ids
+from vreact.roles.planner import Plan, reference_ids
+from vreact.verify.gates._artifact import PlanArtifact
+from vreact.verify.gates._registry import Check, GateResult, accept, gate, reject
 
 
 def _plan(a: PlanArtifact) -> Plan:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from vreact.gates._artifact import Artifact
-from vreact.gates._registry import Check, GateResult, accept, gate, reject
 from vreact.metrics import normalize_answer
+from vreact.verify.gates._artifact import Artifact
+from vreact.verify.gates._registry import Check, GateResult, accept, gate, reject
 
 _NUMBER_WORDS = [
     "zero",

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from vreact.model import Message
-from vreact.prompts import failure_lines
+from vreact.roles.prompts import failure_lines
 from vreact.tools import TOOLS
 
 ANSWER_TYPES = ("person", "date", "number", "place", "any")

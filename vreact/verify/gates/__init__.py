@@ -1,9 +1,9 @@
 """Gates: free deterministic checks, registered by name with ``@gate``."""
 
-from vreact.gates import _answer, _chain, _plan  # noqa: F401  (register the built-in gates)
-from vreact.gates._answer import expected_answer_type
-from vreact.gates._artifact import Artifact, ChainArtifact, ChainStep, PlanArtifact
-from vreact.gates._registry import (
+from vreact.verify.gates import _answer, _chain, _plan  # noqa: F401  (register the built-in gates)
+from vreact.verify.gates._answer import expected_answer_type
+from vreact.verify.gates._artifact import Artifact, ChainArtifact, ChainStep, PlanArtifact
+from vreact.verify.gates._registry import (
     Gate,
     GateResult,
     UnknownGate,

@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from vreact.executor import parse_json_object
-from vreact.gates import GateResult, accept, reject
 from vreact.model import Message
+from vreact.roles.executor import parse_json_object
+from vreact.verify.gates import GateResult, accept, reject
 
 JUDGE_SCHEMA: dict[str, Any] = {
     "type": "object",

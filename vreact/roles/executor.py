@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vreact.model import Message
-from vreact.prompts import failure_lines
+from vreact.roles.prompts import failure_lines
 from vreact.tools import Corpus, paragraph_id
 
 

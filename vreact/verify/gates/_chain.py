@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from vreact.gates._answer import support_score
-from vreact.gates._artifact import ChainArtifact
-from vreact.gates._registry import Check, GateResult, accept, gate, reject
 from vreact.metrics import normalize_answer
+from vreact.verify.gates._answer import support_score
+from vreact.verify.gates._artifact import ChainArtifact
+from vreact.verify.gates._registry import Check, GateResult, accept, gate, reject
 
 
 @gate("chain_bridges", kinds=("chain",))

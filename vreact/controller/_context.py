@@ -1,0 +1,107 @@
+"""The attempt context: what one attempt's state machine works with (its task, models by
+role, budgets, the context assembler) and the one recorder of its calls, verdicts and steps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from vreact.budget import Budgets
+from vreact.config import Configuration
+from vreact.dataset import Task
+from vreact.memory import ContextAssembler, Scope, Store
+from vreact.model import Completion, Message, Model, ModelError, endpoint_of
+from vreact.verdict import Verdict
+
+
+@dataclass
+class Recorder:
+    """Writes one attempt's records: every model call (failed ones too), every verdict (the
+    only writer of memory) and every executor step (for people and tools, never a role)."""
+
+    store: Store
+    attempt_id: int
+    last_call: int | None = None  # the id of the last model call recorded
+    last_reject: dict[str, Verdict] = field(default_factory=dict)  # by component
+
+    def call(self, role: str, model: Model, messages: list[Message], c: Completion) -> None:
+        self.last_call = self.store.record_call(
+            self.attempt_id,
+            role,
+            model.name,
+            c.prompt_tokens,
+            c.completion_tokens,
+            c.latency_ms,
+            retries=c.retries,
+            cached=c.cached,
+            cost_usd=c.cost_usd,
+            endpoint=endpoint_of(model),
+            messages=messages,
+            response=c.text,
+        )
+
+    def failed_call(self, role: str, model: Model, messages: list[Message], e: ModelError) -> None:
+        self.store.record_call(
+            self.attempt_id,
+            role,
+            model.name,
+            0,
+            0,
+            0.0,
+            "error",
+            str(e),
+            retries=e.retries,
+            endpoint=endpoint_of(model),
+            messages=messages,
+        )
+
+    def verdict(self, verdict: Verdict, artifact: Any = None) -> None:
+        self.store.record_verdict(self.attempt_id, verdict, artifact)
+        if not verdict.accepted:
+            self.last_reject[verdict.component] = verdict
+
+    def step(self, component: str, try_: int, index: int, observation: str, **fields: Any) -> None:
+        """One executor step of a try, tied to the call that proposed it."""
+        self.store.record_step(
+            self.attempt_id, component, try_, index, call_id=self.last_call, observation=observation, **fields
+        )
+
+
+@dataclass
+class AttemptContext:
+    """One attempt of one configuration on one task."""
+
+    config: Configuration
+    task: Task
+    models: dict[str, Model]  # by role, with "default" for the others
+    assembler: ContextAssembler
+    recorder: Recorder
+    seed: int = 0
+    budgets: Budgets = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.budgets = Budgets(self.config.budgets)
+
+    @property
+    def attempt_id(self) -> int:
+        return self.recorder.attempt_id
+
+    def scope(self, components: tuple[str, ...], sources: dict[str, Any]) -> Scope:
+        return Scope(self.attempt_id, components, sources)
+
+    def call(self, role: str, messages: list[Message], schema: dict[str, Any]) -> Completion:
+        """The only way a model is invoked; every call is recorded, failed ones too."""
+        model = self.models.get(role) or self.models["default"]
+        try:
+            c = model.generate(
+                messages,
+                schema,
+                temperature=self.config.temperature,
+                max_tokens=self.config.max_tokens,
+                seed=self.seed,
+            )
+        except ModelError as e:
+            self.recorder.failed_call(role, model, messages, e)
+            raise
+        self.recorder.call(role, model, messages, c)
+        return c

@@ -1,0 +1,226 @@
+"""The deterministic controller: the V-model's state machine for one attempt.
+
+Read top to bottom. ``run`` descends (a plan at L2, step designs at L3, executor tries under
+R1), ascends (R2 over the assembled chain, R3 on the final answer), and routes every
+rejection back to the level it pairs with until that level's budget is spent (the table is
+vreact/v.py's ``V``):
+
+    rejected by          goes back to                     budget   when spent
+    plan gates / judge   the planner (a new plan)          plan     fall back to one task
+    R1 (or a guard)      the subtask's executor (new try)  r1       abstain naming L3
+    R2                   the planner (re-descend from L2)  r2       abstain naming L2
+    R3                   the top (planner or the executor) r3       abstain naming L1
+
+It alone runs verifiers and decides; every model call and verdict goes through the attempt
+context's recorder, and only verdicts write memory. One executor try is the step pipeline's
+(vreact/controller/_try.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from vreact.controller import _levels
+from vreact.controller._context import AttemptContext
+from vreact.controller._outcome import Outcome
+from vreact.controller._try import ANSWER, ExecutorTry
+from vreact.roles import planner
+from vreact.roles.designer import Designer, Subtask
+from vreact.roles.executor import parse_json_object
+from vreact.spec import TaskSpec, VerifierSet
+from vreact.tools import Corpus
+from vreact.v import V
+from vreact.verify.gates import Artifact, ChainArtifact, ChainStep, PlanArtifact
+from vreact.verify.verifier import Rejection, Verifiers
+
+#: The component whose verdicts are the plan's and the chain's.
+PLANNER = "planner"
+
+
+class Controller:
+    """Runs one configuration once on one task (one attempt)."""
+
+    def __init__(self, spec: TaskSpec, verifiers: VerifierSet, ctx: AttemptContext) -> None:
+        self.ctx, self.spec, self.config, self.task = ctx, spec, ctx.config, ctx.task
+        self.budgets = ctx.budgets
+        self.verifiers = Verifiers(ctx.config, spec, verifiers)
+        self.designer = Designer(spec.requirements.answer, self.verifiers.answer_checks())
+        self.corpus = Corpus(ctx.task.paragraphs)
+        self.plan_fallback = False
+        self._plans = 0
+        self._declined_by: str | None = None  # the executor whose abstain ended the attempt
+
+    # --- the state machine ----------------------------------------------------------------
+
+    def run(self) -> Outcome:
+        if not self.config.verified:
+            return self._plain()
+        while True:
+            final = self._descend()  # L2 -> L3 -> R1 -> R2
+            if isinstance(final, Outcome):
+                return final
+            rejection = self._check("R3", ANSWER, final, _levels.l1(self.task, self.spec))
+            if rejection is None:
+                return self._outcome_of(final, ANSWER)
+            if not self._route(ANSWER, rejection):
+                return self._abstain("R3", ANSWER)
+            # re-descend from the top: the planner, or the single-task executor
+
+    def _descend(self) -> Artifact | Outcome:
+        """Plan, run every subtask under R1, and check the chain under R2 (with a planner)."""
+        while True:
+            subtasks, planned = self._plan()
+            done = self._execute(subtasks)
+            if isinstance(done, Outcome):
+                return done
+            chain, final = done
+            if not planned or final.kind == "abstain":
+                return final
+            rejection = self._check("R2", PLANNER, chain, _levels.l2(subtasks))
+            if rejection is None:
+                return final
+            if not self._route(PLANNER, rejection):
+                return self._abstain("R2", PLANNER)
+            # re-descend from L2: the planner reads this rejection
+
+    def _plan(self) -> tuple[list[Subtask], bool]:
+        """L2: a plan that passed the plan gates (and judge), designed into L3 subtasks; the
+        single task when there is no planner or the plan budget is spent."""
+        if not self.config.planner or self.plan_fallback:
+            return [self.designer.single_task(self.task.question)], False
+        budget = self.budgets.plan
+        while not budget.spent:
+            budget.spend()
+            self._plans += 1
+            l1 = _levels.l1(self.task, self.spec)
+            scope = self.ctx.scope((PLANNER,), {"l1": l1, "tools": planner.TOOL_NAMES})
+            messages = planner.render_messages(self.ctx.assembler.build("planner", scope))
+            completion = self.ctx.call("planner", messages, planner.PLAN_SCHEMA)
+            proposal = PlanArtifact(self.task.question, parse_json_object(completion.text))
+            # the plan gates (if on), then the plan judge (if on): NP has neither
+            rejection = self._check("plan", PLANNER, proposal, l1)
+            if rejection is None:
+                try:
+                    plan = planner.Plan.model_validate(proposal.plan)
+                except ValueError:  # no gate checked its shape (the plan gates reject these)
+                    break
+                if not plan.subtasks:  # nor that it plans anything
+                    break
+                return self.designer.design(plan, self._plans), True
+            self._reject(PLANNER, rejection)
+        self.plan_fallback = True
+        return [self.designer.single_task(self.task.question)], False
+
+    def _execute(self, subtasks: list[Subtask]) -> tuple[ChainArtifact, Artifact] | Outcome:
+        """Each subtask in plan order, upstream answers substituted into its objective. Returns
+        the chain and the final artifact (an abstain when a subtask declined)."""
+        answers: dict[str, str] = {}
+        steps: list[ChainStep] = []
+        accepted: list[Artifact] = []
+        for st in subtasks:
+            st = self._substituted(st, answers)
+            artifact = self._unit(st)
+            if isinstance(artifact, Outcome):
+                return artifact
+            if artifact.kind == "abstain":  # R3 still checks that declining is allowed
+                self._declined_by = st.component
+                declined = dataclasses.replace(artifact, question=self.task.question)
+                return _levels.chain(self.task.question, steps, subtasks), declined
+            answers[st.id] = str(artifact.answer)
+            accepted.append(artifact)
+            steps.append(_levels.chain_step(st, artifact))
+        return _levels.chain(self.task.question, steps, subtasks), _levels.final(self.task.question, accepted)
+
+    def _unit(self, subtask: Subtask) -> Artifact | Outcome:
+        """L3 tries of one subtask until R1 accepts or the L3 budget is spent."""
+        tries = self.budgets.r1(subtask.component)
+        while True:
+            if tries.spent or self.budgets.steps.spent:  # the last reject recorded says why
+                return self._abstain("R1", subtask.component)
+            tries.spend()
+            artifact = ExecutorTry(self.ctx, self.corpus, subtask, tries).run()
+            if artifact is None:  # the try was stopped; its verdict is recorded
+                continue
+            rejection = self._check("R1", subtask.component, artifact, subtask.l3())
+            if rejection is None:
+                return artifact
+            self._reject(subtask.component, rejection)
+
+    def _plain(self) -> Outcome:
+        """N and NP: plain ReAct, one try per subtask, no verdicts; the step cap ends it."""
+        subtasks, _ = self._plan()
+        answers: dict[str, str] = {}
+        accepted: list[Artifact] = []
+        for st in subtasks:
+            st = self._substituted(st, answers)
+            tries = self.budgets.r1(st.component)
+            tries.spend()
+            artifact = ExecutorTry(self.ctx, self.corpus, st, tries).run()
+            if artifact is None:
+                return Outcome(
+                    "abstain",
+                    level="cap",
+                    component=st.component,
+                    cause="step_cap",
+                    plan_fallback=self.plan_fallback,
+                )
+            if artifact.kind == "abstain":
+                return self._outcome_of(artifact, st.component)
+            answers[st.id] = str(artifact.answer)
+            accepted.append(artifact)
+        return self._outcome_of(_levels.final(self.task.question, accepted), ANSWER)
+
+    @staticmethod
+    def _substituted(subtask: Subtask, answers: dict[str, str]) -> Subtask:
+        objective = planner.substitute(subtask.objective, list(subtask.plan_ids), answers)
+        return dataclasses.replace(subtask, objective=objective)
+
+    # --- verdicts and routes ------------------------------------------------------------------
+
+    def _check(self, verifier: str, component: str, artifact: object, paired: object) -> Rejection | None:
+        return self.verifiers.check(self.ctx, verifier, component, artifact, paired)
+
+    def _route(self, component: str, r: Rejection) -> bool:
+        """Spend one unit of a re-descent budget on a rejection; False when none was left."""
+        budget = self.budgets.of(r.verifier, component)
+        more = not budget.spent
+        if more:
+            budget.spend()
+        self._reject(component, r)
+        return more
+
+    def _reject(self, component: str, r: Rejection) -> None:
+        """Record a rejection with what is left of the budget it spent."""
+        self.ctx.recorder.verdict(
+            r.verdict(component, self.budgets.of(r.verifier, component).left), r.artifact
+        )
+
+    # --- endings ----------------------------------------------------------------------------
+
+    def _abstain(self, verifier: str, component: str) -> Outcome:
+        """The budget paired with ``verifier`` is spent: abstain naming its level."""
+        last = self.ctx.recorder.last_reject.get(component)
+        cause = f"{last.check_name}:{last.cause}" if last else "budget_spent"
+        return Outcome(
+            "abstain",
+            level=V[verifier].abstain,
+            component=component,
+            cause=cause,
+            plan_fallback=self.plan_fallback,
+        )
+
+    def _outcome_of(self, artifact: Artifact, component: str) -> Outcome:
+        if artifact.kind == "abstain":
+            return Outcome(
+                "abstain",
+                level="declined",
+                component=self._declined_by or component,
+                cause=f"agent_declined: {artifact.reason[:160]}",
+                plan_fallback=self.plan_fallback,
+            )
+        return Outcome(
+            "answer",
+            answer=str(artifact.answer),
+            evidence=list(artifact.evidence),
+            plan_fallback=self.plan_fallback,
+        )

@@ -1,0 +1,181 @@
+"""The step pipeline's vocabulary: a turn, the outcomes a member can give, the member base
+class and its registry, and the pipeline that runs one phase of its members."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, TypeVar
+
+from vreact.model import Message
+from vreact.roles.executor import Step
+from vreact.v import Source
+
+Phase = Literal["context", "call", "proposal", "result"]
+PHASES: tuple[Phase, ...] = ("context", "call", "proposal", "result")
+Kind = Literal["pass", "hint", "rollback", "block", "stop", "veto"]
+#: What each phase may decide (pass and hint always): anything else is a member's bug.
+ALLOWED: dict[str, frozenset[str]] = {
+    "context": frozenset({"stop"}),
+    "call": frozenset({"rollback", "stop"}),
+    "proposal": frozenset({"rollback", "block", "stop", "veto"}),
+    "result": frozenset({"stop", "veto"}),
+}
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What a member decided about one step.
+
+    - ``pass``: nothing to say;
+    - ``hint``: ``note`` is added to the step's observation;
+    - ``rollback``: the step is dropped without being spent; ``note`` goes into the re-ask;
+    - ``block``: the action does not run; ``note`` is its observation; the step is spent;
+    - ``stop``: the try ends with a reject verdict, routed like an R1 reject;
+    - ``veto``: a proposed final is not accepted; ``note`` is the next observation.
+
+    An outcome with a ``cause`` leaves a reject verdict of the member in the records (its
+    ``detail`` says why; ``artifact`` is what it is about, the step's call by default).
+    """
+
+    kind: Kind
+    note: str = ""
+    cause: str = ""
+    detail: str = ""
+    artifact: str | None = None
+
+
+PASS = StepOutcome("pass")
+
+
+def hint(note: str) -> StepOutcome:
+    return StepOutcome("hint", note)
+
+
+def rollback(note: str, cause: str = "", detail: str = "") -> StepOutcome:
+    return StepOutcome("rollback", note, cause, detail)
+
+
+def block(feedback: str, cause: str = "", detail: str = "") -> StepOutcome:
+    return StepOutcome("block", feedback, cause, detail)
+
+
+def stop(cause: str, detail: str, observation: str = "", artifact: str | None = None) -> StepOutcome:
+    return StepOutcome("stop", observation, cause, detail, artifact)
+
+
+def veto(reason: str, cause: str = "", detail: str = "") -> StepOutcome:
+    return StepOutcome("veto", reason, cause, detail)
+
+
+@dataclass
+class Turn:
+    """One step of a try as it passes the phases: the messages (``context``), the model's
+    reply (``call``), the parsed step (``proposal``; None when the reply is not a step) and the
+    tool's observation (``result``; None for a final)."""
+
+    component: str
+    objective: str
+    index: int
+    messages: list[Message]
+    history: list[tuple[str, str]]  # the try so far: (reply, observation)
+    text: str = ""
+    step: Step | None = None
+    observation: str | None = None
+
+    @property
+    def final(self) -> bool:
+        return self.step is not None and self.step.action in ("finish", "abstain")
+
+
+class Member:
+    """A member of the step pipeline: override the phases it cares about. One instance per
+    try (so it may keep the try's state); ``verifier`` and ``source`` name its verdicts."""
+
+    name: ClassVar[str] = ""
+    verifier: ClassVar[str] = "guard"
+    source: ClassVar[Source] = "guard"
+
+    def context(self, turn: Turn) -> StepOutcome:
+        """Before the call: may reshape ``turn.messages``."""
+        return PASS
+
+    def call(self, turn: Turn) -> StepOutcome:
+        """The model's reply, ``turn.text``."""
+        return PASS
+
+    def proposal(self, turn: Turn) -> StepOutcome:
+        """Before anything runs: ``turn.step`` (None: the reply is not a step)."""
+        return PASS
+
+    def result(self, turn: Turn) -> StepOutcome:
+        """After the tool ran (``turn.observation``) or a final was proposed."""
+        return PASS
+
+
+M = TypeVar("M", bound=type[Member])
+_REGISTRY: dict[str, type[Member]] = {}
+
+
+def member(name: str) -> Callable[[M], M]:
+    """Register a member class by name, so configurations can name it (``pipeline:``)."""
+
+    def register(cls: M) -> M:
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return register
+
+
+class UnknownMember(ValueError):
+    pass
+
+
+def member_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def build_member(name: str, args: dict[str, Any] | None = None) -> Member:
+    """A new instance of a registered member, suggesting the closest name on a typo."""
+    if name not in _REGISTRY:
+        close = difflib.get_close_matches(name, _REGISTRY, n=1)
+        hint_ = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(member_names())})"
+        raise UnknownMember(f"unknown pipeline member {name!r}{hint_}")
+    return _REGISTRY[name](**(args or {}))
+
+
+@dataclass
+class Decision:
+    """A phase's result: the first outcome other than pass or hint (with its member), and
+    the hints given before it."""
+
+    outcome: StepOutcome = PASS
+    member: Member | None = None
+    hints: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Pipeline:
+    """The members of one try, in order."""
+
+    members: list[Member]
+
+    def run(self, phase: Phase, turn: Turn) -> Decision:
+        """Each member's ``phase`` in order, until one gives more than pass or a hint. A member
+        that raises stops the try with cause ``verifier_error`` (fail closed)."""
+        out = Decision()
+        for m in self.members:
+            try:
+                o = getattr(m, phase)(turn)
+            except Exception as e:
+                o = stop("verifier_error", f"{m.name}.{phase}: {type(e).__name__}: {e}"[:300])
+            if (o.kind == "veto" and not turn.final) or o.kind not in ALLOWED[phase] | {"pass", "hint"}:
+                o = stop("verifier_error", f"{m.name}.{phase} may not {o.kind} this step")
+            if o.kind == "hint":
+                out.hints.append(o.note)
+            elif o.kind != "pass":
+                out.outcome, out.member = o, m
+                break
+        return out

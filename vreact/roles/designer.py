@@ -1,0 +1,79 @@
+"""The L3 designer: each subtask's design (objective, contract, the checks R1 applies), made
+deterministically from the plan, or from L1 alone when there is no plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vreact.roles import planner
+from vreact.spec import AnswerRequirements
+from vreact.verify.gates import expected_answer_type
+
+
+@dataclass(frozen=True)
+class Subtask:
+    """One L3 step design: objective, contract and the checks R1 applies."""
+
+    id: str
+    objective: str
+    contract: str
+    checks: tuple[str, ...]
+    component: str
+    depends_on: tuple[str, ...] = ()
+    final: bool = True
+    plan_ids: tuple[str, ...] = ()
+
+    def l3(self) -> dict[str, str]:
+        """The level R1's judge reads beside the artifact."""
+        return {"objective": self.objective, "contract": self.contract}
+
+
+@dataclass(frozen=True)
+class Designer:
+    """Designs subtasks under L1's answer requirements; ``checks`` are R1's answer gates."""
+
+    answer: AnswerRequirements
+    checks: tuple[str, ...]
+
+    def contract(self, kind: str, *, whole_question: bool = False) -> str:
+        """A subtask's contract; the whole question's also says how many paragraphs R3 wants."""
+        shape = "a short answer" if kind == "any" else f"a {kind}"
+        contract = f"{shape}, at most {self.answer.max_words} words"
+        if whole_question and self.answer.min_paragraphs > 1:
+            n = self.answer.min_paragraphs
+            return contract + f", citing the ids of the {n} or more paragraphs it rests on"
+        return contract + (", citing the ids of paragraphs you found" if self.answer.cite_evidence else "")
+
+    def single_task(self, question: str) -> Subtask:
+        """Without a plan the question is the one subtask; its L3 design comes from L1."""
+        contract = self.contract(expected_answer_type(question), whole_question=True)
+        return Subtask("s1", question, contract, self.checks, "executor.s1")
+
+    def design(self, plan: planner.Plan, plan_number: int) -> list[Subtask]:
+        """L3 from the ``plan_number``-th plan: each subtask's contract from its answer type; the
+        final subtask is the last one nothing depends on."""
+        ids = [s.id for s in plan.subtasks]
+        deps = {
+            s.id: tuple(
+                dict.fromkeys(
+                    d for d in [*s.depends_on, *planner.reference_ids(s.objective, ids)] if d is not None
+                )
+            )
+            for s in plan.subtasks
+        }
+        used = {d for ds in deps.values() for d in ds}
+        finals = [i for i in ids if i not in used]
+        final = finals[-1] if finals else ids[-1]
+        return [
+            Subtask(
+                s.id,
+                s.objective,
+                self.contract(s.answer_type),
+                self.checks,
+                f"executor.p{plan_number}.{s.id}",
+                deps[s.id],
+                s.id == final,
+                tuple(ids),
+            )
+            for s in plan.subtasks
+        ]

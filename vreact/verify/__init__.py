@@ -1,0 +1,2 @@
+"""Verifiers: registered gates (``gates``), LLM judges (``judges``) and the verifier that runs
+them, fail closed (``verifier``)."""

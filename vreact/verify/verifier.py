@@ -1,0 +1,113 @@
+"""A verifier at work: its gates in order, then its judge on what they all cleared. Fail
+closed: a gate that raises rejects with cause ``verifier_error``; anything but a confident
+accept from the judge rejects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vreact.config import Configuration
+from vreact.spec import JudgeSpec, TaskSpec, VerifierSet
+from vreact.v import CONFIGURED, Source, V, judge_name
+from vreact.verdict import Verdict, artifact_hash
+from vreact.verify import judges
+from vreact.verify.gates import ChainArtifact, Gate, GateResult, PlanArtifact, build_gate, reject
+
+if TYPE_CHECKING:
+    from vreact.controller._context import AttemptContext
+
+
+@dataclass
+class Rejection:
+    """A verifier's first rejection, not yet recorded: the caller spends the budget first, so
+    the verdict carries what is left."""
+
+    verifier: str
+    source: Source
+    check_name: str
+    result: GateResult
+    args: dict[str, Any]
+    artifact: Any  # its identity: what the verdict's hash is of
+
+    def verdict(self, component: str, budget_left: int) -> Verdict:
+        return Verdict(
+            self.verifier,
+            component,
+            self.source,
+            self.check_name,
+            "reject",
+            self.result.cause,
+            self.result.detail,
+            budget_left,
+            artifact_hash(self.artifact),
+            self.args,
+        )
+
+
+class Verifiers:
+    """The configured verifiers (plan, R1, R2, R3) of one configuration: gates when gates are
+    on, judges when judges are on."""
+
+    def __init__(self, config: Configuration, spec: TaskSpec, verifiers: VerifierSet) -> None:
+        defaults = spec.requirements.answer.model_dump()
+        specs = {k: getattr(verifiers, k) for k in CONFIGURED}
+        self.gates: dict[str, list[Gate]] = {
+            k: [build_gate(g.name, g.args, defaults) for g in v.gates] if config.gates else []
+            for k, v in specs.items()
+        }
+        self.judges: dict[str, JudgeSpec | None] = {
+            k: v.judge if config.judges else None for k, v in specs.items()
+        }
+
+    def answer_checks(self) -> tuple[str, ...]:
+        """R1's gates on an answer, as the executor is told them (the parse gate is a step's)."""
+        return tuple(g.name for g in self.gates["R1"] if "answer" in g.kinds and g.name != "parses")
+
+    def check(
+        self, ctx: AttemptContext, verifier: str, component: str, artifact: Any, paired: Any
+    ) -> Rejection | None:
+        """Run ``verifier`` on ``artifact``; each accept is recorded, the first rejection is
+        returned."""
+        ident = artifact.identity()
+        h = artifact_hash(ident)
+        left = ctx.budgets.of(verifier, component).left
+        for g in self.gates[verifier]:
+            if not g.applies_to(artifact):
+                continue
+            try:
+                result = g(artifact)
+            except Exception as e:  # fail closed: a verifier that raises rejects
+                result = reject("verifier_error", f"{type(e).__name__}: {e}")
+            if not result.ok:
+                return Rejection(verifier, "gate", g.name, result, g.args, ident)
+            accept = Verdict(verifier, component, "gate", g.name, "accept", "", "", left, h, g.args)
+            ctx.recorder.verdict(accept, ident)
+        judge = self.judges[verifier]
+        if judge is None:
+            return None
+        kind = V[verifier].judge
+        assert kind is not None
+        scope = ctx.scope((component,), {"artifact": _show(artifact), "paired_level": paired})
+        messages = judges.render_messages(kind, ctx.assembler.build("judge", scope))
+        completion = ctx.call("judge", messages, judges.JUDGE_SCHEMA)
+        result = judges.decide(completion.text, judge.min_confidence)
+        args = judge.model_dump()
+        name = judge_name(verifier)
+        if not result.ok:
+            return Rejection(verifier, "judge", name, result, args, ident)
+        ctx.recorder.verdict(
+            Verdict(verifier, component, "judge", name, "accept", "", "", left, h, args), ident
+        )
+        return None
+
+
+def _show(artifact: Any) -> Any:
+    """What a judge is shown of an artifact: its content and cited evidence, nothing else."""
+    if isinstance(artifact, PlanArtifact):
+        return artifact.plan
+    if isinstance(artifact, ChainArtifact):
+        return [{"id": s.id, "question": s.objective, "answer": s.answer} for s in artifact.steps]
+    if artifact.kind == "abstain":
+        return {"abstain": artifact.reason}
+    return {"answer": artifact.answer, "evidence": artifact.cited}
