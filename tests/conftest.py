@@ -71,6 +71,12 @@ def full_tasks() -> list[Task]:
     return load_tasks(FULL)
 
 
+@pytest.fixture
+def task_nissedal(full_tasks: list[Task]) -> Task:
+    """A 2-hop MuSiQue-Full record (its answer: north)."""
+    return next(t for t in full_tasks if t.id == "2hop__269805_135710")
+
+
 @pytest.fixture(scope="session")
 def spec() -> TaskSpec:
     return load_spec()

@@ -228,8 +228,3 @@ def test_the_guard_holds_in_subprocesses(tmp_path):
 def test_no_gguf_is_loaded_unless_the_test_is_marked_real_model():
     with pytest.raises(RuntimeError, match="not allowed here"):
         get_model("llamacpp/smollm2-135m")
-
-
-@pytest.fixture
-def task_nissedal(full_tasks):
-    return next(t for t in full_tasks if t.id == "2hop__269805_135710")

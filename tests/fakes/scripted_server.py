@@ -1,0 +1,25 @@
+"""An OpenAI-compatible server whose every reply is a function of the request (a script)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tests.fakes._loopback import JSON
+from tests.fakes.chaos_server import ChaosServer, _completion
+
+
+class ScriptedServer(ChaosServer):
+    """Answers each chat completion with ``reply(request body)``; keeps every request."""
+
+    def __init__(self, reply: Callable[[JSON], str]) -> None:
+        super().__init__()
+        self.reply = reply
+
+    def handle_completion(
+        self, body: JSON, authorization: str | None = None
+    ) -> tuple[int, JSON, dict[str, str]]:
+        with self._lock:
+            self.requests.append(body)
+            self._served += 1
+            served = self._served
+        return 200, _completion(body, self.reply(body), served), {}
