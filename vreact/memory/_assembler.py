@@ -8,6 +8,7 @@ from typing import Any
 
 from vreact.memory._store import Store
 from vreact.spec import RoleSchema
+from vreact.v import V
 
 
 class ContextSchemaError(PermissionError):
@@ -71,8 +72,9 @@ class ContextAssembler:
         return _causes(sorted(rows, key=lambda r: r["id"]))
 
     def _l2_failures(self, scope: Scope) -> list[dict[str, str]]:
-        # rejections the planner answers for: plan gates and judge, R2, and R3 (re-descents)
-        return _causes([r for r in self.store.failures(scope.attempt_id) if r["level"] in ("L2", "L1")])
+        # rejections the planner answers for: those routed to it or to the top (plan, R2, R3)
+        rows = self.store.failures(scope.attempt_id)
+        return _causes([r for r in rows if V[r["verifier"]].route in ("planner", "top")])
 
 
 def _causes(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
