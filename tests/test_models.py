@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from vreact.model import MockModel, MockScriptExhausted, ModelConfigError, get_model
+from vreact.model import (
+    Completion,
+    GenerateSettings,
+    MockModel,
+    MockScriptExhausted,
+    ModelConfigError,
+    ResilientModel,
+    ResponseCache,
+    get_model,
+)
+from vreact.model._cache import request_key
 
 
 def test_openai_without_key_or_base_url_names_the_variable(monkeypatch):
@@ -45,6 +55,31 @@ def test_mock_model_scripts_and_fails_loudly():
     assert echo.generate([{"role": "user", "content": "hi"}]).text == "HI"
     gen = MockModel(str(i) for i in range(3))
     assert gen.generate([{"role": "user", "content": ""}]).text == "0"
+    gen.generate([], None, GenerateSettings(temperature=0.5, max_tokens=64, seed=1))
+    assert gen.settings == [GenerateSettings(), GenerateSettings(0.5, 64, 1)]
+
+
+def test_the_cache_key_is_the_one_made_before_settings_were_one_object(tmp_path):
+    """Caches written before GenerateSettings still hit: the key hashes the same request dict."""
+    cache = ResponseCache(tmp_path)
+    messages = [{"role": "user", "content": "hi"}]
+    old_key = request_key(
+        {
+            "model": "mock/m",
+            "endpoint": "mock",
+            "messages": messages,
+            "schema": None,
+            "temperature": 0.2,
+            "max_tokens": 256,
+            "seed": 3,
+        }
+    )
+    cache.put(old_key, "mock/m", Completion("from the cache"))
+    inner = MockModel(["from the model"], name="mock/m")
+    model = ResilientModel(inner, "mock", cache=cache)
+    assert model.generate(messages, None, GenerateSettings(0.2, 256, 3)).text == "from the cache"
+    assert inner.calls == []
+    assert model.generate(messages, None, GenerateSettings(0.2, 256, 4)).text == "from the model"
 
 
 def test_a_models_file_gives_aliases_roles_structured_output_and_prices(tmp_path):

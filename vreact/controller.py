@@ -621,13 +621,7 @@ class Controller:
         model = self.models.get(role) or self.models["default"]
         endpoint = endpoint_of(model)
         try:
-            c = model.generate(
-                messages,
-                schema,
-                temperature=self.config.temperature,
-                max_tokens=self.config.max_tokens,
-                seed=self.seed,
-            )
+            c = model.generate(messages, schema, self.config.settings_for(role, self.seed))
         except ModelError as e:
             self.store.record_call(
                 self.attempt_id,

@@ -171,6 +171,12 @@ def _refuse_another_endpoint(store: Store, resolved: dict[str, Any], out_dir: Pa
         )
 
 
+def _identity(config: Configuration) -> dict[str, Any]:
+    """A configuration as a run's resolved configuration records it: without per-role call
+    settings when it has none, so run folders made before they existed still resume."""
+    return config.model_dump(exclude=None if config.calls else {"calls"})
+
+
 @dataclass(frozen=True)
 class _Job:
     config: Configuration
@@ -207,7 +213,7 @@ def run_experiment(
         store = Store(out_dir / DB_NAME)
         store.discard_unfinished()
         resolved = {
-            "configs": [c.model_dump() for c in configs],
+            "configs": [_identity(c) for c in configs],
             "spec": spec.model_dump(),
             "verifiers": verifiers.model_dump(),
             "roles": roles.model_dump(),

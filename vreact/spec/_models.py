@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from vreact.config import Configuration
+from vreact.config import CALL_ROLES, Configuration
 from vreact.gates import check_gate_args, gate_factory
 
 
@@ -140,7 +140,7 @@ class RoleSchema(_Strict):
     roles: dict[str, RoleRow]
 
 
-MODEL_ROLES = ("default", "planner", "executor", "judge")
+MODEL_ROLES = ("default", *CALL_ROLES)
 
 
 class DatasetSelection(_Strict):
