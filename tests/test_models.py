@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from vreact.model import (
+    CallPolicy,
     Completion,
     GenerateSettings,
     MockModel,
@@ -15,6 +16,7 @@ from vreact.model import (
     get_model,
 )
 from vreact.model._cache import request_key
+from vreact.spec import RunLimits
 
 
 def test_openai_without_key_or_base_url_names_the_variable(monkeypatch):
@@ -151,3 +153,9 @@ def test_models_file_errors_are_one_line(tmp_path):
     [line] = result.output.strip().splitlines()
     assert line.startswith(f"{bad}:") and "role 'judge': 'aa' is neither an alias" in line
     assert line.endswith("did you mean 'a'?")
+
+
+def test_a_run_s_call_policy_is_derived_from_its_limits():
+    assert RunLimits().policy() == CallPolicy()  # one set of defaults
+    limits = RunLimits(max_retries=1, call_timeout=0, endpoint_concurrency=9)
+    assert limits.policy() == CallPolicy(max_retries=1, call_timeout=None, concurrency=9)

@@ -15,7 +15,7 @@ from rich.progress import Progress as Bar
 from vreact.cli._common import err, print_report, user_errors
 from vreact.config import Configuration
 from vreact.dataset import DatasetError, Task, load_tasks, select_tasks
-from vreact.model import DEFAULT_MODEL, CallPolicy, Model, ModelConfigError, ResponseCache
+from vreact.model import DEFAULT_MODEL, Model, ModelConfigError, ResponseCache
 from vreact.model._catalog import build_models, role_names
 from vreact.runner import (
     EndpointMismatch,
@@ -83,7 +83,7 @@ def _execute(
             tasks,
             resolved,
             lambda: build_models(
-                names, catalog, base_url=base_url, timeout=timeout, cache=cache, policy=_policy(limits)
+                names, catalog, base_url=base_url, timeout=timeout, cache=cache, policy=limits.policy()
             ),
             sorted(set(names.values())),
             out or default_out_dir(),
@@ -105,15 +105,6 @@ INPUT_ERRORS = (
     RunDirBusy,
     EndpointMismatch,
 )
-
-
-def _policy(limits: RunLimits) -> CallPolicy:
-    """How each model call is made, from the run's limits (a call timeout of 0 means none)."""
-    return CallPolicy(
-        max_retries=limits.max_retries,
-        call_timeout=limits.call_timeout or None,
-        concurrency=limits.endpoint_concurrency,
-    )
 
 
 def _launch(
@@ -407,7 +398,7 @@ def experiment(
         tasks,
         chosen,
         lambda: build_models(
-            names, catalog, base_url=exp.base_url, timeout=limits.timeout, cache=cache, policy=_policy(limits)
+            names, catalog, base_url=exp.base_url, timeout=limits.timeout, cache=cache, policy=limits.policy()
         ),
         sorted(set(names.values())),
         out or Path("runs") / exp.name,

@@ -43,7 +43,8 @@ class CallTimeoutError(ModelError):
 
 @dataclass(frozen=True)
 class CallPolicy:
-    """How one logical model call is made."""
+    """How one logical model call is made (``RunLimits.policy()`` makes one from a run's limits;
+    these defaults are the limits' defaults)."""
 
     max_retries: int = 6  # transient failures retried before giving up
     backoff: float = 0.5  # first wait in seconds; doubles each retry, with full jitter
