@@ -286,3 +286,26 @@ def test_run_flags_and_the_same_experiment_file_resolve_to_the_same_experiment(t
     assert by_flags.cache.path == by_file.cache.path
     assert replace(by_flags, models={}, cache=None) == replace(by_file, models={}, cache=None)
     assert by_flags.limits.policy() == CallPolicy(max_retries=1, call_timeout=60, concurrency=2)
+
+
+def test_a_role_s_own_call_settings_reach_the_server(tmp_path, monkeypatch):
+    """``calls.planner`` in an experiment file: the planner's requests carry its temperature
+    and max_tokens, the executor's the configuration's."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    with ChaosServer(mix={"nonsense": 1.0}, deterministic=True) as server:
+        sets = {
+            "dataset.path": str(FULL),
+            "dataset.limit": "1",
+            "models.default": "openai/chaos",
+            "base_url": server.base_url,
+            "configurations.1.calls": "{planner: {temperature: 0.7, max_tokens: 512}}",
+        }
+        args = ["experiment", "pilot", "--configs", "NP", "--out", str(tmp_path / "run")]
+        for key, value in sets.items():
+            args += ["--set", f"{key}={value}"]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output[-3000:]
+        bodies = list(server.requests)
+    planner = [b["messages"][0]["content"].startswith("You are the planner") for b in bodies]
+    asked = {(p, b["temperature"], b["max_tokens"]) for p, b in zip(planner, bodies, strict=True)}
+    assert asked == {(True, 0.7, 512), (False, 0.2, 256)}

@@ -89,9 +89,14 @@ def experiment_of_flags(
     }
     try:
         return Experiment.model_validate(data)
-    except ValidationError as e:
-        lines = [f"{'.'.join(map(str, x['loc'])) or 'flags'}: {x['msg']}" for x in e.errors()]
-        raise SpecError(lines) from None
+    except ValidationError as e:  # e.g. --configs N,N: names repeat
+        raise SpecError([_flag_error(x) for x in e.errors()]) from None
+
+
+def _flag_error(error: Any) -> str:
+    loc = ".".join(map(str, error["loc"]))
+    where = "--configs" if loc.startswith("configurations") else loc
+    return f"{where}: {error['msg'].removeprefix('Value error, ')}"
 
 
 def run_tasks(exp: Experiment) -> list[Task]:
