@@ -20,8 +20,8 @@ sys.path.insert(0, str(REPO))
 
 from tests.fakes.chaos_server import ChaosServer  # noqa: E402
 from vreact.dataset import load_tasks  # noqa: E402
+from vreact.experiment import DB_NAME, ResolvedExperiment, run_experiment  # noqa: E402
 from vreact.model import CallPolicy, get_model  # noqa: E402
-from vreact.runner import DB_NAME, run_experiment  # noqa: E402
 from vreact.spec import load_roles, load_spec, load_verifiers, resolve_configs  # noqa: E402
 
 
@@ -43,17 +43,17 @@ def main() -> None:
             "openai/bench", base_url=server.base_url, api_key="x", policy=CallPolicy(concurrency=8)
         )
         started = time.perf_counter()
-        run_experiment(
+        experiment = ResolvedExperiment(
             tasks,
             configs,
-            model,
-            out,
+            {"default": model},
             load_spec(),
             load_verifiers(),
             load_roles(),
             attempts=attempts,
             concurrency=8,
         )
+        run_experiment(experiment, out)
         took = time.perf_counter() - started
     db = out / DB_NAME
     conn = sqlite3.connect(db)

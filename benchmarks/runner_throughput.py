@@ -21,10 +21,10 @@ sys.path.insert(0, str(REPO))
 
 from tests.fakes.chaos_server import ChaosServer  # noqa: E402
 from vreact.dataset import load_tasks  # noqa: E402
+from vreact.experiment import DB_NAME, ResolvedExperiment, run_experiment  # noqa: E402
 from vreact.memory import Store  # noqa: E402
 from vreact.model import CallPolicy, get_model  # noqa: E402
 from vreact.report import compute  # noqa: E402
-from vreact.runner import DB_NAME, run_experiment  # noqa: E402
 from vreact.spec import load_roles, load_spec, load_verifiers, resolve_configs  # noqa: E402
 from vreact.view import write_html  # noqa: E402
 
@@ -54,9 +54,11 @@ def main() -> None:
             )
             out = Path(tempfile.mkdtemp(prefix=f"bench-c{c}-"))
             started = time.perf_counter()
-            run_experiment(
-                tasks, configs, model, out, spec, verifiers, roles, attempts=args.attempts, concurrency=c
+            models = {"default": model}
+            experiment = ResolvedExperiment(
+                tasks, configs, models, spec, verifiers, roles, attempts=args.attempts, concurrency=c
             )
+            run_experiment(experiment, out)
             took = time.perf_counter() - started
             print(f"concurrency {c:>2}: {took:6.1f} s, {total / took * 60:7.0f} attempts/min")
             last = out

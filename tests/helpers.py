@@ -6,9 +6,9 @@ from typing import Any
 
 from vreact.config import Configuration
 from vreact.dataset import Task
+from vreact.experiment import Job, ResolvedExperiment, run_attempt
 from vreact.memory import Store
 from vreact.model import MockModel
-from vreact.runner import run_attempt
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
 
 
@@ -63,7 +63,8 @@ def attempt(
     model = outputs if isinstance(outputs, MockModel) else MockModel(outputs)
     run_id = store.new_run({}, model.name, "test")
     store.add_tasks([task.record()])
-    outcome = run_attempt(config, task, model, store, run_id, spec, verifiers, roles, seed=seed)
+    experiment = ResolvedExperiment([task], [config], {"default": model}, spec, verifiers, roles, seed=seed)
+    outcome = run_attempt(experiment, Job(config, task, seed=seed), store, run_id)
     row = next(store.query("select * from attempts order by id desc limit 1"))
     return outcome, row, model
 

@@ -15,7 +15,14 @@ import pytest
 from tests.conftest import FULL
 from tests.fakes.anthropic_server import KINDS, AnthropicServer
 from tests.test_chaos import check_accounting, run_cli
-from vreact.model import ContextLengthError, ModelConfigError, ModelError, TransientError, get_model
+from vreact.model import (
+    ContextLengthError,
+    GenerateSettings,
+    ModelConfigError,
+    ModelError,
+    TransientError,
+    get_model,
+)
 from vreact.model._anthropic import AnthropicModel, takes_temperature, to_anthropic
 from vreact.roles.executor import STEP_SCHEMA
 
@@ -46,7 +53,7 @@ def model(server: AnthropicServer, **options: object) -> AnthropicModel:
 
 def test_tool_use_comes_back_as_json_valid_against_the_schema(server: AnthropicServer) -> None:
     m = model(server)
-    c = m.generate(MESSAGES, STEP_SCHEMA, temperature=0.3, max_tokens=100, seed=7)
+    c = m.generate(MESSAGES, STEP_SCHEMA, GenerateSettings(temperature=0.3, max_tokens=100, seed=7))
     jsonschema.validate(json.loads(c.text), STEP_SCHEMA)
     assert c.prompt_tokens > 0 and c.completion_tokens > 0 and c.latency_ms > 0
     (body,) = server.requests

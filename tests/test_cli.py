@@ -13,6 +13,7 @@ from vreact.cli import cli
     [
         (["run", "--dataset", "nope.jsonl"], "nope.jsonl: no such dataset file"),
         (["run", "--dataset", "sample", "--configs", "N,XX"], "unknown configuration 'XX'"),
+        (["run", "--dataset", "sample", "--configs", "N,N"], "--configs: configuration names repeat: N"),
         (["run", "--dataset", "sample", "--model", "gpt4"], "not provider/model nor a known alias"),
         (["run", "--dataset", "sample", "--spec", "nope.yaml"], "nope.yaml:0: (file): cannot read"),
         (["report", "nowhere"], "no vreact.db here"),

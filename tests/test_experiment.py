@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,11 @@ from click.testing import CliRunner
 
 from tests.conftest import FULL, REPO
 from tests.fakes.chaos_server import ChaosServer
+from vreact.cli import _run as cli_run
 from vreact.cli import cli
-from vreact.runner import exclusive
+from vreact.dataset import load_tasks
+from vreact.experiment import ResolvedExperiment, exclusive
+from vreact.model import CallPolicy
 
 CONFIGS = ["N", "NP", "VG", "VPG", "VPGJ"]
 #: Mostly schema-valid nonsense; the 500s and 429s repeat for the same request, so the calls
@@ -223,3 +227,85 @@ def test_a_bad_experiment_file_names_file_and_line(tmp_path):
     result = CliRunner().invoke(cli, ["experiment", str(bad), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
     assert f"{bad}:5: attempts: Input should be a valid integer" in result.stderr
+
+
+class _Captured(Exception):
+    """Raised in place of running: the resolved experiment has been seen."""
+
+
+def resolved_by(args: list[str], monkeypatch: pytest.MonkeyPatch) -> ResolvedExperiment:
+    """What the command would run: the ResolvedExperiment it hands the runner."""
+    seen: list[ResolvedExperiment] = []
+
+    def capture(experiment: ResolvedExperiment, out_dir: Path, on_attempt: Any = None) -> int:
+        seen.append(experiment)
+        raise _Captured
+
+    monkeypatch.setattr(cli_run, "run_experiment", capture)
+    result = CliRunner().invoke(cli, args)
+    assert isinstance(result.exception, _Captured), result.output
+    return seen[0]
+
+
+def test_run_flags_and_the_same_experiment_file_resolve_to_the_same_experiment(tmp_path, monkeypatch):
+    ids = [t.id for t in load_tasks(FULL)][5:2:-1]  # three tasks, in an order of our own
+    url = "http://127.0.0.1:9/v1"  # never asked: making the models makes no request
+    same = {
+        "attempts": "2",
+        "seed": "3",
+        "concurrency": "2",
+        "max_retries": "1",
+        "timeout": "30",
+        "call_timeout": "60",
+        "endpoint_concurrency": "2",
+    }
+    run = ["run", "--dataset", str(FULL), "--task-ids", ",".join(ids), "--configs", "VG,N"]
+    run += ["--model", "openai/x", "--role-model", "judge=openai/y", "--base-url", url]
+    run += ["--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "a")]
+    for flag, value in same.items():
+        run += [f"--{flag.replace('_', '-')}", value]
+    sets = {
+        "dataset.path": str(FULL),
+        "dataset.task_ids": f"[{', '.join(ids)}]",
+        "models.default": "openai/x",
+        "models.judge": "openai/y",
+        "base_url": url,
+        **{k if k in ("attempts", "seed", "concurrency") else f"limits.{k}": v for k, v in same.items()},
+    }
+    experiment = ["experiment", "pilot", "--configs", "VG,N", "--cache-dir", str(tmp_path / "cache")]
+    experiment += ["--out", str(tmp_path / "b")]
+    for key, value in sets.items():
+        experiment += ["--set", f"{key}={value}"]
+
+    by_flags, by_file = resolved_by(run, monkeypatch), resolved_by(experiment, monkeypatch)
+    assert [t.id for t in by_flags.tasks] == ids
+    assert [c.name for c in by_flags.configs] == ["VG", "N"]
+    assert by_flags.identity() == by_file.identity()  # the same run: one resumes the other's
+    assert {r: m.name for r, m in by_flags.models.items()} == {"default": "openai/x", "judge": "openai/y"}
+    assert by_flags.cache is not None and by_file.cache is not None
+    assert by_flags.cache.path == by_file.cache.path
+    assert replace(by_flags, models={}, cache=None) == replace(by_file, models={}, cache=None)
+    assert by_flags.limits.policy() == CallPolicy(max_retries=1, call_timeout=60, concurrency=2)
+
+
+def test_a_role_s_own_call_settings_reach_the_server(tmp_path, monkeypatch):
+    """``calls.planner`` in an experiment file: the planner's requests carry its temperature
+    and max_tokens, the executor's the configuration's."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    with ChaosServer(mix={"nonsense": 1.0}, deterministic=True) as server:
+        sets = {
+            "dataset.path": str(FULL),
+            "dataset.limit": "1",
+            "models.default": "openai/chaos",
+            "base_url": server.base_url,
+            "configurations.1.calls": "{planner: {temperature: 0.7, max_tokens: 512}}",
+        }
+        args = ["experiment", "pilot", "--configs", "NP", "--out", str(tmp_path / "run")]
+        for key, value in sets.items():
+            args += ["--set", f"{key}={value}"]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output[-3000:]
+        bodies = list(server.requests)
+    planner = [b["messages"][0]["content"].startswith("You are the planner") for b in bodies]
+    asked = {(p, b["temperature"], b["max_tokens"]) for p, b in zip(planner, bodies, strict=True)}
+    assert asked == {(True, 0.7, 512), (False, 0.2, 256)}

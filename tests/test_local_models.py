@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from vreact.cli import cli
-from vreact.model import ModelConfigError, _local
+from vreact.model import GenerateSettings, ModelConfigError, _local
 from vreact.model._llamacpp import local_endpoint, resolve_gguf
 
 ALIAS = "fake-chunked-1m"
@@ -148,6 +148,6 @@ def test_the_real_qwen_chunks_join_into_the_pinned_file(tmp_path, monkeypatch):
     from vreact.model import get_model
 
     llm = get_model(f"llamacpp/{model.alias}")
-    reply = llm.generate([{"role": "user", "content": "Say OK."}], max_tokens=4)
+    reply = llm.generate([{"role": "user", "content": "Say OK."}], GenerateSettings(max_tokens=4))
     assert reply.text.strip() and reply.completion_tokens > 0
     assert llm.endpoint == f"file://{path.resolve()}#sha256={model.sha256}"  # type: ignore[attr-defined]

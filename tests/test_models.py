@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from vreact.model import MockModel, MockScriptExhausted, ModelConfigError, get_model
+from vreact.model import (
+    CallPolicy,
+    Completion,
+    GenerateSettings,
+    MockModel,
+    MockScriptExhausted,
+    ModelConfigError,
+    ResilientModel,
+    ResponseCache,
+    get_model,
+)
+from vreact.model._cache import request_key
+from vreact.spec import RunLimits
 
 
 def test_openai_without_key_or_base_url_names_the_variable(monkeypatch):
@@ -45,6 +57,31 @@ def test_mock_model_scripts_and_fails_loudly():
     assert echo.generate([{"role": "user", "content": "hi"}]).text == "HI"
     gen = MockModel(str(i) for i in range(3))
     assert gen.generate([{"role": "user", "content": ""}]).text == "0"
+    gen.generate([], None, GenerateSettings(temperature=0.5, max_tokens=64, seed=1))
+    assert gen.settings == [GenerateSettings(), GenerateSettings(0.5, 64, 1)]
+
+
+def test_the_cache_key_is_the_one_made_before_settings_were_one_object(tmp_path):
+    """Caches written before GenerateSettings still hit: the key hashes the same request dict."""
+    cache = ResponseCache(tmp_path)
+    messages = [{"role": "user", "content": "hi"}]
+    old_key = request_key(
+        {
+            "model": "mock/m",
+            "endpoint": "mock",
+            "messages": messages,
+            "schema": None,
+            "temperature": 0.2,
+            "max_tokens": 256,
+            "seed": 3,
+        }
+    )
+    cache.put(old_key, "mock/m", Completion("from the cache"))
+    inner = MockModel(["from the model"], name="mock/m")
+    model = ResilientModel(inner, "mock", cache=cache)
+    assert model.generate(messages, None, GenerateSettings(0.2, 256, 3)).text == "from the cache"
+    assert inner.calls == []
+    assert model.generate(messages, None, GenerateSettings(0.2, 256, 4)).text == "from the model"
 
 
 def test_a_models_file_gives_aliases_roles_structured_output_and_prices(tmp_path):
@@ -116,3 +153,9 @@ def test_models_file_errors_are_one_line(tmp_path):
     [line] = result.output.strip().splitlines()
     assert line.startswith(f"{bad}:") and "role 'judge': 'aa' is neither an alias" in line
     assert line.endswith("did you mean 'a'?")
+
+
+def test_a_run_s_call_policy_is_derived_from_its_limits():
+    assert RunLimits().policy() == CallPolicy()  # one set of defaults
+    limits = RunLimits(max_retries=1, call_timeout=0, endpoint_concurrency=9)
+    assert limits.policy() == CallPolicy(max_retries=1, call_timeout=None, concurrency=9)

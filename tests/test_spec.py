@@ -132,6 +132,13 @@ R3:
             "unknown field",
         ),
         (
+            "experiments",
+            "kind: experiment\nname: x\nconfigurations:\n  - name: A\n    calls: {critic: {}}\n",
+            5,
+            "configurations.0.calls",
+            "unknown role 'critic' (roles: planner, executor, judge)",
+        ),
+        (
             "memory",
             "kind: roles\nroles:\n  executor:\n    reads: [subtask.objective, plan_text]\n",
             4,

@@ -17,6 +17,7 @@ from tests.fakes.chaos_server import ChaosServer
 from tests.helpers import attempt
 from tests.test_chaos import rows
 from vreact.cli import cli
+from vreact.experiment import RAISE_INTERNAL, crash, crash_kind
 from vreact.model import (
     CallTimeoutError,
     ContextLengthError,
@@ -28,7 +29,6 @@ from vreact.model import (
     get_model,
 )
 from vreact.roles.designer import Subtask
-from vreact.runner import RAISE_INTERNAL, crash, crash_kind
 from vreact.spec import builtin_configs
 
 # --- one notion of an endpoint ----------------------------------------------------------------

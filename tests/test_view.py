@@ -21,10 +21,10 @@ import pytest
 
 from tests.helpers import abstain, by_role, finish, judged, plan, read, search, solve
 from vreact.config import Configuration
+from vreact.experiment import DB_NAME, Job, ResolvedExperiment, run_attempt
 from vreact.memory import Store
 from vreact.model import MockModel
 from vreact.report import compute
-from vreact.runner import DB_NAME, run_attempt
 from vreact.spec import builtin_configs
 from vreact.view import _dig, fmt, outcome_parts, write_html
 
@@ -118,7 +118,8 @@ def build_run(out_dir: Path, tasks: list[Any], spec: Any, verifiers: Any, roles:
     store.add_tasks([t.record() for t in {p[1].id: p[1] for p in plan_}.values()])
     ids = {}
     for config, task, model, index, label in plan_:
-        run_attempt(CONFIGS[config], task, model, store, run_id, spec, verifiers, roles, index, seed=index)
+        experiment = ResolvedExperiment([task], [CONFIGS[config]], {"default": model}, spec, verifiers, roles)
+        run_attempt(experiment, Job(CONFIGS[config], task, index, seed=index), store, run_id)
         ids[label] = next(store.query("select max(id) as id from attempts"))["id"]
     store.finish_run(run_id)
     return ids

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from tests.helpers import attempt, by_role, finish, judged, plan, read, role_of, search, verdicts
-from vreact.config import Configuration
+from vreact.config import CallSettings, Configuration
+from vreact.model import GenerateSettings
 from vreact.report import compute
 from vreact.spec import builtin_configs
 
@@ -161,3 +162,17 @@ def test_np_takes_an_empty_plan_as_no_plan(run, task, store):
     model = by_role(planner=[{"subtasks": []}], executor=[read("6"), finish("north", ["6"])])
     _, row, _ = run(NP, task, model)
     assert (row["outcome"], row["answer"], row["plan_fallback"]) == ("answer", "north", 1)
+
+
+def test_a_role_s_own_call_settings_reach_its_model_calls(store, task, spec, verifiers, roles):
+    judge = CallSettings(temperature=0.1, max_tokens=512)
+    config = VGJ.model_copy(update={"name": "VGJ-cool", "calls": {"judge": judge}})
+    model = by_role(executor=WHOLE, judge=[judged(), judged(), judged()])
+    _, row, _ = attempt(config, task, model, store, spec, verifiers, roles, seed=7)
+    assert row["outcome"] == "answer"
+    asked = {(role_of(m), s) for m, s in zip(model.calls, model.settings, strict=True)}
+    assert asked == {
+        ("executor", GenerateSettings(temperature=0.2, max_tokens=256, seed=7)),  # the configuration's
+        ("judge", GenerateSettings(temperature=0.1, max_tokens=512, seed=7)),
+    }
+    assert config.settings_for("planner", 3) == GenerateSettings(0.2, 256, 3)

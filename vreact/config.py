@@ -6,6 +6,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from vreact.model import GenerateSettings
+
+#: The roles that call a model (a models file or experiment may give each its own model, and a
+#: configuration its own call settings).
+CALL_ROLES = ("planner", "executor", "judge")
+
 #: Switches that are part of the configuration's vocabulary but not built yet: refused when on,
 #: so no run silently goes without a component it names.
 NOT_AVAILABLE = ("critic", "context_manager")
@@ -56,6 +62,15 @@ class MemberRef(BaseModel):
         return name
 
 
+class CallSettings(BaseModel):
+    """One role's model-call settings; a field left out is the configuration's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(None, ge=16, description="completion tokens per model call")
+
+
 class Configuration(BaseModel):
     """Which components run. Adjacent configurations differ by one switch."""
 
@@ -82,6 +97,19 @@ class Configuration(BaseModel):
     )
     temperature: float = Field(0.2, ge=0.0, le=2.0)
     max_tokens: int = Field(256, ge=16, description="completion tokens per model call")
+    calls: dict[str, CallSettings] = Field(
+        default_factory=dict,
+        description="per-role overrides of temperature and max_tokens, e.g. {judge: {temperature: 0.1}}"
+        f" (roles: {', '.join(CALL_ROLES)})",
+    )
+
+    @field_validator("calls")
+    @classmethod
+    def _call_roles(cls, calls: dict[str, CallSettings]) -> dict[str, CallSettings]:
+        for role in calls:
+            if role not in CALL_ROLES:
+                raise ValueError(f"unknown role {role!r} (roles: {', '.join(CALL_ROLES)})")
+        return calls
 
     @field_validator(*NOT_AVAILABLE)
     @classmethod
@@ -89,6 +117,15 @@ class Configuration(BaseModel):
         if on:
             raise ValueError(f"{info.field_name} is not available yet (it must be false or left out)")
         return on
+
+    def settings_for(self, role: str, seed: int | None = None) -> GenerateSettings:
+        """How ``role``'s model calls are made: its overrides, else this configuration's values."""
+        own = self.calls.get(role) or CallSettings()
+        return GenerateSettings(
+            temperature=self.temperature if own.temperature is None else own.temperature,
+            max_tokens=self.max_tokens if own.max_tokens is None else own.max_tokens,
+            seed=seed,
+        )
 
     @property
     def verified(self) -> bool:

@@ -1,4 +1,5 @@
-"""``vreact run`` and ``vreact demo``."""
+"""``vreact run``, ``vreact demo`` and ``vreact experiment``: each resolves an experiment (from
+its flags or its file) and runs it."""
 
 from __future__ import annotations
 
@@ -9,92 +10,33 @@ from pathlib import Path
 from typing import Any
 
 import click
+from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as Bar
 
 from vreact.cli._common import err, print_report, user_errors
-from vreact.config import Configuration
+from vreact.config import CALL_ROLES
 from vreact.dataset import DatasetError, Task, load_tasks, select_tasks
-from vreact.model import DEFAULT_MODEL, CallPolicy, Model, ModelConfigError, ResponseCache
-from vreact.model._catalog import build_models, role_names
-from vreact.runner import (
+from vreact.experiment import (
     EndpointMismatch,
     OnAttempt,
     Progress,
+    ResolvedExperiment,
     RunDirBusy,
     default_out_dir,
+    resolve,
     run_experiment,
 )
+from vreact.model import DEFAULT_MODEL, ModelConfigError
 from vreact.spec import (
+    Experiment,
     RunLimits,
     SpecError,
     UnknownConfiguration,
     load_experiment,
-    load_models,
-    load_roles,
-    load_spec,
-    load_verifiers,
     parse_overrides,
     resolve_configs,
 )
-
-
-def _execute(
-    *,
-    dataset: str,
-    configs: str,
-    model_name: str | None,
-    models_file: Path | None,
-    base_url: str | None,
-    limit: int | None,
-    out: Path | None,
-    spec: str,
-    verifiers: str,
-    experiment: str | None,
-    role_model: tuple[str, ...],
-    no_cache: bool,
-    cache_dir: Path | None,
-    max_retries: int,
-    timeout: float,
-    call_timeout: float,
-    concurrency: int,
-    endpoint_concurrency: int,
-    attempts: int,
-    seed: int,
-    task_ids: str | None = None,
-) -> None:
-    """Load everything a run needs (bad input: one line, exit 2), run it, print the report."""
-    with user_errors(*INPUT_ERRORS):
-        tasks = load_tasks(dataset, None if task_ids else limit)
-        if task_ids:
-            ids = [i.strip() for i in task_ids.split(",") if i.strip()]
-            tasks = select_tasks(tasks, task_ids=ids, limit=limit, source=dataset)
-        resolved = resolve_configs(configs, experiment)
-        catalog = load_models(models_file) if models_file else None
-        names = role_names(model_name, _role_models(role_model), catalog, DEFAULT_MODEL)
-        limits = RunLimits(
-            max_retries=max_retries,
-            timeout=timeout,
-            call_timeout=call_timeout,
-            endpoint_concurrency=endpoint_concurrency,
-        )
-        cache = None if no_cache else ResponseCache(cache_dir)
-        _launch(
-            tasks,
-            resolved,
-            lambda: build_models(
-                names, catalog, base_url=base_url, timeout=timeout, cache=cache, policy=_policy(limits)
-            ),
-            sorted(set(names.values())),
-            out or default_out_dir(),
-            spec,
-            verifiers,
-            dataset=str(dataset),
-            attempts=attempts,
-            seed=seed,
-            concurrency=concurrency,
-        )
-
 
 INPUT_ERRORS = (
     DatasetError,
@@ -107,61 +49,86 @@ INPUT_ERRORS = (
 )
 
 
-def _policy(limits: RunLimits) -> CallPolicy:
-    """How each model call is made, from the run's limits (a call timeout of 0 means none)."""
-    return CallPolicy(
-        max_retries=limits.max_retries,
-        call_timeout=limits.call_timeout or None,
-        concurrency=limits.endpoint_concurrency,
-    )
+def _execute(out: Path | None, cache_dir: Path | None, **flags: Any) -> None:
+    """``vreact run`` and ``demo``: the experiment of the flags, on the tasks ``vreact run``
+    selects (bad input: one line, exit 2); run it and print the report."""
+    with user_errors(*INPUT_ERRORS):
+        exp = experiment_of_flags(**flags)
+        tasks = run_tasks(exp)
+    _launch(exp, out or default_out_dir(), cache_dir, tasks)
 
 
-def _launch(
-    tasks: list[Task],
-    configs: list[Configuration],
-    make_models: Callable[[], dict[str, Model]],
-    model_names: list[str],
-    out_dir: Path,
-    spec: str,
-    verifiers: str,
+def experiment_of_flags(
     *,
     dataset: str,
-    attempts: int,
-    seed: int,
-    concurrency: int,
-) -> None:
-    """Load the spec, verifiers and models, run (or resume) into ``out_dir``, print the report."""
+    configs: str,
+    experiment: str | None,
+    limit: int | None,
+    task_ids: str | None = None,
+    role_model: tuple[str, ...] = (),
+    model_name: str | None = None,
+    models_file: Path | None = None,
+    no_cache: bool = False,
+    **fields: Any,
+) -> Experiment:
+    """The Experiment that ``vreact run``'s flags describe. ``fields`` are the flags named as
+    the Experiment's fields (base_url, spec, verifiers, attempts, seed, concurrency) or as its
+    limits' (max_retries, timeout, call_timeout, endpoint_concurrency)."""
+    ids = [i.strip() for i in task_ids.split(",") if i.strip()] if task_ids else None
+    limits = {k: fields.pop(k) for k in RunLimits.model_fields if k in fields}
+    models = {"default": model_name} if model_name else {}
+    data = {
+        "name": "run",
+        "dataset": {"path": str(dataset), "task_ids": ids or None, "limit": limit},
+        "configurations": resolve_configs(configs, experiment),
+        "models": {**models, **_role_models(role_model)},
+        "models_file": str(models_file) if models_file else None,
+        "cache": not no_cache,
+        "limits": limits,
+        **fields,
+    }
+    try:
+        return Experiment.model_validate(data)
+    except ValidationError as e:  # e.g. --configs N,N: names repeat
+        raise SpecError([_flag_error(x) for x in e.errors()]) from None
+
+
+def _flag_error(error: Any) -> str:
+    loc = ".".join(map(str, error["loc"]))
+    where = "--configs" if loc.startswith("configurations") else loc
+    return f"{where}: {error['msg'].removeprefix('Value error, ')}"
+
+
+def run_tasks(exp: Experiment) -> list[Task]:
+    """The tasks of ``vreact run``: the first ``--limit`` records of the file (a pair cut by
+    the limit keeps its first member only), or the ``--task-ids`` in their order."""
+    d = exp.dataset
+    if not d.task_ids:
+        return load_tasks(d.path, d.limit)
+    return select_tasks(load_tasks(d.path), task_ids=d.task_ids, limit=d.limit, source=d.path)
+
+
+def _launch(exp: Experiment, out_dir: Path, cache_dir: Path | None, tasks: list[Task] | None = None) -> None:
+    """Resolve ``exp`` (its files, tasks and models), run or resume it into ``out_dir``, print
+    the report."""
     with user_errors(*INPUT_ERRORS):
-        spec_m, verifiers_m, roles = load_spec(spec), load_verifiers(verifiers), load_roles()
-        err.print(f"Loading model(s) {', '.join(model_names)} ...", highlight=False)
-        models = make_models()
-        total = sum(min(len(tasks), c.limit or len(tasks)) for c in configs) * attempts
-        limited = " (some configurations on fewer: their limit)" if any(c.limit for c in configs) else ""
-        err.print(
-            f"{len(configs)} configuration(s) x {len(tasks)} task(s){limited} x {attempts} attempt(s)"
-            f" = {total}, "
-            f"{concurrency} at a time, into {out_dir}",
-            highlight=False,
-        )
+        resolved = resolve(exp, tasks=tasks, cache_dir=cache_dir, announce=_loading)
+        err.print(_plan(resolved, out_dir), highlight=False)
         with _progress() as on_attempt:
-            run_id = run_experiment(
-                tasks,
-                configs,
-                models,
-                out_dir,
-                spec_m,
-                verifiers_m,
-                roles,
-                dataset=dataset,
-                on_attempt=on_attempt,
-                attempts=attempts,
-                seed=seed,
-                concurrency=concurrency,
-            )
+            run_id = run_experiment(resolved, out_dir, on_attempt)
     print_report(out_dir, run_id)
 
 
-ROLES = ("planner", "executor", "judge")
+def _loading(names: list[str]) -> None:
+    err.print(f"Loading model(s) {', '.join(names)} ...", highlight=False)
+
+
+def _plan(e: ResolvedExperiment, out_dir: Path) -> str:
+    limited = " (some configurations on fewer: their limit)" if any(c.limit for c in e.configs) else ""
+    return (
+        f"{len(e.configs)} configuration(s) x {len(e.tasks)} task(s){limited} x {e.attempts} attempt(s)"
+        f" = {e.total()}, {e.concurrency} at a time, into {out_dir}"
+    )
 
 
 def _role_models(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -169,9 +136,9 @@ def _role_models(pairs: tuple[str, ...]) -> dict[str, str]:
     out = {}
     for pair in pairs:
         role, sep, name = pair.partition("=")
-        if not sep or role not in ROLES or not name:
+        if not sep or role not in CALL_ROLES or not name:
             raise ModelConfigError(
-                f"--role-model {pair!r}: expected ROLE=PROVIDER/MODEL, ROLE one of {', '.join(ROLES)}"
+                f"--role-model {pair!r}: expected ROLE=PROVIDER/MODEL, ROLE one of {', '.join(CALL_ROLES)}"
             )
         out[role] = name
     return out
@@ -386,35 +353,6 @@ def experiment(
     Running it again into the same folder resumes it."""
     with user_errors(*INPUT_ERRORS):
         exp = load_experiment(file, parse_overrides(overrides))
-        chosen = resolve_configs(configs, exp) if configs else exp.configurations
-        d = exp.dataset
-        tasks = select_tasks(
-            load_tasks(d.path),
-            hops=d.hops,
-            answerable=d.answerable,
-            task_ids=d.task_ids,
-            limit=d.limit,
-            source=d.path,
-        )
-        if not tasks:
-            raise DatasetError(f"{d.path}: no task passes the experiment's dataset filter")
-        catalog = load_models(exp.models_file) if exp.models_file else None
-        per_role = {k: v for k, v in exp.models.items() if k != "default"}
-        names = role_names(exp.models.get("default"), per_role, catalog, DEFAULT_MODEL)
-        limits = exp.limits
-        cache = ResponseCache(cache_dir) if exp.cache else None
-    _launch(
-        tasks,
-        chosen,
-        lambda: build_models(
-            names, catalog, base_url=exp.base_url, timeout=limits.timeout, cache=cache, policy=_policy(limits)
-        ),
-        sorted(set(names.values())),
-        out or Path("runs") / exp.name,
-        exp.spec,
-        exp.verifiers,
-        dataset=d.path,
-        attempts=exp.attempts,
-        seed=exp.seed,
-        concurrency=exp.concurrency,
-    )
+        if configs:
+            exp = exp.model_copy(update={"configurations": resolve_configs(configs, exp)})
+    _launch(exp, out or Path("runs") / exp.name, cache_dir)

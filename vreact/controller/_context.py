@@ -93,13 +93,7 @@ class AttemptContext:
         """The only way a model is invoked; every call is recorded, failed ones too."""
         model = self.models.get(role) or self.models["default"]
         try:
-            c = model.generate(
-                messages,
-                schema,
-                temperature=self.config.temperature,
-                max_tokens=self.config.max_tokens,
-                seed=self.seed,
-            )
+            c = model.generate(messages, schema, self.config.settings_for(role, self.seed))
         except ModelError as e:
             self.recorder.failed_call(role, model, messages, e)
             raise

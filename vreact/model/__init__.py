@@ -1,8 +1,10 @@
 """Models addressed as ``provider/model``: openai, llamacpp (embedded default), mock."""
 
 from vreact.model._base import (
+    DEFAULT_SETTINGS,
     Completion,
     ContextLengthError,
+    GenerateSettings,
     Message,
     Model,
     ModelConfigError,
@@ -19,10 +21,12 @@ DEFAULT_MODEL = "llamacpp/smollm2-135m"
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DEFAULT_SETTINGS",
     "CallPolicy",
     "CallTimeoutError",
     "Completion",
     "ContextLengthError",
+    "GenerateSettings",
     "Message",
     "MockModel",
     "MockScriptExhausted",

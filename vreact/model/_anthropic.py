@@ -12,8 +12,10 @@ import time
 from typing import Any
 
 from vreact.model._base import (
+    DEFAULT_SETTINGS,
     Completion,
     ContextLengthError,
+    GenerateSettings,
     Message,
     ModelConfigError,
     ModelError,
@@ -71,7 +73,7 @@ def to_anthropic(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
 class AnthropicModel:
     """Messages with JSON output against a schema, as the input of one forced tool call.
 
-    ``seed`` is ignored (Anthropic has none); ``temperature`` is sent only while the SDK speaks an
+    ``settings.seed`` is ignored (Anthropic has none); ``temperature`` is sent only while the SDK speaks an
     API version that accepts it (before 2026-10-21, i.e. anthropic<2), see :attr:`sends_temperature`.
 
     The SDK's own retries are off: 408/409/429, 5xx, connection errors and time-outs raise
@@ -140,15 +142,12 @@ class AnthropicModel:
         self,
         messages: list[Message],
         schema: dict[str, Any] | None = None,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int = 256,
-        seed: int | None = None,  # Anthropic has no seed: ignored
+        settings: GenerateSettings = DEFAULT_SETTINGS,
     ) -> Completion:
         system, turns = to_anthropic(messages)
-        kwargs: dict[str, Any] = {"model": self.model, "messages": turns, "max_tokens": max_tokens}
+        kwargs: dict[str, Any] = {"model": self.model, "messages": turns, "max_tokens": settings.max_tokens}
         if self.sends_temperature:  # through extra_body: anthropic 1.x has no temperature argument
-            kwargs["extra_body"] = {"temperature": temperature}
+            kwargs["extra_body"] = {"temperature": settings.temperature}
         if system:
             kwargs["system"] = system
         wrapped = schema is not None and schema.get("type") != "object"

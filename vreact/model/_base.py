@@ -23,6 +23,19 @@ class Completion:
     cost_usd: float | None = None  # estimated from the model's prices, when known
 
 
+@dataclass(frozen=True)
+class GenerateSettings:
+    """How one model call samples: what every provider takes, and what keys the response cache."""
+
+    temperature: float = 0.0
+    max_tokens: int = 256  # completion tokens
+    seed: int | None = None  # providers without one (anthropic/) ignore it
+
+
+#: The settings of a call that names none.
+DEFAULT_SETTINGS = GenerateSettings()
+
+
 @runtime_checkable
 class Model(Protocol):
     """A chat model addressed as ``provider/name``."""
@@ -33,12 +46,9 @@ class Model(Protocol):
         self,
         messages: list[Message],
         schema: dict[str, Any] | None = None,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int = 256,
-        seed: int | None = None,
+        settings: GenerateSettings = DEFAULT_SETTINGS,
     ) -> Completion:
-        """Answer ``messages``; with ``schema``, ask for JSON against it natively."""
+        """Answer ``messages`` as ``settings`` say; with ``schema``, ask for JSON against it natively."""
         ...
 
 

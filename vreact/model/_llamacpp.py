@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from vreact.model import _local
-from vreact.model._base import Completion, ContextLengthError, Message, ModelConfigError
+from vreact.model._base import (
+    DEFAULT_SETTINGS,
+    Completion,
+    ContextLengthError,
+    GenerateSettings,
+    Message,
+    ModelConfigError,
+)
 
 DEFAULT_N_CTX = 8192
 #: Set ``VREACT_ALLOW_LOCAL_MODELS=0`` (or this flag to False) and no GGUF is loaded in-process:
@@ -98,10 +105,7 @@ class LlamaCppModel:
         self,
         messages: list[Message],
         schema: dict[str, Any] | None = None,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int = 256,
-        seed: int | None = None,
+        settings: GenerateSettings = DEFAULT_SETTINGS,
     ) -> Completion:
         grammar = self._grammar(schema) if schema is not None else None
         started = time.perf_counter()
@@ -110,9 +114,9 @@ class LlamaCppModel:
                 resp = self.llm.create_chat_completion(
                     messages=messages,
                     grammar=grammar,
-                    temperature=temperature,
-                    max_tokens=max_tokens,
-                    seed=seed,
+                    temperature=settings.temperature,
+                    max_tokens=settings.max_tokens,
+                    seed=settings.seed,
                 )
             except ValueError as e:
                 if "context window" in str(e):

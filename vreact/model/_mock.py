@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from vreact.model._base import Completion, Message, ModelError
+from vreact.model._base import DEFAULT_SETTINGS, Completion, GenerateSettings, Message, ModelError
 
 Output = str | dict[str, Any] | BaseException
 Script = Iterable[Output] | Callable[[list[Message]], Output]
@@ -20,7 +20,8 @@ class MockModel:
     """Answers from a script: a list, a generator, or a function of the messages.
 
     A dict is sent as JSON; an exception instance is raised (to stand for a provider error).
-    Every call's messages are kept in ``calls`` so tests can read what each role was shown.
+    Every call's messages are kept in ``calls``, and its settings in ``settings``, so tests can
+    read what each role was shown and how it was asked.
     """
 
     def __init__(self, outputs: Script, name: str = "mock/scripted") -> None:
@@ -33,17 +34,16 @@ class MockModel:
         else:
             self._it = iter(outputs)
         self.calls: list[list[Message]] = []
+        self.settings: list[GenerateSettings] = []
 
     def generate(
         self,
         messages: list[Message],
         schema: dict[str, Any] | None = None,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int = 256,
-        seed: int | None = None,
+        settings: GenerateSettings = DEFAULT_SETTINGS,
     ) -> Completion:
         self.calls.append([dict(m) for m in messages])
+        self.settings.append(settings)
         if self._fn is not None:
             out = self._fn(messages)
         else:

@@ -7,8 +7,10 @@ import time
 from typing import Any
 
 from vreact.model._base import (
+    DEFAULT_SETTINGS,
     Completion,
     ContextLengthError,
+    GenerateSettings,
     Message,
     ModelConfigError,
     ModelError,
@@ -95,20 +97,17 @@ class OpenAIModel:
         self,
         messages: list[Message],
         schema: dict[str, Any] | None = None,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int = 256,
-        seed: int | None = None,
+        settings: GenerateSettings = DEFAULT_SETTINGS,
     ) -> Completion:
         openai = self._openai
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
+            "temperature": settings.temperature,
+            "max_tokens": settings.max_tokens,
         }
-        if seed is not None:
-            kwargs["seed"] = seed
+        if settings.seed is not None:
+            kwargs["seed"] = settings.seed
         started = time.perf_counter()
         if schema is not None:
             kwargs["response_format"] = self._response_format(schema)

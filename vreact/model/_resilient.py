@@ -15,7 +15,15 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
-from vreact.model._base import Completion, Message, Model, ModelError, TransientError
+from vreact.model._base import (
+    DEFAULT_SETTINGS,
+    Completion,
+    GenerateSettings,
+    Message,
+    Model,
+    ModelError,
+    TransientError,
+)
 from vreact.model._cache import ResponseCache, request_key
 
 _SECRET_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
@@ -35,7 +43,8 @@ class CallTimeoutError(ModelError):
 
 @dataclass(frozen=True)
 class CallPolicy:
-    """How one logical model call is made."""
+    """How one logical model call is made (``RunLimits.policy()`` makes one from a run's limits;
+    these defaults are the limits' defaults)."""
 
     max_retries: int = 6  # transient failures retried before giving up
     backoff: float = 0.5  # first wait in seconds; doubles each retry, with full jitter
@@ -102,10 +111,7 @@ class ResilientModel:
         self,
         messages: list[Message],
         schema: dict[str, Any] | None = None,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int = 256,
-        seed: int | None = None,
+        settings: GenerateSettings = DEFAULT_SETTINGS,
     ) -> Completion:
         key = request_key(
             {
@@ -113,14 +119,12 @@ class ResilientModel:
                 "endpoint": self.endpoint,
                 "messages": messages,
                 "schema": schema,
-                "temperature": temperature,
-                "max_tokens": max_tokens,
-                "seed": seed,
+                **dataclasses.asdict(settings),  # temperature, max_tokens, seed: the keys of old caches
             }
         )
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             return self._priced(hit)
-        completion = self._with_retries(messages, schema, temperature, max_tokens, seed)
+        completion = self._with_retries(messages, schema, settings)
         if self.cache is not None:
             self.cache.put(key, self.name, completion)
         return self._priced(completion)
@@ -132,16 +136,14 @@ class ResilientModel:
         self,
         messages: list[Message],
         schema: dict[str, Any] | None,
-        temperature: float,
-        max_tokens: int,
-        seed: int | None,
+        settings: GenerateSettings,
     ) -> Completion:
         p = self.policy
         deadline = time.monotonic() + p.call_timeout if p.call_timeout else None
         retries = 0
         while True:
             try:
-                c = self._once(deadline, messages, schema, temperature, max_tokens, seed)
+                c = self._once(deadline, messages, schema, settings)
                 return dataclasses.replace(c, retries=retries)
             except TransientError as e:
                 if retries >= p.max_retries:
@@ -164,9 +166,7 @@ class ResilientModel:
         deadline: float | None,
         messages: list[Message],
         schema: dict[str, Any] | None,
-        temperature: float,
-        max_tokens: int,
-        seed: int | None,
+        settings: GenerateSettings,
     ) -> Completion:
         """One request, in a worker so the logical-call deadline holds even if the server stalls.
         The endpoint's concurrency slot is held until the request itself ends (not the wait for
@@ -178,9 +178,7 @@ class ResilientModel:
 
         def request() -> Completion:
             try:
-                return self.inner.generate(
-                    messages, schema, temperature=temperature, max_tokens=max_tokens, seed=seed
-                )
+                return self.inner.generate(messages, schema, settings)
             finally:
                 slot.release()
 

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from vreact.config import Configuration
+from vreact.config import CALL_ROLES, Configuration
+from vreact.model import CallPolicy
 from vreact.verify.gates import check_gate_args, gate_factory
 
 
@@ -140,7 +141,7 @@ class RoleSchema(_Strict):
     roles: dict[str, RoleRow]
 
 
-MODEL_ROLES = ("default", "planner", "executor", "judge")
+MODEL_ROLES = ("default", *CALL_ROLES)
 
 
 class DatasetSelection(_Strict):
@@ -153,13 +154,30 @@ class DatasetSelection(_Strict):
     limit: int | None = Field(None, ge=1, description="then keep the first N")
 
 
+#: How a model call is made when nothing says otherwise: the model layer's defaults.
+_CALL = CallPolicy()
+
+
 class RunLimits(_Strict):
     """How model calls are made (the same as vreact run's flags)."""
 
-    max_retries: int = Field(6, ge=0, description="retries of a call on 429, 5xx and time-outs")
+    max_retries: int = Field(
+        _CALL.max_retries, ge=0, description="retries of a call on 429, 5xx and time-outs"
+    )
     timeout: float = Field(120.0, gt=0, description="seconds for one HTTP request")
-    call_timeout: float = Field(600.0, ge=0, description="seconds for all tries of one call (0: none)")
-    endpoint_concurrency: int = Field(4, ge=1, description="requests in flight per endpoint")
+    call_timeout: float = Field(
+        _CALL.call_timeout or 0.0, ge=0, description="seconds for all tries of one call (0: none)"
+    )
+    endpoint_concurrency: int = Field(_CALL.concurrency, ge=1, description="requests in flight per endpoint")
+
+    def policy(self) -> CallPolicy:
+        """The retry layer's policy under these limits (a call timeout of 0 means none); the
+        limits' defaults are the policy's."""
+        return CallPolicy(
+            max_retries=self.max_retries,
+            call_timeout=self.call_timeout or None,
+            concurrency=self.endpoint_concurrency,
+        )
 
 
 class Experiment(_Strict):

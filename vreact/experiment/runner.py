@@ -20,17 +20,9 @@ from typing import Any
 from vreact.config import Configuration
 from vreact.controller import AttemptContext, Controller, CrashKind, Outcome, Recorder
 from vreact.dataset import Task
+from vreact.experiment.resolved import ResolvedExperiment
 from vreact.memory import ContextAssembler, Store
-from vreact.model import (
-    CallTimeoutError,
-    ContextLengthError,
-    MockScriptExhausted,
-    Model,
-    ModelError,
-    endpoint_of,
-    redact,
-)
-from vreact.spec import RoleSchema, TaskSpec, VerifierSet
+from vreact.model import CallTimeoutError, ContextLengthError, MockScriptExhausted, ModelError, redact
 
 DB_NAME = "vreact.db"
 LOCK_NAME = ".vreact.lock"
@@ -62,35 +54,28 @@ def default_out_dir() -> Path:
     return Path("runs") / time.strftime("%Y%m%d-%H%M%S")
 
 
-#: One model for every role, or models by role: "default" plus any of planner, executor, judge.
-Models = Model | dict[str, Model]
+@dataclass(frozen=True)
+class Job:
+    """One attempt to make: a configuration on a task, the ``attempt_index``-th time."""
+
+    config: Configuration
+    task: Task
+    attempt_index: int = 0
+    seed: int = 0
 
 
-def by_role(models: Models) -> dict[str, Model]:
-    return models if isinstance(models, dict) else {"default": models}
-
-
-def run_attempt(
-    config: Configuration,
-    task: Task,
-    model: Models,
-    store: Store,
-    run_id: int,
-    spec: TaskSpec,
-    verifiers: VerifierSet,
-    roles: RoleSchema,
-    attempt_index: int = 0,
-    seed: int = 0,
-) -> Outcome:
+def run_attempt(experiment: ResolvedExperiment, job: Job, store: Store, run_id: int) -> Outcome:
     """One attempt, ending in exactly one of answer, abstention or crash (never raising for a
     failure inside the attempt). A crash says which failure ended it (``crash_kind``): a model,
     transport, time-out, context-length or mock-script failure, else ``internal``, a bug in
     vreact, kept with its whole traceback (or raised, when ``VREACT_RAISE_INTERNAL=1``)."""
-    attempt_id = store.start_attempt(run_id, config.name, task.id, attempt_index, seed)
+    config, task, seed = job.config, job.task, job.seed
+    attempt_id = store.start_attempt(run_id, config.name, task.id, job.attempt_index, seed)
     try:
         recorder = Recorder(store, attempt_id)
-        ctx = AttemptContext(config, task, by_role(model), ContextAssembler(roles, store), recorder, seed)
-        outcome = Controller(spec, verifiers, ctx).run()
+        assembler = ContextAssembler(experiment.roles, store)
+        ctx = AttemptContext(config, task, experiment.models, assembler, recorder, seed)
+        outcome = Controller(experiment.spec, experiment.verifiers, ctx).run()
     except Exception as e:  # a crash is data, not the end of the run
         outcome = crash(e)
         if outcome.crash_kind == "internal" and os.environ.get(RAISE_INTERNAL) == "1":
@@ -162,29 +147,7 @@ def _refuse_another_endpoint(store: Store, resolved: dict[str, Any], out_dir: Pa
         )
 
 
-@dataclass(frozen=True)
-class _Job:
-    config: Configuration
-    task: Task
-    attempt_index: int
-    seed: int
-
-
-def run_experiment(
-    tasks: list[Task],
-    configs: list[Configuration],
-    model: Models,
-    out_dir: Path,
-    spec: TaskSpec,
-    verifiers: VerifierSet,
-    roles: RoleSchema,
-    dataset: str = "",
-    on_attempt: OnAttempt | None = None,
-    *,
-    attempts: int = 1,
-    seed: int = 0,
-    concurrency: int = 1,
-) -> int:
+def run_experiment(experiment: ResolvedExperiment, out_dir: Path, on_attempt: OnAttempt | None = None) -> int:
     """Run each configuration ``attempts`` times on each task into ``out_dir/vreact.db``;
     return the run id. Attempt ``i`` runs with seed ``seed + i``.
 
@@ -197,41 +160,19 @@ def run_experiment(
     with exclusive(out_dir):
         store = Store(out_dir / DB_NAME)
         store.discard_unfinished()
-        resolved = {
-            "configs": [c.model_dump() for c in configs],
-            "spec": spec.model_dump(),
-            "verifiers": verifiers.model_dump(),
-            "roles": roles.model_dump(),
-            "models": {role: m.name for role, m in by_role(model).items()},
-            "endpoints": {role: endpoint_of(m) for role, m in by_role(model).items()},
-            "dataset": dataset,
-            "seed": seed,
-        }
-        run_id = store.find_run(resolved)
-        if run_id is None:
-            _refuse_another_endpoint(store, resolved, out_dir)
-            run_id = store.new_run(resolved, by_role(model)["default"].name, dataset)
-        else:
-            store.reopen_run(run_id)
-        store.add_tasks([t.record() for t in tasks])
+        run_id = _open_run(store, experiment, out_dir)
+        store.add_tasks([t.record() for t in experiment.tasks])
         finished = store.finished_attempts(run_id)
         tally = dict(Counter(finished.values()))
-        # task-major, so an interrupted run still compares the configurations on the same tasks
-        wanted = [
-            _Job(config, task, i, seed + i)
-            for n, task in enumerate(tasks)
-            for config in configs
-            if config.limit is None or n < config.limit
-            for i in range(attempts)
-        ]
+        wanted = _jobs(experiment)
         jobs = [j for j in wanted if (j.config.name, j.task.id, j.attempt_index) not in finished]
         resumed = len(wanted) - len(jobs)
         if on_attempt:
             on_attempt(Progress(resumed, len(wanted), run_id=run_id, resumed=resumed, tally=dict(tally)))
         status = "interrupted"
         try:
-            run = _Run(model, out_dir / DB_NAME, run_id, spec, verifiers, roles, on_attempt, tally)
-            asyncio.run(run.all(jobs, concurrency, resumed, len(wanted)))
+            run = _Run(experiment, out_dir / DB_NAME, run_id, on_attempt, tally)
+            asyncio.run(run.all(jobs, resumed, len(wanted)))
             status = "completed"
         finally:
             store.finish_run(run_id, status)
@@ -239,46 +180,56 @@ def run_experiment(
     return run_id
 
 
+def _open_run(store: Store, experiment: ResolvedExperiment, out_dir: Path) -> int:
+    """The folder's run with this resolved configuration, reopened; else a new one."""
+    resolved = experiment.identity()
+    run_id = store.find_run(resolved)
+    if run_id is None:
+        _refuse_another_endpoint(store, resolved, out_dir)
+        return store.new_run(resolved, experiment.models["default"].name, experiment.dataset)
+    store.reopen_run(run_id)
+    return run_id
+
+
+def _jobs(experiment: ResolvedExperiment) -> list[Job]:
+    """Every attempt of the run, task-major, so an interrupted run still compares the
+    configurations on the same tasks."""
+    e = experiment
+    return [
+        Job(config, task, i, e.seed + i)
+        for n, task in enumerate(e.tasks)
+        for config in e.configs
+        if config.limit is None or n < config.limit
+        for i in range(e.attempts)
+    ]
+
+
 @dataclass
 class _Run:
     """What every attempt of one run shares."""
 
-    model: Models
+    experiment: ResolvedExperiment
     db_path: Path
     run_id: int
-    spec: TaskSpec
-    verifiers: VerifierSet
-    roles: RoleSchema
     on_attempt: OnAttempt | None
     tally: dict[str, int]
 
-    async def all(self, jobs: list[_Job], concurrency: int, done: int, total: int) -> None:
+    async def all(self, jobs: list[Job], done: int, total: int) -> None:
         """Run the jobs, at most ``concurrency`` at once, each in a worker thread with its own
         store connection. Progress is reported from the event loop, one attempt at a time."""
         local = threading.local()
         stores: list[Store] = []
 
-        def work(job: _Job) -> Outcome:
+        def work(job: Job) -> Outcome:
             if not hasattr(local, "store"):
                 local.store = Store(self.db_path)
                 stores.append(local.store)  # list.append is atomic
-            return run_attempt(
-                job.config,
-                job.task,
-                self.model,
-                local.store,
-                self.run_id,
-                self.spec,
-                self.verifiers,
-                self.roles,
-                job.attempt_index,
-                job.seed,
-            )
+            return run_attempt(self.experiment, job, local.store, self.run_id)
 
         loop = asyncio.get_running_loop()
         resumed = done
 
-        async def one(job: _Job) -> None:
+        async def one(job: Job) -> None:
             nonlocal done
             outcome = await loop.run_in_executor(pool, work, job)  # the pool bounds concurrency
             done += 1
@@ -289,6 +240,7 @@ class _Run:
                 )
                 self.on_attempt(progress)
 
+        concurrency = self.experiment.concurrency
         pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="vreact-attempt")
         try:
             await asyncio.gather(*(one(j) for j in jobs))

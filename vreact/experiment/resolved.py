@@ -1,0 +1,124 @@
+"""The resolved experiment: everything one run needs (tasks, configurations, models by role,
+spec, verifiers, roles, attempts, limits, cache), made from an experiment file or from
+``vreact run``'s flags, so the runner takes one object."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vreact.config import Configuration
+from vreact.dataset import DatasetError, Task, load_tasks, select_tasks
+from vreact.model import DEFAULT_MODEL, Model, ResponseCache, endpoint_of
+from vreact.model._catalog import build_models, role_names
+from vreact.spec import (
+    DatasetSelection,
+    Experiment,
+    RoleSchema,
+    RunLimits,
+    TaskSpec,
+    VerifierSet,
+    load_models,
+    load_roles,
+    load_spec,
+    load_verifiers,
+)
+
+
+@dataclass(frozen=True)
+class ResolvedExperiment:
+    """An experiment with its files loaded and its models made: what ``run_experiment`` runs.
+
+    ``models`` holds a model per role: ``default`` plus any of planner, executor, judge.
+    ``limits`` and ``cache`` are those the models were made with (kept to describe the run)."""
+
+    tasks: list[Task]
+    configs: list[Configuration]
+    models: dict[str, Model]
+    spec: TaskSpec
+    verifiers: VerifierSet
+    roles: RoleSchema
+    dataset: str = ""
+    attempts: int = 1
+    seed: int = 0  # attempt i runs with seed + i
+    concurrency: int = 1  # attempts in flight
+    limits: RunLimits = field(default_factory=RunLimits)
+    cache: ResponseCache | None = None
+
+    def identity(self) -> dict[str, Any]:
+        """The run's resolved configuration: a folder's run with the same one is resumed."""
+        return {
+            "configs": [_identity(c) for c in self.configs],
+            "spec": self.spec.model_dump(),
+            "verifiers": self.verifiers.model_dump(),
+            "roles": self.roles.model_dump(),
+            "models": {role: m.name for role, m in self.models.items()},
+            "endpoints": {role: endpoint_of(m) for role, m in self.models.items()},
+            "dataset": self.dataset,
+            "seed": self.seed,
+        }
+
+    def total(self) -> int:
+        """How many attempts the run makes (a configuration's limit runs it on fewer tasks)."""
+        return sum(min(len(self.tasks), c.limit or len(self.tasks)) for c in self.configs) * self.attempts
+
+
+def _identity(config: Configuration) -> dict[str, Any]:
+    """A configuration as a run's resolved configuration records it: without per-role call
+    settings when it has none, so run folders made before they existed still resume."""
+    return config.model_dump(exclude=None if config.calls else {"calls"})
+
+
+def experiment_tasks(selection: DatasetSelection) -> list[Task]:
+    """An experiment file's tasks: its dataset filtered as it says; none is an error."""
+    d = selection
+    tasks = select_tasks(
+        load_tasks(d.path),
+        hops=d.hops,
+        answerable=d.answerable,
+        task_ids=d.task_ids,
+        limit=d.limit,
+        source=d.path,
+    )
+    if not tasks:
+        raise DatasetError(f"{d.path}: no task passes the experiment's dataset filter")
+    return tasks
+
+
+def resolve(
+    exp: Experiment,
+    *,
+    tasks: list[Task] | None = None,
+    cache_dir: Path | None = None,
+    announce: Callable[[list[str]], None] | None = None,
+) -> ResolvedExperiment:
+    """Load what ``exp`` names and make its models (``announce`` is told their names first:
+    a local model takes a while to load). ``tasks``, when given, stand for ``exp.dataset``'s."""
+    tasks = experiment_tasks(exp.dataset) if tasks is None else tasks
+    catalog = load_models(exp.models_file) if exp.models_file else None
+    per_role = {k: v for k, v in exp.models.items() if k != "default"}
+    names = role_names(exp.models.get("default"), per_role, catalog, DEFAULT_MODEL)
+    spec, verifiers, roles = load_spec(exp.spec), load_verifiers(exp.verifiers), load_roles()
+    if announce is not None:
+        announce(sorted(set(names.values())))
+    cache = ResponseCache(cache_dir) if exp.cache else None
+    limits = exp.limits
+    models = build_models(
+        names, catalog, base_url=exp.base_url, timeout=limits.timeout, cache=cache, policy=limits.policy()
+    )
+    return ResolvedExperiment(
+        tasks,
+        exp.configurations,
+        models,
+        spec,
+        verifiers,
+        roles,
+        dataset=exp.dataset.path,
+        attempts=exp.attempts,
+        seed=exp.seed,
+        concurrency=exp.concurrency,
+        limits=limits,
+        cache=cache,
+    )
