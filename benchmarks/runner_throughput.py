@@ -21,7 +21,7 @@ sys.path.insert(0, str(REPO))
 
 from tests.fakes.chaos_server import ChaosServer  # noqa: E402
 from vreact.dataset import load_tasks  # noqa: E402
-from vreact.memory import Store  # noqa: E402
+from vreact.records import Store  # noqa: E402
 from vreact.model import CallPolicy, get_model  # noqa: E402
 from vreact.report import compute  # noqa: E402
 from vreact.runner import DB_NAME, run_experiment  # noqa: E402

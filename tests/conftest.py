@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from vreact.dataset import Task, load_tasks
-from vreact.memory import Store
 from vreact.model import _llamacpp
+from vreact.records import Store
 from vreact.runner import RAISE_INTERNAL
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet, load_roles, load_spec, load_verifiers
 

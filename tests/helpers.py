@@ -6,8 +6,8 @@ from typing import Any
 
 from vreact.config import Configuration
 from vreact.dataset import Task
-from vreact.memory import Store
 from vreact.model import MockModel
+from vreact.records import Store
 from vreact.runner import run_attempt
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
 

@@ -26,7 +26,7 @@ from click.testing import CliRunner
 from tests.conftest import FULL, REPO
 from tests.fakes.chaos_server import ChaosServer
 from vreact.cli import cli
-from vreact.runner import exclusive
+from vreact.records import exclusive
 
 CONFIGS = ["N", "NP", "VG", "VPG", "VPGJ"]
 #: Mostly schema-valid nonsense; the 500s and 429s repeat for the same request, so the calls

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from tests.helpers import abstain, attempt, finish, read, search, solve
 from vreact.budget import Budget, Budgets
 from vreact.gates import build_gate
-from vreact.memory import ContextAssembler, ContextSchemaError, Scope, Store
+from vreact.memory import ContextAssembler, ContextSchemaError, Scope
 from vreact.model import MockModel, ModelError
+from vreact.records import Store
 from vreact.report import LEVELS
 from vreact.spec import builtin_configs
 

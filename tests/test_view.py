@@ -21,10 +21,10 @@ import pytest
 
 from tests.helpers import abstain, by_role, finish, judged, plan, read, search, solve
 from vreact.config import Configuration
-from vreact.memory import Store
 from vreact.model import MockModel
+from vreact.records import DB_NAME, Store
 from vreact.report import compute
-from vreact.runner import DB_NAME, run_attempt
+from vreact.runner import run_attempt
 from vreact.spec import builtin_configs
 from vreact.view import _dig, fmt, outcome_parts, write_html
 

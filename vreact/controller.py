@@ -38,8 +38,9 @@ from vreact.gates import (
     reject,
 )
 from vreact.guards import RepetitionGuard
-from vreact.memory import ContextAssembler, Scope, Store
+from vreact.memory import ContextAssembler, Scope
 from vreact.model import Completion, Message, Model, ModelError, endpoint_of
+from vreact.records import Store
 from vreact.spec import JudgeSpec, TaskSpec, VerifierSet
 from vreact.tools import Corpus
 from vreact.v import Level, Source, V, judge_name

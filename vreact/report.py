@@ -10,8 +10,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from vreact.memory import Store
 from vreact.metrics import GroupMember, answerability, best_em, best_f1, group_sufficiency, support_f1
+from vreact.records import Store
 from vreact.stats import compare, distribution, mean_se, pass_at_k, to_dict
 
 LEVELS = ("L1", "L2", "L3", "declined", "cap")

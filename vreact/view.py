@@ -19,9 +19,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from vreact.memory import Store
+from vreact.records import DB_NAME, Store
 from vreact.report import LEVELS, SOURCES, VERIFIED_LEVELS, compute
-from vreact.runner import DB_NAME
 
 HTML_NAME = "report.html"
 #: One colour per configuration, in report order (repeats after eight).

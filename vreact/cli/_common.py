@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from vreact.memory import Store
+from vreact.records import Store
 from vreact.report import compute, render
 
 console = Console()

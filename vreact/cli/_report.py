@@ -8,9 +8,8 @@ from pathlib import Path
 import click
 
 from vreact.cli._common import UserError, console, print_report, user_errors
-from vreact.memory import Store
+from vreact.records import DB_NAME, Store
 from vreact.report import compute, render_markdown
-from vreact.runner import DB_NAME
 
 
 @click.command()

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from vreact.cli._common import UserError
-from vreact.runner import DB_NAME
+from vreact.records import DB_NAME
 from vreact.view import write_html
 
 
