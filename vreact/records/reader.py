@@ -216,10 +216,10 @@ def read_run(
         row["finished"],
     )
     attempts = list(
-        store.query("select * from attempts where run_id = ? and outcome != 'running' order by id", [run_id])
+        store.query("select * from attempts where run_id = ? and outcome != 'running' order by id", [run.id])
     )
     sub = "(select id from attempts where run_id = ? and outcome != 'running')"
-    children = _children(store, sub, run_id, transcripts)
+    children = _children(store, sub, run.id, transcripts)
     records = [_attempt(a, {k: v.get(a["id"], []) for k, v in children.items()}) for a in attempts]
     return RunRecords(run, _tasks(store, {a["task_id"] for a in attempts}), records)
 
