@@ -26,7 +26,7 @@ from vreact.model import CallPolicy, get_model  # noqa: E402
 from vreact.report import compute  # noqa: E402
 from vreact.runner import DB_NAME, run_experiment  # noqa: E402
 from vreact.spec import load_roles, load_spec, load_verifiers, resolve_configs  # noqa: E402
-from vreact.view import write_html  # noqa: E402
+from vreact.report.html import write_html  # noqa: E402
 
 MUSIQUE = REPO / "tests" / "data" / "musique"
 

@@ -17,8 +17,8 @@ from vreact.gates import build_gate
 from vreact.memory import ContextAssembler, ContextSchemaError, Scope
 from vreact.model import MockModel, ModelError
 from vreact.records import Store
-from vreact.report import LEVELS
 from vreact.spec import builtin_configs
+from vreact.v import ABSTAIN_LEVELS as LEVELS
 
 PROPS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

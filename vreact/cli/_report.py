@@ -27,7 +27,7 @@ def report(run_dir: Path, as_json: bool, as_markdown: bool, run_id: int | None, 
     with user_errors(ValueError):
         data = compute(Store(run_dir / DB_NAME), run_id, baseline)
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        click.echo(json.dumps(data.model_dump(mode="json"), indent=2))
     elif as_markdown:
         click.echo(render_markdown(data))
     else:
