@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -362,3 +363,17 @@ def test_configurations_keep_the_order_the_run_named(store, tasks):
     report = report_of(store, run)
     assert list(report["configs"]) == ["N", "VG"]
     assert [(c["a"], c["b"]) for c in report["comparisons"]] == [("VG", "N")]
+
+
+def test_the_report_json_follows_its_published_schema(store, mixed_run):
+    import jsonschema
+
+    from vreact.report import Report
+
+    schema = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "report.schema.json").read_text())
+    assert schema == Report.model_json_schema(mode="serialization")
+    data = report_of(store, mixed_run)
+    jsonschema.validate(data, schema)
+    assert "pass@1" in data["configs"]["VG"]["pass"] and "by_hops" in data["configs"]["VG"]
+    # the typed report round-trips through its JSON
+    assert Report.model_validate(data).model_dump(mode="json") == data

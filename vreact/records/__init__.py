@@ -15,7 +15,7 @@ from vreact.records.reader import (
     latest_run_id,
     read_run,
 )
-from vreact.records.store import Store, message_hash
+from vreact.records.store import Store
 
 __all__ = [
     "DB_NAME",
@@ -33,6 +33,5 @@ __all__ = [
     "VerdictRecord",
     "exclusive",
     "latest_run_id",
-    "message_hash",
     "read_run",
 ]

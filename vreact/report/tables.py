@@ -288,7 +288,8 @@ def fmt(x: Any) -> str:
     return "-" if x is None else f"{x:.2f}" if isinstance(x, float) else str(x)
 
 
-def _styled(value: Any, style: str) -> Any:
+def styled(value: Any, style: str) -> Any:
+    """A value as a terminal shows it in a column of ``style``."""
     if style == "pm":
         mean, se = value
         return "-" if mean is None else f"{100 * mean:.1f} ± {100 * (se or 0):.1f}"
@@ -309,7 +310,7 @@ def tables(report: Report) -> list[TableData]:
     out = []
     for t in TABLES:
         rows = [
-            (*row.labels, *(_styled(cell(row, c)[0], c.style) for c in t.columns)) for row in t.rows(report)
+            (*row.labels, *(styled(cell(row, c)[0], c.style) for c in t.columns)) for row in t.rows(report)
         ]
         if rows or not t.optional:
             headers = (*t.labels, *(c.header for c in t.columns))

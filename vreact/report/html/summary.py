@@ -8,7 +8,7 @@ import json
 from vreact.records import RunRecords
 from vreact.report.html._text import fmt, h
 from vreact.report.model import Report
-from vreact.report.tables import LEFT, TABLES, Row, Table, cell
+from vreact.report.tables import LEFT, TABLES, Row, Table, cell, styled
 
 
 def headline(records: RunRecords) -> str:
@@ -44,10 +44,8 @@ def _row(table: Table, row: Row, colours: dict[str, str]) -> str:
     out += [f"<td class='l'>{h(label)}</td>" for label in rest]
     for column in table.columns:
         value, key = cell(row, column)
-        if key is None:  # a mean and its standard error
-            mean, se = value
-            text = "–" if mean is None else f"{100 * mean:.1f} ± {100 * (se or 0):.1f}"
-            out.append(f"<td>{h(text)}</td>")
+        if key is None or column.style == "points":  # a mean ± se, or a difference in points
+            out.append(f"<td>{h(styled(value, column.style))}</td>")
         else:
             out.append(
                 f'<td data-config="{h(row.config)}" data-key="{h(key)}" '
