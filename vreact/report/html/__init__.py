@@ -59,7 +59,7 @@ def _summary(report: Report, records: RunRecords, colours: dict[str, str]) -> st
 
 def render_html(store: Store, run_id: int | None = None) -> str:
     """The whole page for one run (the latest by default)."""
-    records = read_run(store, run_id)
+    records = read_run(store, run_id, transcripts=False)  # the page shows no prompts
     report = compute(records)
     rid = report.run
     # concurrent attempts start in any order: list them by configuration, task, attempt index
