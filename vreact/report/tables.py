@@ -52,7 +52,6 @@ class Table:
     columns: tuple[Column, ...]
     rows: Callable[[Report], Iterator[Row]]
     optional: bool = False
-    wide: bool = False
 
 
 def resolve(root: Any, path: str) -> tuple[Any, str]:
@@ -188,7 +187,6 @@ TABLES: tuple[Table, ...] = (
         ),
         _comparisons,
         optional=True,
-        wide=True,
     ),
     Table(
         "Support F1, answerability (positive = answerable), MuSiQue-Full pairs",

@@ -65,7 +65,7 @@ def tables(report: Report, colours: dict[str, str]) -> str:
         ths = "".join(f'<th scope="col"{" class=l" if c in LEFT else ""}>{h(c)}</th>' for c in head)
         title = h(t.title.format(run=report.run))
         parts.append(
-            f'<section class="card tbl{" wide" if t.wide else ""}"><h3>{title}</h3>'
+            f'<section class="card tbl"><h3>{title}</h3>'
             + (f'<p class="note">{h(t.note)}</p>' if t.note else "")
             + f'<div class="scroll"><table><thead><tr>{ths}</tr></thead><tbody>{"".join(rows)}</tbody>'
             "</table></div></section>"
