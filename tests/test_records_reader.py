@@ -13,7 +13,7 @@ def test_read_run_returns_every_call_and_verified_artifact(task, store, spec, ve
     _, row, model = vg_attempt(task, store, spec, verifiers, roles)
     records = read_run(store)
     assert isinstance(records, RunRecords) and records.run is not None
-    assert records.run.id == latest_run_id(store) == row["run_id"]
+    assert records.run.id == records.id == latest_run_id(store) == row["run_id"]
     [a] = records.attempts
     assert (a.id, a.outcome, a.answer, a.config) == (row["id"], "answer", row["answer"], "VG")
     assert records.task(a) is not None and records.task(a).question == task.question
@@ -54,4 +54,7 @@ def test_read_run_without_transcripts_and_by_path(task, store, spec, verifiers, 
 
 def test_an_empty_folder_has_no_run(tmp_path):
     records = read_run(tmp_path / DB_NAME)
-    assert records.run is None and records.attempts == [] and records.tasks == {}
+    assert records.id is None and records.run is None and records.attempts == [] and records.tasks == {}
+    # a run id the folder does not have: no row, no attempts (and a report of it is empty)
+    missing = read_run(tmp_path / DB_NAME, 7)
+    assert (missing.id, missing.run, missing.attempts) == (7, None, [])

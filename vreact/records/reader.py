@@ -171,8 +171,10 @@ class AttemptRecord:
 
 @dataclass(frozen=True)
 class RunRecords:
-    """One run's records: ``run`` is None when the folder has no run yet."""
+    """One run's records: ``id`` is the run asked for (None: the folder has no run yet), ``run``
+    its row (None if the folder has no such run)."""
 
+    id: int | None
     run: RunRow | None
     tasks: dict[str, TaskRecord]
     attempts: list[AttemptRecord]
@@ -202,11 +204,23 @@ def read_run(
     are left out (None), which is quicker for a large run."""
     store = _open(store_or_path)
     run_id = run_id or latest_run_id(store)
-    row = next(store.query("select * from runs where id = ?", [run_id]), None) if run_id else None
+    if run_id is None:
+        return RunRecords(None, None, {}, [])
+    row = next(store.query("select * from runs where id = ?", [run_id]), None)
+    attempts = list(
+        store.query("select * from attempts where run_id = ? and outcome != 'running' order by id", [run_id])
+    )
+    sub = "(select id from attempts where run_id = ? and outcome != 'running')"
+    children = _children(store, sub, run_id, transcripts)
+    records = [_attempt(a, {k: v.get(a["id"], []) for k, v in children.items()}) for a in attempts]
+    return RunRecords(run_id, _run(row), _tasks(store, {a["task_id"] for a in attempts}), records)
+
+
+def _run(row: dict[str, Any] | None) -> RunRow | None:
     if row is None:
-        return RunRecords(None, {}, [])
+        return None
     config = _json(row["config_json"], {})
-    run = RunRow(
+    return RunRow(
         row["id"],
         config if isinstance(config, dict) else {},
         row["model"],
@@ -215,13 +229,6 @@ def read_run(
         row["started"],
         row["finished"],
     )
-    attempts = list(
-        store.query("select * from attempts where run_id = ? and outcome != 'running' order by id", [run.id])
-    )
-    sub = "(select id from attempts where run_id = ? and outcome != 'running')"
-    children = _children(store, sub, run.id, transcripts)
-    records = [_attempt(a, {k: v.get(a["id"], []) for k, v in children.items()}) for a in attempts]
-    return RunRecords(run, _tasks(store, {a["task_id"] for a in attempts}), records)
 
 
 def _grouped(rows: Iterable[Any]) -> dict[int, list[Any]]:

@@ -81,17 +81,17 @@ def compute(
     permutation tests over tasks with ``iterations``."""
     if not isinstance(records, RunRecords):
         records = read_run(records, run_id, transcripts=False)
-    if records.run is None:
+    if records.id is None:
         return Report(run=None, configs={}, comparisons=[])
     attempts, tasks = records.attempts, records.tasks
     names = config_order(records)
     configs = {name: _config_report([a for a in attempts if a.config == name], tasks) for name in names}
     if baseline is not None and baseline not in configs:
         raise ValueError(
-            f"baseline {baseline!r} is not a configuration of run {records.run.id} ({', '.join(names)})"
+            f"baseline {baseline!r} is not a configuration of run {records.id} ({', '.join(names)})"
         )
     comparisons = _comparisons(attempts, tasks, names, baseline or (names[0] if names else ""), iterations)
-    return Report(run=records.run.id, configs=configs, comparisons=comparisons)
+    return Report(run=records.id, configs=configs, comparisons=comparisons)
 
 
 def config_order(records: RunRecords) -> list[str]:
