@@ -12,8 +12,8 @@ import pytest
 
 from vreact.dataset import Task, load_tasks
 from vreact.experiment import RAISE_INTERNAL
-from vreact.memory import Store
 from vreact.model import _llamacpp
+from vreact.records import Store
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet, load_roles, load_spec, load_verifiers
 
 REPO = Path(__file__).resolve().parents[1]

@@ -7,8 +7,9 @@ from typing import Any
 from vreact.config import Configuration
 from vreact.dataset import Task
 from vreact.experiment import Job, ResolvedExperiment, run_attempt
-from vreact.memory import Store
 from vreact.model import MockModel
+from vreact.records import Store
+from vreact.report import compute
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
 
 
@@ -107,3 +108,8 @@ def plan(*subtasks: tuple[str, str, list[str], str]) -> dict[str, Any]:
 
 def judged(decision: str = "accept", confidence: float = 0.9, reason: str = "fine") -> dict[str, Any]:
     return {"reason": reason, "decision": decision, "confidence": confidence}
+
+
+def report_of(store: Store, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """The report of a run as ``vreact report --json`` prints it."""
+    return compute(store, *args, **kwargs).model_dump(mode="json")

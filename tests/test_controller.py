@@ -12,6 +12,7 @@ from tests.helpers import (
     finish,
     last_support,
     read,
+    report_of,
     search,
     solve,
     support_ids,
@@ -19,7 +20,6 @@ from tests.helpers import (
 )
 from vreact.config import Configuration
 from vreact.model import ContextLengthError, ModelError
-from vreact.report import compute
 from vreact.spec import VerifierSet, builtin_configs
 from vreact.verify.gates import gate
 
@@ -93,7 +93,7 @@ def test_r1_gate_reject_then_new_try_is_a_gate_correction(run, task, store):
     # the second try is told why, but starts from a fresh transcript
     second_try_prompt = model.calls[len(solve(task))]
     assert len(second_try_prompt) == 2 and "unsupported" in second_try_prompt[1]["content"]
-    report = compute(store)["configs"]["VG"]
+    report = report_of(store)["configs"]["VG"]
     assert report["corrections"] == {"gate": 1, "judge": 0, "guard": 0}
     assert report["rejections"]["gate"] == 1
 
@@ -158,7 +158,7 @@ def test_repetition_guard_hints_at_3_and_stops_at_5(run, task, store):
         "repeated_call",
         "L3",
     )
-    assert compute(store)["configs"]["VG"]["corrections"]["guard"] == 1
+    assert report_of(store)["configs"]["VG"]["corrections"]["guard"] == 1
 
 
 def test_step_cap_in_vg_is_a_guard_stop_routed_like_r1(run, task, store):
@@ -189,7 +189,7 @@ def test_agent_abstention_is_verified_then_declined(run, full_tasks, store):
     assert "no paragraph says" in row["abstain_cause"]
     [failure] = store.failures(row["id"])
     assert failure["cause"] == "premature_abstention"
-    assert compute(store)["configs"]["VG"]["correct"] == 1  # abstaining on unanswerable is right
+    assert report_of(store)["configs"]["VG"]["correct"] == 1  # abstaining on unanswerable is right
 
 
 def test_context_overflow_in_n_is_a_crash_with_cause(run, task, store):

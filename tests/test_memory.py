@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import REPO
 from vreact.dataset import Task
-from vreact.memory import MIGRATIONS, Store
+from vreact.records import MIGRATIONS, Store
 from vreact.verdict import Verdict
 
 

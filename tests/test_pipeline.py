@@ -14,7 +14,7 @@ from tests.fakes.scripted_server import ScriptedServer
 from tests.helpers import attempt, search, solve
 from vreact.cli import cli
 from vreact.config import Configuration
-from vreact.memory import Store
+from vreact.records import read_run
 from vreact.tools import Corpus
 
 FEEDBACK = "searching for 'forbidden' is not allowed here; search other words"
@@ -64,18 +64,14 @@ def test_a_member_from_outside_named_in_an_experiment_file_blocks_the_tool(tmp_p
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
         result = CliRunner().invoke(cli, ["experiment", str(path), "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
-    store = Store(tmp_path / "run" / "vreact.db")
-    [a] = store.query("select * from attempts")
-    verdicts = list(store.query("select * from verdicts where attempt_id = ?", [a["id"]]))
-    blocks = [v for v in verdicts if v["check_name"] == "no_forbidden"]
+    [a] = read_run(tmp_path / "run").attempts
+    blocks = [v for v in a.verdicts if v.check_name == "no_forbidden"]
     assert blocks and all(
-        (v["verifier"], v["source"], v["decision"], v["cause"])
-        == ("guard", "guard", "reject", "forbidden_search")
+        (v.verifier, v.source, v.decision, v.cause) == ("guard", "guard", "reject", "forbidden_search")
         for v in blocks
     )
-    steps = list(store.query("select * from steps where attempt_id = ?", [a["id"]]))
-    blocked = [s for s in steps if s["action"] == "search"]
-    assert blocked and all(s["observation"] == FEEDBACK for s in blocked)  # its feedback, not results
+    blocked = [s for s in a.steps if s.action == "search"]
+    assert blocked and all(s.observation == FEEDBACK for s in blocked)  # its feedback, not results
     assert searched == []  # the tool was never called
 
 

@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from tests.helpers import abstain, attempt, finish, read, search, solve
 from vreact.budget import Budget, Budgets
 from vreact.config import BudgetLimits
-from vreact.memory import ContextAssembler, ContextSchemaError, Scope, Store
+from vreact.memory import ContextAssembler, ContextSchemaError, Scope
 from vreact.model import MockModel, ModelError
-from vreact.report import LEVELS
+from vreact.records import Store
 from vreact.spec import builtin_configs
+from vreact.v import ABSTAIN_LEVELS as LEVELS
 from vreact.verify.gates import build_gate
 
 PROPS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

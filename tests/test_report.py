@@ -5,25 +5,35 @@ from __future__ import annotations
 
 import json
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from rich.console import Console
 
-from tests.helpers import attempt, finish, read, search
+from tests.helpers import attempt, finish, read, report_of, search
+from vreact.records import VerdictRecord
 from vreact.report import compute, corrections, render, render_markdown, tables
 from vreact.spec import builtin_configs
 from vreact.verdict import Verdict
 
 
 def v(seq, decision, h, source="gate", component="executor.s1", level="L3"):
-    return {
-        "seq": seq,
-        "decision": decision,
-        "artifact_hash": h,
-        "source": source,
-        "component": component,
-        "level": level,
-    }
+    return VerdictRecord(
+        id=seq,
+        attempt_id=1,
+        seq=seq,
+        level=level,
+        component=component,
+        source=source,
+        verifier=None,
+        check_name=None,
+        args={},
+        decision=decision,
+        cause=None,
+        detail=None,
+        budget_left=None,
+        artifact_hash=h,
+    )
 
 
 def test_a_correction_is_a_different_artifact_accepted_after_rejection():
@@ -51,9 +61,9 @@ def test_accounting_adds_up(full_tasks, store, spec, verifiers, roles):
     attempt(vg, answerable[0], cites_three, store, spec, verifiers, roles)  # correct
     attempt(vg, answerable[1], [], store, spec, verifiers, roles)  # crash: empty script
     attempt(vg, unanswerable, [], store, spec, verifiers, roles)  # crash
-    report = compute(store, run_id=None)
+    report = report_of(store, run_id=None)
     # each helper call makes its own run; gather all of them
-    rows = [compute(store, r["id"])["configs"]["VG"] for r in store.query("select id from runs")]
+    rows = [report_of(store, r["id"])["configs"]["VG"] for r in store.query("select id from runs")]
     assert [r["executed"] for r in rows] == [1, 1, 1]
     assert [(r["answered"], r["crash"]) for r in rows] == [(1, 0), (0, 1), (0, 1)]
     assert rows[0]["correct"] == 1 and rows[0]["em"] == 1.0 and rows[0]["coverage"] == 1.0
@@ -112,7 +122,7 @@ def mixed_run(store, tasks):
 
 
 def test_support_f1_and_answerability_on_real_records(store, mixed_run):
-    r = compute(store, mixed_run)["configs"]["VG"]
+    r = report_of(store, mixed_run)["configs"]["VG"]
     assert (r["executed"], r["crash"], r["scoreable"]) == (7, 1, 6)
     assert (r["answered"], r["correct"], r["silent_error"], r["false_abstention"]) == (4, 3, 2, 1)
     # EM over the 3 answerable tasks: KaDeWe 1, "N" 1 (an alias), abstention 0 -> 2/3
@@ -128,7 +138,7 @@ def test_support_f1_and_answerability_on_real_records(store, mixed_run):
 
 
 def test_by_hops_splits_real_two_and_three_hop_records(store, mixed_run):
-    r = compute(store, mixed_run)["configs"]["VG"]
+    r = report_of(store, mixed_run)["configs"]["VG"]
     assert set(r["by_hops"]) == {"2", "3"}
     three, two = r["by_hops"]["3"], r["by_hops"]["2"]
     assert "by_hops" not in three and "by_hops" not in two
@@ -171,7 +181,7 @@ def test_group_metrics_on_complete_pairs(store, tasks):
     # a real unanswerable record without its twin: in no pair
     record(store, run, tasks["2hop__42543_20093"], "abstain", level="L1")
 
-    r = compute(store, run)["configs"]["VG"]
+    r = report_of(store, run)["configs"]["VG"]
     assert r["pairs"] == 3
     # answer: (1 + 0 + 2/3) / 3 = 0.5556; support: (1 + 0 + 1) / 3 = 0.6667
     assert r["group_answer_sufficiency_f1"] == 0.556
@@ -217,7 +227,7 @@ def test_attribution_by_source_and_level_with_judge_cost(store, tasks):
         crashed, Verdict("R1", "executor.s1", "judge", "r1_judge", "reject", artifact_hash="z")
     )
 
-    r = compute(store, run)["configs"]["VG"]
+    r = report_of(store, run)["configs"]["VG"]
     a = r["attribution"]
     # rejections: gate {a@L3, p1@L2} = 2, judge {b@L3, x@L1} = 2, guard {g@L3} = 1
     assert a["by_source"] == {
@@ -288,7 +298,7 @@ def test_pass_at_k_and_lift_against_hand_computed_values(store, full_tasks):
             for k, mark in enumerate(table[i]):
                 answer = task.answer if mark == "T" else "certainly not the answer"
                 record(store, run, task, "answer", answer, config=config, index=k)
-    report = compute(store, run, baseline="B")
+    report = report_of(store, run, baseline="B")
     a, b = report["configs"]["A"]["pass"], report["configs"]["B"]["pass"]
     assert (a["k"], a["tasks"], a["pass@1"], a["pass@k"]) == (3, 4, round(7 / 12, 4), 1.0)
     assert (b["pass@1"], b["pass@k"]) == (round(1 / 6, 4), 0.25)
@@ -300,7 +310,7 @@ def test_pass_at_k_and_lift_against_hand_computed_values(store, full_tasks):
     assert (c["p1"], c["pk"], c["p_diff"]) == (0.125, 0.25, 0.375)
     # against the other baseline (the default: the first configuration) the lifts change sign
     # and the p-values stay
-    (r,) = compute(store, run)["comparisons"]
+    (r,) = report_of(store, run)["comparisons"]
     assert (r["a"], r["lift1"], r["p1"], r["p_diff"]) == ("B", round(-5 / 12, 4), 0.125, 0.375)
     with pytest.raises(ValueError, match="baseline 'C'"):
         compute(store, run, baseline="C")
@@ -312,7 +322,7 @@ def test_a_correct_abstention_is_a_success_and_a_crash_is_not(store, tasks):
     record(store, run, tasks["2hop__150985_444333"], "crash", index=1)
     record(store, run, tasks["2hop__568389_161223"], "abstain", level="L3", index=0)  # answerable
     record(store, run, tasks["2hop__568389_161223"], "answer", "Wrong", index=1)
-    p = compute(store, run)["configs"]["VG"]["pass"]
+    p = report_of(store, run)["configs"]["VG"]["pass"]
     # task 1: 1 of 2, task 2: 0 of 2 -> Pass@1 = 1/4; Pass@2: task 1 solved once -> 1/2
     assert (p["k"], p["pass@1"], p["pass@k"]) == (2, 0.25, 0.5)
 
@@ -326,7 +336,7 @@ def test_cost_distribution_and_risk_coverage(store, tasks):
         for _ in range(n):
             store.record_call(aid, "executor", "mock/x", 100, 10, 1.0)
     store.record_verdict(wrong, Verdict("R1", "executor.s1", "gate", "g", "reject", "c", "", 1, "h"))
-    r = compute(store, run)["configs"]["VG"]
+    r = report_of(store, run)["configs"]["VG"]
     # calls per scoreable attempt: 1, 4, 0 -> mean 5/3, median 1, P90 = 1 + 0.8 * 3 = 3.4
     calls = r["cost_distribution"]["llm_calls"]
     assert (round(calls["mean"], 3), calls["median"], round(calls["p90"], 3)) == (1.667, 1.0, 3.4)
@@ -350,6 +360,20 @@ def test_configurations_keep_the_order_the_run_named(store, tasks):
     run = store.new_run({"configs": [{"name": "N"}, {"name": "VG"}]}, "mock/x", "test")
     record(store, run, tasks["2hop__150985_444333"], "abstain", level="L1", config="VG")
     record(store, run, tasks["2hop__150985_444333"], "answer", "x", config="N")
-    report = compute(store, run)
+    report = report_of(store, run)
     assert list(report["configs"]) == ["N", "VG"]
     assert [(c["a"], c["b"]) for c in report["comparisons"]] == [("VG", "N")]
+
+
+def test_the_report_json_follows_its_published_schema(store, mixed_run):
+    import jsonschema
+
+    from vreact.report import Report
+
+    schema = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "report.schema.json").read_text())
+    assert schema == Report.model_json_schema(mode="serialization")
+    data = report_of(store, mixed_run)
+    jsonschema.validate(data, schema)
+    assert "pass@1" in data["configs"]["VG"]["pass"] and "by_hops" in data["configs"]["VG"]
+    # the typed report round-trips through its JSON
+    assert Report.model_validate(data).model_dump(mode="json") == data

@@ -1,4 +1,4 @@
-"""vreact.stats: Pass@k, standard errors, percentiles and the paired permutation tests, against values
+"""vreact.report.stats: Pass@k, standard errors, percentiles and the paired permutation tests, against values
 worked out by hand and against brute-force enumeration."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import pytest
 
-from vreact.stats import (
+from vreact.report.stats import (
     Comparison,
     PermutationTest,
     compare,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.helpers import attempt, by_role, finish, judged, plan, read, search
 from vreact.cli import cli
 from vreact.config import Configuration
-from vreact.memory import Store
+from vreact.records import Store
 from vreact.spec import SpecError, load_file
 
 SWITCHES = ("planner", "guards", "gates", "judges")

@@ -21,12 +21,13 @@ import pytest
 
 from tests.helpers import abstain, by_role, finish, judged, plan, read, search, solve
 from vreact.config import Configuration
-from vreact.experiment import DB_NAME, Job, ResolvedExperiment, run_attempt
-from vreact.memory import Store
+from vreact.experiment import Job, ResolvedExperiment, run_attempt
 from vreact.model import MockModel
+from vreact.records import DB_NAME, Store
 from vreact.report import compute
+from vreact.report.html import fmt, write_html
+from vreact.report.html.charts import outcome_parts
 from vreact.spec import builtin_configs
-from vreact.view import _dig, fmt, outcome_parts, write_html
 
 REPO = Path(__file__).resolve().parents[1]
 SHOTS = REPO / "build" / "screenshots"
@@ -345,8 +346,18 @@ def test_every_verdict_of_the_run_is_drawn_once(site):
     assert len(root.select("verdict")) == n > 50
 
 
+def _dig(r: Any, key: str) -> Any:
+    """The figure at a dotted path of the JSON report (None past a missing part)."""
+    for part in key.split("."):
+        if not isinstance(r, dict):
+            return None
+        r = r.get(part)
+    return r
+
+
 def test_summary_figures_match_the_report(site):
-    report = compute(site["store"])
+    typed = compute(site["store"])
+    report = typed.model_dump(mode="json")
     root, _, _ = site["load"]("")
     summary = by_id(root, "summary")
     cells = summary.all(lambda n: n.tag == "td" and "data-key" in n.attrs)
@@ -371,7 +382,7 @@ def test_summary_figures_match_the_report(site):
     for name, r in report["configs"].items():
         segs = summary.all(lambda n, name=name: n.tag == "rect" and n.attrs.get("data-config") == name)
         parts = {s.attrs["data-part"]: int(s.attrs["data-count"]) for s in segs}
-        assert parts == {k: v for k, v in outcome_parts(r).items() if v}
+        assert parts == {k: v for k, v in outcome_parts(typed.configs[name]).items() if v}
         assert sum(parts.values()) == r["executed"]
     assert len(summary.select("pt")) >= len(report["configs"])
 
@@ -427,7 +438,7 @@ def test_view_command(site, tmp_path):
 
 def test_attempts_are_listed_by_configuration_then_attempt_index(site):
     root, _, _ = site["load"]("")
-    order = list(compute(site["store"])["configs"])
+    order = list(compute(site["store"]).configs)
     rows = [(r.attrs["data-config"], r) for r in root.select("arow")]
     assert len(rows) == next(site["store"].query("select count(*) as n from attempts"))["n"]
     keys = [order.index(config) for config, _ in rows]

@@ -7,10 +7,9 @@ import json
 
 import pytest
 
-from tests.helpers import attempt, by_role, finish, judged, plan, read, role_of, search, verdicts
+from tests.helpers import attempt, by_role, finish, judged, plan, read, report_of, role_of, search, verdicts
 from vreact.config import CallSettings, Configuration
 from vreact.model import GenerateSettings
-from vreact.report import compute
 from vreact.spec import builtin_configs
 
 CONFIGS = builtin_configs()
@@ -68,7 +67,7 @@ def test_r1_judge_reject_then_new_try_is_a_judge_correction(run, task, store):
         "judge_reject",
         "thin evidence",
     )
-    report = compute(store)["configs"]["VGJ"]
+    report = report_of(store)["configs"]["VGJ"]
     assert report["corrections"]["judge"] == 1 and report["rejections"]["judge"] == 1
 
 
@@ -95,7 +94,7 @@ def test_r2_reject_goes_back_to_the_planner_and_the_new_plan_is_accepted(run, ta
     assert "bridge_missing" in second_plan_prompt and "Tveitsund is a village" not in second_plan_prompt
     components = {v["component"] for v in verdicts(store, row["id"])}
     assert {"executor.p1.s1", "executor.p2.s1"} <= components  # a new plan's subtasks are new components
-    assert compute(store)["configs"]["VPG"]["corrections"]["gate"] >= 1
+    assert report_of(store)["configs"]["VPG"]["corrections"]["gate"] >= 1
 
 
 def test_r2_budget_spent_abstains_naming_l2(run, task, store):

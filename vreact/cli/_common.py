@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
 from rich.markup import escape
 
-from vreact.memory import Store
-from vreact.report import compute, render
+from vreact.records import DB_NAME
+from vreact.report import Report, compute, render
 
 console = Console()
 err = Console(stderr=True)
@@ -36,13 +35,13 @@ def user_errors(*kinds: type[Exception]) -> Iterator[None]:
         raise UserError(str(e)) from None
 
 
-def print_report(out_dir: Path, run_id: int | None = None, report: dict[str, Any] | None = None) -> None:
+def print_report(out_dir: Path, run_id: int | None = None, report: Report | None = None) -> None:
     if report is None:
-        report = compute(Store(out_dir / "vreact.db"), run_id)
+        report = compute(out_dir / DB_NAME, run_id)
     for table in render(report):
         console.print(table)
     console.print(f"Run folder: [bold]{out_dir}[/bold]  (records: {out_dir / 'vreact.db'})")
-    internal = sum(r.get("internal_errors", 0) for r in report["configs"].values())
+    internal = sum(r.internal_errors for r in report.configs.values())
     if internal:
         db = out_dir / "vreact.db"
         console.print(

@@ -8,8 +8,7 @@ from pathlib import Path
 import click
 
 from vreact.cli._common import UserError, console, print_report, user_errors
-from vreact.experiment import DB_NAME
-from vreact.memory import Store
+from vreact.records import DB_NAME, Store
 from vreact.report import compute, render_markdown
 
 
@@ -28,7 +27,7 @@ def report(run_dir: Path, as_json: bool, as_markdown: bool, run_id: int | None, 
     with user_errors(ValueError):
         data = compute(Store(run_dir / DB_NAME), run_id, baseline)
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        click.echo(json.dumps(data.model_dump(mode="json"), indent=2))
     elif as_markdown:
         click.echo(render_markdown(data))
     else:

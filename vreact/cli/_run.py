@@ -22,12 +22,12 @@ from vreact.experiment import (
     OnAttempt,
     Progress,
     ResolvedExperiment,
-    RunDirBusy,
     default_out_dir,
     resolve,
     run_experiment,
 )
 from vreact.model import DEFAULT_MODEL, ModelConfigError
+from vreact.records import RunDirBusy
 from vreact.spec import (
     Experiment,
     RunLimits,

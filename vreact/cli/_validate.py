@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from vreact.cli._common import err
+from vreact.report import Report
 from vreact.spec import KINDS, validate_files
 
 
@@ -24,8 +25,10 @@ def validate(files: tuple[Path, ...]) -> None:
 
 
 def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
-    """The JSON Schema of each kind of declarative file, generated from the models."""
-    return {kind: model.model_json_schema() for kind, model in KINDS.items()}
+    """The JSON Schema of each kind of declarative file, and of ``vreact report --json``
+    (``report``), generated from the models."""
+    schemas = {kind: model.model_json_schema() for kind, model in KINDS.items()}
+    return {**schemas, "report": Report.model_json_schema(mode="serialization")}
 
 
 @click.command()
@@ -36,7 +39,7 @@ def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
     help="write KIND.schema.json files into this folder",
 )
 def schema(write: Path | None) -> None:
-    """Print (or write) the JSON Schemas of the declarative files."""
+    """Print (or write) the JSON Schemas of the declarative files and of the report."""
     schemas = json_schemas()
     if write is None:
         click.echo(json.dumps(schemas, indent=2))

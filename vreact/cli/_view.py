@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from vreact.cli._common import UserError
-from vreact.experiment import DB_NAME
-from vreact.view import write_html
+from vreact.records import DB_NAME
+from vreact.report.html import write_html
 
 
 @click.command()

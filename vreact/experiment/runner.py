@@ -4,15 +4,13 @@ accounted; concurrent, and resumable after a crash or a SIGKILL at any moment.""
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import os
 import threading
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,11 +19,9 @@ from vreact.config import Configuration
 from vreact.controller import AttemptContext, Controller, CrashKind, Outcome, Recorder
 from vreact.dataset import Task
 from vreact.experiment.resolved import ResolvedExperiment
-from vreact.memory import ContextAssembler, Store
+from vreact.memory import ContextAssembler
 from vreact.model import CallTimeoutError, ContextLengthError, MockScriptExhausted, ModelError, redact
-
-DB_NAME = "vreact.db"
-LOCK_NAME = ".vreact.lock"
+from vreact.records import DB_NAME, Store, exclusive
 
 
 @dataclass(frozen=True)
@@ -44,10 +40,6 @@ class Progress:
 
 
 OnAttempt = Callable[[Progress], None]
-
-
-class RunDirBusy(RuntimeError):
-    """Another process is writing to the same run folder."""
 
 
 def default_out_dir() -> Path:
@@ -110,22 +102,6 @@ def crash(e: BaseException) -> Outcome:
         return Outcome("crash", error=error[:2000], crash_kind=kind)
     trace = redact("".join(traceback.format_exception(e)))
     return Outcome("crash", error=f"internal error: {error}"[:2000], crash_kind=kind, traceback=trace)
-
-
-@contextmanager
-def exclusive(out_dir: Path) -> Iterator[None]:
-    """Hold the run folder's lock: two processes writing one folder would discard each other's
-    running attempts. The OS releases it when the process dies, even by SIGKILL."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(out_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RunDirBusy(f"{out_dir}: another vreact process is running into this folder") from None
-        yield
-    finally:
-        os.close(fd)
 
 
 class EndpointMismatch(RuntimeError):

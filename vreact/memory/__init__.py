@@ -1,6 +1,5 @@
-"""Memory: the run store, the success ledger and failure index, and the context assembler."""
+"""Memory: the context assembler, which builds each role's input from the run's records."""
 
 from vreact.memory._assembler import ContextAssembler, ContextSchemaError, Scope
-from vreact.memory._store import MIGRATIONS, Store
 
-__all__ = ["MIGRATIONS", "ContextAssembler", "ContextSchemaError", "Scope", "Store"]
+__all__ = ["ContextAssembler", "ContextSchemaError", "Scope"]

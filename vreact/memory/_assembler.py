@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vreact.memory._store import Store
+from vreact.records import Store
 from vreact.spec import RoleSchema
 from vreact.v import V
 

@@ -1,7 +1,7 @@
 """The run store: one SQLite file (``DIR/vreact.db``) through sqlite-utils.
 
-The schema only changes through the append-only ``MIGRATIONS`` list. Only
-``Store.record_verdict`` writes the success ledger and the failure index.
+The schema only changes through the append-only ``MIGRATIONS`` list (vreact/records/migrations.py).
+Only ``Store.record_verdict`` writes the success ledger and the failure index.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
-from vreact.v import legacy_verifier
+from vreact.records.migrations import MIGRATIONS
 from vreact.verdict import Verdict
 
 
@@ -24,240 +24,6 @@ def message_hash(message: dict[str, str]) -> str:
     """The key of one chat message in ``messages``: the same role and text are stored once."""
     blob = f"{message.get('role', '')}\0{message.get('content', '')}".encode()
     return hashlib.sha256(blob).hexdigest()[:20]
-
-
-def _m001_initial(db: sqlite_utils.Database) -> None:
-    db.table("runs").create(
-        {
-            "id": int,
-            "started": float,
-            "finished": float,
-            "config_json": str,
-            "model": str,
-            "dataset": str,
-            "status": str,
-        },
-        pk="id",
-    )
-    db.table("tasks").create(
-        {
-            "id": str,
-            "question": str,
-            "answer": str,
-            "aliases": str,
-            "answerable": int,
-            "hops": int,
-            "support": str,
-        },
-        pk="id",
-    )
-    db.table("attempts").create(
-        {
-            "id": int,
-            "run_id": int,
-            "config": str,
-            "task_id": str,
-            "attempt_index": int,
-            "seed": int,
-            "outcome": str,
-            "answer": str,
-            "evidence": str,
-            "abstain_level": str,
-            "abstain_component": str,
-            "abstain_cause": str,
-            "error": str,
-            "started": float,
-            "finished": float,
-        },
-        pk="id",
-        foreign_keys=[("run_id", "runs"), ("task_id", "tasks")],
-    )
-    db.table("model_calls").create(
-        {
-            "id": int,
-            "attempt_id": int,
-            "role": str,
-            "model": str,
-            "prompt_tokens": int,
-            "completion_tokens": int,
-            "latency_ms": float,
-            "status": str,
-            "error": str,
-        },
-        pk="id",
-        foreign_keys=[("attempt_id", "attempts")],
-    )
-    db.table("verdicts").create(
-        {
-            "id": int,
-            "attempt_id": int,
-            "seq": int,
-            "level": str,
-            "component": str,
-            "source": str,
-            "verifier": str,
-            "args": str,
-            "decision": str,
-            "cause": str,
-            "detail": str,
-            "budget_left": int,
-            "artifact_hash": str,
-        },
-        pk="id",
-        foreign_keys=[("attempt_id", "attempts")],
-    )
-    db.table("ledger").create(
-        {
-            "id": int,
-            "verdict_id": int,
-            "attempt_id": int,
-            "level": str,
-            "component": str,
-            "artifact_hash": str,
-            "artifact": str,
-        },
-        pk="id",
-        foreign_keys=[("verdict_id", "verdicts"), ("attempt_id", "attempts")],
-    )
-    db.table("failures").create(
-        {
-            "id": int,
-            "verdict_id": int,
-            "attempt_id": int,
-            "level": str,
-            "component": str,
-            "source": str,
-            "verifier": str,
-            "cause": str,
-            "detail": str,
-        },
-        pk="id",
-        foreign_keys=[("verdict_id", "verdicts"), ("attempt_id", "attempts")],
-    )
-    db.table("failures").create_index(["attempt_id", "component", "cause"])
-    db.table("verdicts").create_index(["attempt_id"])
-    db.table("model_calls").create_index(["attempt_id"])
-    db.table("attempts").create_index(["run_id", "config", "task_id", "attempt_index"])
-
-
-def _m002_plan_fallback(db: sqlite_utils.Database) -> None:
-    db.table("attempts").add_column("plan_fallback", int)
-
-
-def _m003_task_pairs(db: sqlite_utils.Database) -> None:
-    db.table("tasks").add_column("pair_id", str)
-
-
-def _m004_call_accounting(db: sqlite_utils.Database) -> None:
-    calls = db.table("model_calls")
-    calls.add_column("retries", int)
-    calls.add_column("cached", int)
-    calls.add_column("cost_usd", float)
-
-
-def _m005_attempt_key(db: sqlite_utils.Database) -> None:
-    # resuming a run must never record the same attempt twice
-    db.table("attempts").create_index(
-        ["run_id", "config", "task_id", "attempt_index"], index_name="attempts_key", unique=True
-    )
-
-
-def _m006_call_endpoint(db: sqlite_utils.Database) -> None:
-    # the server (base URL) or local file that answered each call; older rows stay NULL
-    db.table("model_calls").add_column("endpoint", str)
-
-
-def _m007_crash_kind(db: sqlite_utils.Database) -> None:
-    # what ended a crashed attempt (model, timeout, context_length, script, internal), and an
-    # internal error's whole traceback; crashes recorded before stay NULL (unknown)
-    attempts = db.table("attempts")
-    attempts.add_column("crash_kind", str)
-    attempts.add_column("traceback", str)
-
-
-def _m008_transcripts(db: sqlite_utils.Database) -> None:
-    # transcripts, for people and tools (never for a role's context): every call's messages
-    # (each distinct message stored once, by hash) and reply, every verified artifact's JSON,
-    # and each executor step with its observation
-    calls = db.table("model_calls")
-    calls.add_column("messages", str)  # JSON list of messages.hash, in order
-    calls.add_column("response", str)
-    db.table("messages").create({"hash": str, "role": str, "content": str}, pk="hash")
-    db.table("artifacts").create({"hash": str, "json": str}, pk="hash")
-    db.table("steps").create(
-        {
-            "id": int,
-            "attempt_id": int,
-            "component": str,
-            "try": int,
-            "step": int,
-            "call_id": int,
-            "thought": str,
-            "action": str,
-            "input": str,
-            "evidence": str,
-            "observation": str,
-        },
-        pk="id",
-        foreign_keys=[("attempt_id", "attempts"), ("call_id", "model_calls")],
-    )
-    db.table("steps").create_index(["attempt_id"])
-    db.execute(
-        """create view transcript as
-        select c.id as call_id, c.attempt_id, c.role as caller, j.key as position,
-               m.role, m.content
-        from model_calls c, json_each(c.messages) j join messages m on m.hash = j.value
-        order by c.id, j.key"""
-    )
-
-
-def _m009_check_name(db: sqlite_utils.Database) -> None:
-    # a verdict names its verifier (plan, R1, R2, R3, guard) and, apart, the check that decided
-    # (``check_name``: the gate, judge or guard). Until now ``verifier`` held the check's name:
-    # move it, and backfill ``verifier`` with the rule the viewer used to guess it by
-    for table in ("verdicts", "failures"):
-        db.table(table).add_column("check_name", str)
-        db.execute(f"update {table} set check_name = verifier")
-    families: dict[int, dict[str, str]] = {}
-    for run in db.query("select id, config_json from runs"):
-        try:
-            sets = json.loads(run["config_json"] or "{}").get("verifiers") or {}
-        except (ValueError, AttributeError):
-            sets = {}
-        families[run["id"]] = {
-            f"{v}:{g.get('name') if isinstance(g, dict) else g}": v
-            for v in ("plan", "R1", "R2", "R3")
-            for g in (sets.get(v) or {}).get("gates") or []
-        }
-    rows = db.query(
-        "select v.id, v.level, v.source, v.check_name, a.run_id from verdicts v"
-        " join attempts a on a.id = v.attempt_id"
-    )
-    updates = [
-        (
-            legacy_verifier(r["level"], r["source"], r["check_name"] or "", families.get(r["run_id"], {})),
-            r["id"],
-        )
-        for r in rows
-    ]
-    db.conn.executemany("update verdicts set verifier = ? where id = ?", updates)
-    db.execute(
-        "update failures set verifier = (select v.verifier from verdicts v where v.id = failures.verdict_id)"
-    )
-
-
-#: Append-only: never edit or reorder an entry, only add new ones at the end.
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
-    _m001_initial,
-    _m002_plan_fallback,
-    _m003_task_pairs,
-    _m004_call_accounting,
-    _m005_attempt_key,
-    _m006_call_endpoint,
-    _m007_crash_kind,
-    _m008_transcripts,
-    _m009_check_name,
-]
 
 
 class Store:

@@ -1,0 +1,37 @@
+"""The records of a run folder: the folder (database name, lock), the store and its migrations,
+and one typed reader of a run (:func:`read_run`)."""
+
+from vreact.records.folder import DB_NAME, LOCK_NAME, RunDirBusy, exclusive
+from vreact.records.migrations import MIGRATIONS
+from vreact.records.reader import (
+    AttemptRecord,
+    CallRecord,
+    LedgerRecord,
+    RunRecords,
+    RunRow,
+    StepRecord,
+    TaskRecord,
+    VerdictRecord,
+    latest_run_id,
+    read_run,
+)
+from vreact.records.store import Store
+
+__all__ = [
+    "DB_NAME",
+    "LOCK_NAME",
+    "MIGRATIONS",
+    "AttemptRecord",
+    "CallRecord",
+    "LedgerRecord",
+    "RunDirBusy",
+    "RunRecords",
+    "RunRow",
+    "StepRecord",
+    "Store",
+    "TaskRecord",
+    "VerdictRecord",
+    "exclusive",
+    "latest_run_id",
+    "read_run",
+]

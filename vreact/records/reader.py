@@ -1,0 +1,382 @@
+"""One typed reader of a run's records: :func:`read_run` returns the run, its tasks and its
+finished attempts, each with its verdicts (and the artifact each one judged), model calls (with
+their messages and reply), executor steps and ledger rows. The report and the HTML view read
+the records only through it."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vreact.records.folder import DB_NAME
+from vreact.records.store import Store
+
+
+def _json(text: str | None, default: Any = None) -> Any:
+    """A JSON column, parsed (``default`` for NULL or text that is not JSON)."""
+    if text is None:
+        return default
+    try:
+        return json.loads(text)
+    except ValueError:
+        return default
+
+
+def _list(text: str | None) -> list[Any]:
+    value = _json(text or "[]", [])
+    return value if isinstance(value, list) else []
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A row of ``runs``: ``config`` is the resolved configuration it was made with."""
+
+    id: int
+    config: dict[str, Any]
+    model: str | None
+    dataset: str | None
+    status: str | None
+    started: float | None
+    finished: float | None
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """A row of ``tasks``, its JSON columns parsed."""
+
+    id: str
+    question: str | None
+    answer: str | None
+    aliases: list[str]
+    answerable: bool
+    hops: int | None
+    support: list[str]
+    pair_id: str | None
+
+    @property
+    def golds(self) -> list[str]:
+        """The gold answer and its aliases."""
+        return [self.answer or "", *self.aliases]
+
+
+@dataclass(frozen=True)
+class VerdictRecord:
+    """A row of ``verdicts``, ``args`` parsed, and the JSON of the artifact it judged (from
+    ``artifacts``; None when the records have none)."""
+
+    id: int
+    attempt_id: int
+    seq: int
+    level: str
+    component: str | None
+    source: str
+    verifier: str | None
+    check_name: str | None
+    args: Any
+    decision: str
+    cause: str | None
+    detail: str | None
+    budget_left: int | None
+    artifact_hash: str | None
+    artifact: Any = None
+
+    @property
+    def rejected(self) -> bool:
+        return self.decision == "reject"
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """A row of ``model_calls``; ``messages`` is the prompt as {role, content} dicts in order
+    (resolved through ``messages``; None for calls recorded before transcripts were kept)."""
+
+    id: int
+    attempt_id: int
+    role: str
+    model: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: float | None
+    status: str | None
+    error: str | None
+    retries: int | None
+    cached: bool
+    cost_usd: float | None
+    endpoint: str | None
+    response: str | None
+    messages: list[dict[str, str]] | None = None
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """A row of ``steps``: one executor step of a try (``try_`` is the ``try`` column)."""
+
+    id: int
+    attempt_id: int
+    component: str | None
+    try_: int
+    step: int
+    call_id: int | None
+    thought: str | None
+    action: str | None
+    input: str | None
+    evidence: list[str]
+    observation: str | None
+
+
+@dataclass(frozen=True)
+class LedgerRecord:
+    """A row of ``ledger`` (the success ledger), its artifact parsed."""
+
+    id: int
+    verdict_id: int
+    attempt_id: int
+    level: str
+    component: str | None
+    artifact_hash: str | None
+    artifact: Any
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """A finished attempt with everything it wrote, each list in the order it was written."""
+
+    id: int
+    run_id: int
+    config: str
+    task_id: str
+    attempt_index: int
+    seed: int | None
+    outcome: str
+    answer: str | None
+    evidence: list[str]
+    abstain_level: str | None
+    abstain_component: str | None
+    abstain_cause: str | None
+    error: str | None
+    crash_kind: str | None
+    traceback: str | None
+    plan_fallback: bool
+    started: float | None
+    finished: float | None
+    verdicts: list[VerdictRecord] = field(default_factory=list)
+    calls: list[CallRecord] = field(default_factory=list)
+    steps: list[StepRecord] = field(default_factory=list)
+    ledger: list[LedgerRecord] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RunRecords:
+    """One run's records: ``id`` is the run asked for (None: the folder has no run yet), ``run``
+    its row (None if the folder has no such run)."""
+
+    id: int | None
+    run: RunRow | None
+    tasks: dict[str, TaskRecord]
+    attempts: list[AttemptRecord]
+
+    def task(self, attempt: AttemptRecord) -> TaskRecord | None:
+        return self.tasks.get(attempt.task_id)
+
+
+def latest_run_id(store: Store) -> int | None:
+    """The id of the folder's latest run (None if it has none)."""
+    row = next(store.query("select max(id) as id from runs"), None)
+    return row["id"] if row else None
+
+
+def _open(store_or_path: Store | str | Path) -> Store:
+    if isinstance(store_or_path, Store):
+        return store_or_path
+    path = Path(store_or_path)
+    return Store(path / DB_NAME if path.is_dir() else path)
+
+
+def read_run(
+    store_or_path: Store | str | Path, run_id: int | None = None, *, transcripts: bool = True
+) -> RunRecords:
+    """The records of one run (the latest by default) of a store, a ``vreact.db`` file or a run
+    folder. Without ``transcripts`` the calls' messages and replies and the verdicts' artifacts
+    are left out (None), which is quicker for a large run."""
+    store = _open(store_or_path)
+    run_id = run_id or latest_run_id(store)
+    if run_id is None:
+        return RunRecords(None, None, {}, [])
+    row = next(store.query("select * from runs where id = ?", [run_id]), None)
+    attempts = list(
+        store.query("select * from attempts where run_id = ? and outcome != 'running' order by id", [run_id])
+    )
+    sub = "(select id from attempts where run_id = ? and outcome != 'running')"
+    children = _children(store, sub, run_id, transcripts)
+    records = [_attempt(a, {k: v.get(a["id"], []) for k, v in children.items()}) for a in attempts]
+    return RunRecords(run_id, _run(row), _tasks(store, {a["task_id"] for a in attempts}), records)
+
+
+def _run(row: dict[str, Any] | None) -> RunRow | None:
+    if row is None:
+        return None
+    config = _json(row["config_json"], {})
+    return RunRow(
+        row["id"],
+        config if isinstance(config, dict) else {},
+        row["model"],
+        row["dataset"],
+        row["status"],
+        row["started"],
+        row["finished"],
+    )
+
+
+def _grouped(rows: Iterable[Any]) -> dict[int, list[Any]]:
+    out: dict[int, list[Any]] = defaultdict(list)
+    for r in rows:
+        out[r.attempt_id].append(r)
+    return out
+
+
+def _children(store: Store, sub: str, run_id: int, transcripts: bool) -> dict[str, dict[int, list[Any]]]:
+    """Verdicts, calls, steps and ledger rows of the run's finished attempts, by attempt id."""
+
+    def rows(table: str, order: str) -> Iterable[dict[str, Any]]:
+        return store.query(f"select * from {table} where attempt_id in {sub} order by {order}", [run_id])
+
+    artifacts: dict[int, Any] = {}
+    messages: dict[int, list[dict[str, str]]] = defaultdict(list)
+    if transcripts:
+        for r in store.query(
+            f"select v.id, a.json from verdicts v join artifacts a on a.hash = v.artifact_hash"
+            f" where v.attempt_id in {sub}",
+            [run_id],
+        ):
+            artifacts[r["id"]] = _json(r["json"])
+        for r in store.query(
+            f"select call_id, role, content from transcript where attempt_id in {sub}"
+            " order by call_id, position",
+            [run_id],
+        ):
+            messages[r["call_id"]].append({"role": r["role"], "content": r["content"]})
+    return {
+        "verdicts": _grouped(_verdict(v, artifacts.get(v["id"])) for v in rows("verdicts", "seq, id")),
+        "calls": _grouped(_call(c, messages, transcripts) for c in rows("model_calls", "id")),
+        "steps": _grouped(_step(s) for s in rows("steps", "id")),
+        "ledger": _grouped(_ledger(r) for r in rows("ledger", "id")),
+    }
+
+
+def _tasks(store: Store, ids: set[str]) -> dict[str, TaskRecord]:
+    out: dict[str, TaskRecord] = {}
+    ordered = sorted(ids)
+    for i in range(0, len(ordered), 500):  # SQLite caps the number of parameters
+        chunk = ordered[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        for t in store.query(f"select * from tasks where id in ({marks})", chunk):
+            out[t["id"]] = TaskRecord(
+                id=t["id"],
+                question=t["question"],
+                answer=t["answer"],
+                aliases=_list(t["aliases"]),
+                answerable=bool(t["answerable"]),
+                hops=t["hops"],
+                support=_list(t["support"]),
+                pair_id=t.get("pair_id"),
+            )
+    return out
+
+
+def _verdict(v: dict[str, Any], artifact: Any) -> VerdictRecord:
+    return VerdictRecord(
+        id=v["id"],
+        attempt_id=v["attempt_id"],
+        seq=v["seq"],
+        level=v["level"],
+        component=v["component"],
+        source=v["source"],
+        verifier=v["verifier"],
+        check_name=v["check_name"],
+        args=_json(v["args"]),
+        decision=v["decision"],
+        cause=v["cause"],
+        detail=v["detail"],
+        budget_left=v["budget_left"],
+        artifact_hash=v["artifact_hash"],
+        artifact=artifact,
+    )
+
+
+def _call(c: dict[str, Any], messages: dict[int, list[dict[str, str]]], transcripts: bool) -> CallRecord:
+    return CallRecord(
+        id=c["id"],
+        attempt_id=c["attempt_id"],
+        role=c["role"],
+        model=c["model"],
+        prompt_tokens=c["prompt_tokens"],
+        completion_tokens=c["completion_tokens"],
+        latency_ms=c["latency_ms"],
+        status=c["status"],
+        error=c["error"],
+        retries=c.get("retries"),
+        cached=bool(c.get("cached")),
+        cost_usd=c.get("cost_usd"),
+        endpoint=c.get("endpoint"),
+        response=c.get("response") if transcripts else None,
+        messages=messages.get(c["id"], []) if transcripts and c.get("messages") is not None else None,
+    )
+
+
+def _step(s: dict[str, Any]) -> StepRecord:
+    return StepRecord(
+        id=s["id"],
+        attempt_id=s["attempt_id"],
+        component=s["component"],
+        try_=s["try"],
+        step=s["step"],
+        call_id=s["call_id"],
+        thought=s["thought"],
+        action=s["action"],
+        input=s["input"],
+        evidence=_list(s["evidence"]),
+        observation=s["observation"],
+    )
+
+
+def _ledger(r: dict[str, Any]) -> LedgerRecord:
+    return LedgerRecord(
+        id=r["id"],
+        verdict_id=r["verdict_id"],
+        attempt_id=r["attempt_id"],
+        level=r["level"],
+        component=r["component"],
+        artifact_hash=r["artifact_hash"],
+        artifact=_json(r["artifact"], r["artifact"]),
+    )
+
+
+def _attempt(a: dict[str, Any], children: dict[str, list[Any]]) -> AttemptRecord:
+    return AttemptRecord(
+        id=a["id"],
+        run_id=a["run_id"],
+        config=a["config"],
+        task_id=a["task_id"],
+        attempt_index=a["attempt_index"],
+        seed=a["seed"],
+        outcome=a["outcome"],
+        answer=a["answer"],
+        evidence=_list(a["evidence"]),
+        abstain_level=a["abstain_level"],
+        abstain_component=a["abstain_component"],
+        abstain_cause=a["abstain_cause"],
+        error=a["error"],
+        crash_kind=a.get("crash_kind"),
+        traceback=a.get("traceback"),
+        plan_fallback=bool(a.get("plan_fallback")),
+        started=a["started"],
+        finished=a["finished"],
+        verdicts=children["verdicts"],
+        calls=children["calls"],
+        steps=children["steps"],
+        ledger=children["ledger"],
+    )

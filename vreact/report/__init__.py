@@ -1,0 +1,20 @@
+"""Reports of a run from its records: the typed report (compute), its statistics, the tables
+(terminal, Markdown) and the HTML page (vreact.report.html)."""
+
+from vreact.report.compute import compute, config_order, corrections, success
+from vreact.report.model import ConfigReport, HopsReport, Report
+from vreact.report.tables import TABLES, render, render_markdown, tables
+
+__all__ = [
+    "TABLES",
+    "ConfigReport",
+    "HopsReport",
+    "Report",
+    "compute",
+    "config_order",
+    "corrections",
+    "render",
+    "render_markdown",
+    "success",
+    "tables",
+]

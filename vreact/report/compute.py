@@ -1,0 +1,354 @@
+"""The report of one run, computed from its records (read through :func:`vreact.records.read_run`):
+execution accounting, answer and support quality, answerability, MuSiQue-Full group metrics, cost,
+and attribution (rejections, corrections and marginal cost by source and level), overall and by hop
+count. Everything comes from ``vreact.db``, so any run can be reported again."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vreact.metrics import GroupMember, answerability, best_em, best_f1, group_sufficiency, support_f1
+from vreact.records import AttemptRecord, RunRecords, Store, TaskRecord, VerdictRecord, read_run
+from vreact.report.model import (
+    Attribution,
+    ConfigReport,
+    HopsReport,
+    MarginalCost,
+    PassAtK,
+    Rates,
+    Report,
+    RiskPoint,
+)
+from vreact.report.model import Comparison as ComparisonRow
+from vreact.report.stats import compare, distribution, mean_se, pass_at_k, to_dict
+from vreact.v import ABSTAIN_LEVELS, LEVELS, SOURCES
+
+COST_FIELDS = ("llm_calls", "prompt_tokens", "completion_tokens")
+#: Per-attempt figures reported with mean, median, P90 and P95 (USD over all attempts, the rest
+#: over scoreable ones).
+DISTRIBUTED = ("llm_calls", "exec_steps", "prompt_tokens", "completion_tokens", "cost_usd")
+
+
+def _mean(total: float, n: int) -> float | None:
+    return round(total / n, 3) if n else None
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+def corrections(verdicts: Iterable[VerdictRecord]) -> Counter[tuple[str, str]]:
+    """Corrections in one attempt, by (source, level) of the last rejection before the accept.
+
+    A component's artifact counts when it is finally accepted by all of its verifiers after
+    one or more rejections, and differs from every rejected artifact; once per component.
+    """
+    out: Counter[tuple[str, str]] = Counter()
+    by_component: dict[str | None, list[VerdictRecord]] = defaultdict(list)
+    for v in sorted(verdicts, key=lambda v: v.seq):
+        by_component[v.component].append(v)
+    for vs in by_component.values():
+        last = vs[-1]
+        rejected = [v for v in vs if v.rejected]
+        if last.decision != "accept" or not rejected:
+            continue
+        final = last.artifact_hash
+        if any(v.artifact_hash == final for v in rejected):
+            continue
+        first_accept = next(i for i, v in enumerate(vs) if v.artifact_hash == final)
+        before = [v for v in vs[:first_accept] if v.rejected]
+        if before:
+            out[(before[-1].source, before[-1].level)] += 1
+    return out
+
+
+def _by(counts: Counter[tuple[str, str]], index: int, key: str) -> int:
+    """Sum of (source, level) counts whose ``index``-th part is ``key``."""
+    return sum(n for k, n in counts.items() if k[index] == key)
+
+
+def compute(
+    records: RunRecords | Store | str | Path,
+    run_id: int | None = None,
+    baseline: str | None = None,
+    iterations: int = 10_000,
+) -> Report:
+    """The report of one run (the latest by default). ``comparisons`` holds each configuration
+    against ``baseline`` (default: the first): Pass@1 and Pass@k lifts, Diff, and their paired
+    permutation tests over tasks with ``iterations``."""
+    if not isinstance(records, RunRecords):
+        records = read_run(records, run_id, transcripts=False)
+    if records.id is None:
+        return Report(run=None, configs={}, comparisons=[])
+    attempts, tasks = records.attempts, records.tasks
+    names = config_order(records)
+    configs = {name: _config_report([a for a in attempts if a.config == name], tasks) for name in names}
+    if baseline is not None and baseline not in configs:
+        raise ValueError(
+            f"baseline {baseline!r} is not a configuration of run {records.id} ({', '.join(names)})"
+        )
+    comparisons = _comparisons(attempts, tasks, names, baseline or (names[0] if names else ""), iterations)
+    return Report(run=records.id, configs=configs, comparisons=comparisons)
+
+
+def config_order(records: RunRecords) -> list[str]:
+    """The run's configurations in the order it named them (concurrent attempts finish in any
+    order), then any others in the order of their first attempt."""
+    resolved = records.run.config if records.run else {}
+    declared = [c.get("name") for c in resolved.get("configs", [])]
+    present = dict.fromkeys(a.config for a in records.attempts)
+    return [n for n in declared if n in present] + [n for n in present if n not in declared]
+
+
+def success(attempt: AttemptRecord, task: TaskRecord) -> bool:
+    """A correct outcome: the gold answer (exact match) to an answerable question, or an
+    abstention on an unanswerable one. A crash is a failure."""
+    if attempt.outcome == "answer":
+        return task.answerable and best_em(attempt.answer or "", task.golds) == 1.0
+    return attempt.outcome == "abstain" and not task.answerable
+
+
+def _successes(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> dict[str, list[bool]]:
+    """Per task, the success of each attempt in attempt order."""
+    out: dict[str, list[bool]] = defaultdict(list)
+    for a in sorted(attempts, key=lambda a: (a.task_id, a.attempt_index)):
+        out[a.task_id].append(success(a, tasks[a.task_id]))
+    return out
+
+
+def _pass(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> PassAtK | None:
+    """Pass@1 and Pass@k (k = the fewest attempts any task has) with standard errors over tasks."""
+    per_task = _successes(attempts, tasks)
+    if not per_task:
+        return None
+    k = min(len(v) for v in per_task.values())
+    p1 = [sum(v) / len(v) for v in per_task.values()]
+    pk = [pass_at_k(len(v), sum(v), k) for v in per_task.values()]
+    (m1, se1), (mk, sek) = mean_se(p1), mean_se(pk)
+    return PassAtK(
+        k=k,
+        tasks=len(per_task),
+        pass1=round(m1, 4),
+        pass1_se=round(se1, 4),
+        passk=round(mk, 4),
+        passk_se=round(sek, 4),
+    )
+
+
+def _comparisons(
+    attempts: list[AttemptRecord],
+    tasks: dict[str, TaskRecord],
+    names: list[str],
+    baseline: str,
+    iterations: int,
+) -> list[ComparisonRow]:
+    """Each configuration against the baseline, over the tasks both ran, k = the fewest attempts."""
+    by_config: dict[str, list[AttemptRecord]] = defaultdict(list)
+    for a in attempts:
+        by_config[a.config].append(a)
+    if baseline not in by_config:
+        return []
+    base = _successes(by_config[baseline], tasks)
+    out = []
+    for name in names:
+        if name == baseline:
+            continue
+        mine = _successes(by_config[name], tasks)
+        shared = set(mine) & set(base)
+        if not shared:
+            continue
+        k = min(len(v) for t in shared for v in (mine[t], base[t]))
+        c = compare(mine, base, k, name, baseline, iterations=iterations)
+        out.append(
+            ComparisonRow(
+                **{key: round(v, 4) if isinstance(v, float) else v for key, v in to_dict(c).items()}
+            )
+        )
+    return out
+
+
+def _hops(task: TaskRecord) -> int:
+    return task.hops or 0
+
+
+@dataclass
+class _Tally:
+    """What one configuration's attempts add up to, before it becomes figures."""
+
+    c: Counter[str] = field(default_factory=Counter)
+    by_level: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ABSTAIN_LEVELS, 0))
+    em: float = 0.0
+    f1: float = 0.0
+    sup: float = 0.0
+    n_answerable: int = 0
+    money: float = 0.0
+    cost: Counter[str] = field(default_factory=Counter)
+    judge: Counter[str] = field(default_factory=Counter)
+    spend: Counter[str] = field(default_factory=Counter)
+    rejections: Counter[tuple[str, str]] = field(default_factory=Counter)  # by (source, level)
+    corrected: Counter[tuple[str, str]] = field(default_factory=Counter)
+    answerable_preds: list[tuple[bool, bool]] = field(default_factory=list)  # (predicted, gold)
+    members: list[GroupMember] = field(default_factory=list)
+    per_attempt: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    answers: list[tuple[int, bool]] = field(default_factory=list)  # (rejections, right) per answer
+
+    def add(self, a: AttemptRecord, task: TaskRecord) -> None:
+        self.c["executed"] += 1
+        self.c["plan_fallbacks"] += a.plan_fallback
+        attempt_money = 0.0
+        for call in a.calls:  # what was paid for, crashed attempts included
+            self.spend["retries"] += call.retries or 0
+            if call.cost_usd is not None:
+                self.spend["priced_calls"] += 1
+                attempt_money += call.cost_usd
+        self.money += attempt_money
+        self.per_attempt["cost_usd"].append(attempt_money)
+        if a.outcome == "crash":
+            self.c["crash"] += 1
+            self.c["internal_errors"] += a.crash_kind == "internal"
+            return
+        self._quality(a, task)
+        self._cost(a)
+        if a.outcome == "answer":
+            self.answers.append((sum(v.rejected for v in a.verdicts), success(a, task)))
+        seen = {
+            (v.component, v.level, v.source, v.check_name, v.artifact_hash, v.cause)
+            for v in a.verdicts
+            if v.rejected
+        }
+        self.rejections.update((s[2], s[1]) for s in seen)
+        self.corrected.update(corrections(a.verdicts))
+
+    def _quality(self, a: AttemptRecord, task: TaskRecord) -> None:
+        answerable = task.answerable
+        answered = a.outcome == "answer"
+        golds = task.golds
+        # an abstention predicts no support, and unanswerable
+        evidence = a.evidence if answered else []
+        answer_f1 = best_f1(a.answer or "", golds) if answered else 0.0
+        attempt_sup = support_f1(evidence, task.support)
+        self.answerable_preds.append((answered, answerable))
+        pair = (task.pair_id or task.id, a.attempt_index)
+        self.members.append(GroupMember(pair, answerable, answered, answer_f1, attempt_sup))
+        if answered:
+            self.c["answered"] += 1
+            right = answerable and best_em(a.answer or "", golds) == 1.0
+            self.c["correct_answer" if right else "silent_error"] += 1
+            if answerable:
+                self.em += best_em(a.answer or "", golds)
+                self.f1 += answer_f1
+        else:
+            self.c["abstained"] += 1
+            level = a.abstain_level or ""
+            self.by_level[level] = self.by_level.get(level, 0) + 1
+            self.c["false_abstention" if answerable else "correct_abstention"] += 1
+        self.n_answerable += answerable
+        self.sup += attempt_sup if answerable else 0.0
+
+    def _cost(self, a: AttemptRecord) -> None:
+        mine: Counter[str] = Counter()
+        for call in a.calls:
+            mine["llm_calls"] += 1
+            mine["exec_steps"] += call.role == "executor" and call.status == "ok"
+            mine["prompt_tokens"] += call.prompt_tokens or 0
+            mine["completion_tokens"] += call.completion_tokens or 0
+            if call.role == "judge":
+                self.judge["llm_calls"] += 1
+                self.judge["prompt_tokens"] += call.prompt_tokens or 0
+                self.judge["completion_tokens"] += call.completion_tokens or 0
+        self.cost.update(mine)
+        for k in DISTRIBUTED[:-1]:
+            self.per_attempt[k].append(mine[k])
+
+
+def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> HopsReport:
+    """The figures of some attempts of one configuration."""
+    t = _Tally()
+    for a in attempts:
+        t.add(a, tasks[a.task_id])
+    c, priced = t.c, bool(t.spend["priced_calls"])
+    scoreable = c["executed"] - c["crash"]
+    groups = group_sufficiency(t.members)
+    return HopsReport(
+        executed=c["executed"],
+        crash=c["crash"],
+        internal_errors=c["internal_errors"],
+        scoreable=scoreable,
+        answered=c["answered"],
+        abstained=c["abstained"],
+        correct=c["correct_answer"] + c["correct_abstention"],
+        silent_error=c["silent_error"],
+        false_abstention=c["false_abstention"],
+        abstained_by_level=t.by_level,
+        coverage=_mean(c["answered"], scoreable),
+        selective_accuracy=_mean(c["correct_answer"], c["answered"]),
+        em=_mean(t.em, t.n_answerable),
+        f1=_mean(t.f1, t.n_answerable),
+        **{k: _mean(t.cost[k], scoreable) for k in ("llm_calls", "exec_steps", *COST_FIELDS[1:])},
+        cost_usd=round(t.money, 6) if priced else None,
+        cost_usd_per_attempt=_mean(t.money, c["executed"]) if priced else None,
+        retries=t.spend["retries"],
+        rejections={s: _by(t.rejections, 0, s) for s in SOURCES},
+        corrections={s: _by(t.corrected, 0, s) for s in SOURCES},
+        support_f1=_mean(t.sup, t.n_answerable),
+        answerability={k: _round(v) for k, v in answerability(t.answerable_preds).items()},
+        pairs=groups["pairs"],
+        group_answer_sufficiency_f1=_round(groups["group_answer_sufficiency_f1"]),
+        group_support_sufficiency_f1=_round(groups["group_support_sufficiency_f1"]),
+        plan_fallbacks=c["plan_fallbacks"] if attempts else None,
+        attribution=_attribution(t.rejections, t.corrected, t.judge, scoreable),
+        pass_=_pass(attempts, tasks),
+        cost_distribution={
+            k: distribution(t.per_attempt[k]) if k != "cost_usd" or priced else None for k in DISTRIBUTED
+        },
+        risk_coverage=_risk_coverage(t.answers, scoreable),
+    )
+
+
+def _config_report(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> ConfigReport:
+    """The figures of one configuration, and the same figures per hop count."""
+    hops = sorted({_hops(tasks[a.task_id]) for a in attempts})
+    by_hops = {str(h): _figures([a for a in attempts if _hops(tasks[a.task_id]) == h], tasks) for h in hops}
+    return ConfigReport(**dict(_figures(attempts, tasks)), by_hops=by_hops)
+
+
+def _risk_coverage(answers: list[tuple[int, bool]], scoreable: int) -> list[RiskPoint]:
+    """The risk-coverage curve: answers ranked by how many rejections their attempt took (fewer
+    first, the controller's own confidence); at each cut, the share of scoreable attempts
+    answered (coverage) and the share of those answers that are wrong (risk)."""
+    points = []
+    for cut in sorted({n for n, _ in answers}):
+        kept = [right for n, right in answers if n <= cut]
+        points.append(
+            RiskPoint(coverage=round(len(kept) / scoreable, 4), risk=round(1 - sum(kept) / len(kept), 4))
+        )
+    return points
+
+
+def _attribution(
+    rejections: Counter[tuple[str, str]],
+    corrected: Counter[tuple[str, str]],
+    judge: Counter[str],
+    scoreable: int,
+) -> Attribution:
+    """VReAct's Table 6: rejections, corrections and their rate by source and by level, and
+    the marginal cost of each source (gates and guards make no model calls)."""
+
+    def rates(index: int, key: str) -> Rates:
+        rej, corr = _by(rejections, index, key), _by(corrected, index, key)
+        return Rates(rejections=rej, corrections=corr, correction_rate=_mean(corr, rej))
+
+    def marginal(counts: Counter[str]) -> MarginalCost:
+        return MarginalCost(
+            **{k: counts[k] for k in COST_FIELDS},
+            **{f"{k}_per_attempt": _mean(counts[k], scoreable) for k in COST_FIELDS},
+        )
+
+    return Attribution(
+        by_source={s: rates(0, s) for s in SOURCES},
+        by_level={lv: rates(1, lv) for lv in LEVELS},
+        marginal_cost={s: marginal(judge if s == "judge" else Counter()) for s in SOURCES},
+    )

@@ -1,0 +1,110 @@
+"""A run as one self-contained HTML file: ``vreact view DIR`` writes ``DIR/report.html``.
+
+The page works offline (inline CSS, inline SVG charts, a few lines of vanilla JS). It shows
+the report's tables (vreact.report.tables), two charts (outcomes per configuration and risk
+against coverage), a list of every attempt and one page per attempt (``#attempt-ID``) that
+draws the V. It reads the records only through :func:`vreact.records.read_run`. Every string
+that comes from the records is HTML-escaped: answers come from models.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from vreact.records import DB_NAME, RunRecords, Store, read_run
+from vreact.report.compute import compute
+from vreact.report.html import attempt, charts, summary
+from vreact.report.html._text import asset, fmt, h
+from vreact.report.model import Report
+
+HTML_NAME = "report.html"
+#: One colour per configuration, in report order (repeats after eight).
+PALETTE = ("#2563eb", "#d97706", "#059669", "#9333ea", "#dc2626", "#0891b2", "#65a30d", "#db2777")
+
+__all__ = ["HTML_NAME", "fmt", "render_html", "write_html"]
+
+
+def _meta(records: RunRecords) -> list[str]:
+    run = records.run
+    meta = [
+        f"model <b>{h((run.model if run else None) or '–')}</b>",
+        f"dataset <b>{h((run.dataset if run else None) or '–')}</b>",
+        f"status <b>{h((run.status if run else None) or '–')}</b>",
+        f"{len(records.attempts)} attempts",
+    ]
+    if run and run.started:
+        meta.append(time.strftime("%Y-%m-%d %H:%M", time.localtime(run.started)))
+        if run.finished:
+            meta.append(f"{run.finished - run.started:.0f} s")
+    return meta
+
+
+def _summary(report: Report, records: RunRecords, colours: dict[str, str]) -> str:
+    if not report.configs:
+        return (
+            '<section class="card"><p class="muted">This folder has no finished attempts yet.</p></section>'
+        )
+    charts_html = (
+        '<div class="cards2">'
+        f'<section class="card"><h3>Outcomes</h3><p class="note">Per configuration: correct answers '
+        "(answered − silent errors), silent errors, abstentions and crashes; they sum to the attempts "
+        f"executed.</p>{charts.outcome_chart(report.configs)}</section>"
+        '<section class="card"><h3>Risk against coverage</h3><p class="note">Lower and further right is '
+        "better. One point per configuration when the report has no curve.</p>"
+        f"{charts.risk_chart(report.configs, colours)}</section></div>"
+    )
+    return summary.headline(records) + charts_html + summary.tables(report, colours)
+
+
+def render_html(store: Store, run_id: int | None = None) -> str:
+    """The whole page for one run (the latest by default)."""
+    records = read_run(store, run_id, transcripts=False)  # the page shows no prompts
+    report = compute(records)
+    rid = report.run
+    # concurrent attempts start in any order: list them by configuration, task, attempt index
+    order = {n: i for i, n in enumerate(report.configs)}
+    first_seen = {t: i for i, t in enumerate(dict.fromkeys(a.task_id for a in records.attempts))}
+    attempts = sorted(
+        records.attempts, key=lambda a: (order[a.config], first_seen[a.task_id], a.attempt_index)
+    )
+    colours = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(report.configs)}
+    resolved = records.run.config if records.run else {}
+    cfgs = {str(c.get("name")): c for c in resolved.get("configs") or [] if isinstance(c, dict)}
+    ids = [a.id for a in attempts]
+    pages = "".join(
+        attempt.attempt_page(
+            a,
+            ids[i - 1] if i else None,
+            ids[i + 1] if i + 1 < len(ids) else None,
+            records,
+            cfgs.get(a.config, {}),
+        )
+        for i, a in enumerate(attempts)
+    )
+    title = f"vreact · run {rid}" if rid is not None else "vreact · no run"
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{h(title)}</title><style>{asset('style.css')}</style></head>"
+        f'<body data-view="summary" data-run="{h(rid)}"><header class="top"><div class="wrap">'
+        f'<a class="brand" href="#summary">vreact</a><span class="run">run {h(rid)}</span>'
+        f'<span class="meta">{" · ".join(_meta(records))}</span>'
+        '<nav><a href="#summary">Summary</a><a href="#attempts">Attempts</a></nav></div></header>'
+        f'<main class="wrap"><div id="main"><div id="summary">{_summary(report, records, colours)}</div>'
+        f"{attempt.attempt_list(attempts)}</div>{pages}</main><script>{asset('app.js')}</script></body></html>"
+    )
+
+
+def write_html(run_dir: Path, run_id: int | None = None, out: Path | None = None) -> Path:
+    """Write the page of one run of ``run_dir/vreact.db`` to ``run_dir/report.html`` (or
+    ``out``); return the path written."""
+    run_dir = Path(run_dir)
+    db = run_dir / DB_NAME
+    if not db.is_file():
+        raise FileNotFoundError(f"{run_dir}: no {DB_NAME} here; give a folder made by 'vreact run'")
+    path = Path(out) if out is not None else run_dir / HTML_NAME
+    text = render_html(Store(db), run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,145 @@
+"""The report as a typed model: what ``vreact report --json`` prints (``model_dump(mode="json")``)
+and what the tables read. Its JSON Schema is published as schemas/report.schema.json."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Figures(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", serialize_by_alias=True, validate_by_name=True)
+
+
+class Answerability(_Figures):
+    """Answerability as a prediction (positive = answerable)."""
+
+    precision: float | None
+    recall: float | None
+    f1: float | None
+
+
+class Rates(_Figures):
+    """Rejections and corrections of one source or level, and the share corrected."""
+
+    rejections: int
+    corrections: int
+    correction_rate: float | None
+
+
+class MarginalCost(_Figures):
+    """The model calls and tokens a source spent, in total and per scoreable attempt."""
+
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    llm_calls_per_attempt: float | None
+    prompt_tokens_per_attempt: float | None
+    completion_tokens_per_attempt: float | None
+
+
+class Attribution(_Figures):
+    """VReAct's Table 6: by source (gate, judge, guard) and by level (L1, L2, L3)."""
+
+    by_source: dict[str, Rates]
+    by_level: dict[str, Rates]
+    marginal_cost: dict[str, MarginalCost]
+
+
+class PassAtK(_Figures):
+    """Pass@1 and Pass@k (k = the fewest attempts any task has), with standard errors over tasks."""
+
+    k: int
+    tasks: int
+    pass1: float = Field(alias="pass@1")
+    pass1_se: float = Field(alias="pass@1_se")
+    passk: float = Field(alias="pass@k")
+    passk_se: float = Field(alias="pass@k_se")
+
+
+class Distribution(_Figures):
+    """Mean, median, 90th and 95th percentile of a per-attempt figure."""
+
+    mean: float | None
+    median: float | None
+    p90: float | None
+    p95: float | None
+
+
+class RiskPoint(_Figures):
+    """One cut of the risk-coverage curve."""
+
+    coverage: float
+    risk: float
+
+
+class HopsReport(_Figures):
+    """The figures of one configuration (or of its attempts on tasks of one hop count)."""
+
+    executed: int
+    crash: int
+    internal_errors: int  # crashes that are bugs in vreact, not failures
+    scoreable: int
+    answered: int
+    abstained: int
+    correct: int
+    silent_error: int
+    false_abstention: int
+    abstained_by_level: dict[str, int]
+    coverage: float | None
+    selective_accuracy: float | None
+    em: float | None
+    f1: float | None
+    llm_calls: float | None
+    exec_steps: float | None
+    prompt_tokens: float | None
+    completion_tokens: float | None
+    cost_usd: float | None
+    cost_usd_per_attempt: float | None
+    retries: int
+    rejections: dict[str, int]
+    corrections: dict[str, int]
+    support_f1: float | None
+    answerability: Answerability
+    pairs: int
+    group_answer_sufficiency_f1: float | None
+    group_support_sufficiency_f1: float | None
+    plan_fallbacks: int | None
+    attribution: Attribution
+    pass_: PassAtK | None = Field(alias="pass")
+    cost_distribution: dict[str, Distribution | None]
+    risk_coverage: list[RiskPoint]
+
+
+class ConfigReport(HopsReport):
+    """A configuration's figures, and the same figures per hop count."""
+
+    by_hops: dict[str, HopsReport]
+
+
+class Comparison(_Figures):
+    """Configuration a against the baseline b on the tasks both ran (vreact.report.stats.compare)."""
+
+    a: str
+    b: str
+    tasks: int
+    k: int
+    pass1_a: float
+    pass1_b: float
+    lift1: float
+    p1: float
+    passk_a: float
+    passk_b: float
+    liftk: float
+    pk: float
+    diff: float
+    p_diff: float
+    exact: bool
+
+
+class Report(_Figures):
+    """The report of one run: the figures of each configuration in the run's order, and each
+    configuration against the baseline."""
+
+    run: int | None
+    configs: dict[str, ConfigReport]
+    comparisons: list[Comparison]

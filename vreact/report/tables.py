@@ -1,0 +1,346 @@
+"""The report's tables, declared once (title, note, columns: header, where the value is, how it is
+shown) and drawn three ways: rich on a terminal and Markdown here, HTML in vreact.report.html."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from vreact.report.model import ConfigReport, Report
+from vreact.v import ABSTAIN_LEVELS
+
+#: Columns of labels (not figures): left-aligned.
+LEFT = ("config", "by", "vs", "figure")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: ``path`` is the value's attribute path from the row's ``root`` (``{name}``
+    placeholders filled from the row's ``params``); a pair of paths is a mean and its standard
+    error. ``style`` says how a terminal shows it: "" plain, "pm" mean ± se in %, "points" a
+    signed difference in points, "p" a p-value, "yesno" a flag."""
+
+    header: str
+    path: str | tuple[str, str]
+    style: str = ""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row: its leading labels, the model its columns read, and where that model sits in the
+    JSON report (``config`` names the configuration, ``key`` the path under it, or for a
+    comparison under the report)."""
+
+    config: str
+    labels: tuple[Any, ...]
+    root: BaseModel
+    params: dict[str, str] = field(default_factory=dict)
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table: ``title`` may name the run ({run}); ``note`` is shown in HTML; ``rows`` yields
+    the rows of a report; with ``optional`` the table is left out when it has no rows."""
+
+    title: str
+    note: str
+    labels: tuple[str, ...]
+    columns: tuple[Column, ...]
+    rows: Callable[[Report], Iterator[Row]]
+    optional: bool = False
+
+
+def resolve(root: Any, path: str) -> tuple[Any, str]:
+    """The value at an attribute path of a report model, and its dotted path in the JSON report
+    (field aliases, such as ``pass@1``); None past a missing part."""
+    obj, keys = root, []
+    for part in path.split("."):
+        if isinstance(obj, BaseModel):
+            info = type(obj).model_fields[part]  # a KeyError: a table names a field that is not there
+            keys.append(info.alias or part)
+            obj = getattr(obj, part)
+        else:
+            keys.append(part)
+            obj = obj.get(part) if isinstance(obj, dict) else None
+    return obj, ".".join(keys)
+
+
+def cell(row: Row, column: Column) -> tuple[Any, str | None]:
+    """A cell's value and its JSON path (None for a pair), or the pair's (mean, se)."""
+    if isinstance(column.path, tuple):
+        return tuple(resolve(row.root, p.format(**row.params))[0] for p in column.path), None
+    value, key = resolve(row.root, column.path.format(**row.params))
+    return value, row.key + key
+
+
+# --- the tables -------------------------------------------------------------------------------
+
+
+def _configs(report: Report) -> Iterator[tuple[str, ConfigReport]]:
+    yield from report.configs.items()
+
+
+def _per_config(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        yield Row(n, (n,), r)
+
+
+def _per_hop(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        for h, hr in r.by_hops.items():
+            yield Row(n, (n, h), hr, key=f"by_hops.{h}.")
+
+
+def _with_pass(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        if r.pass_ is not None:
+            yield Row(n, (n,), r.pass_, key="pass.")
+
+
+def _comparisons(report: Report) -> Iterator[Row]:
+    for i, c in enumerate(report.comparisons):
+        yield Row(f"{c.a} vs {c.b}", (c.a, c.b), c, key=f"comparisons.{i}.")
+
+
+def _distributions(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        for k, d in r.cost_distribution.items():
+            if d is not None:
+                yield Row(n, (n, k), d, key=f"cost_distribution.{k}.")
+
+
+def _attribution(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        groups = (("by_source", r.attribution.by_source), ("by_level", r.attribution.by_level))
+        for group, figures in groups:
+            for by in figures:
+                yield Row(n, (n, by), r, {"group": group, "by": by})
+
+
+def _accounting() -> tuple[Column, ...]:
+    return (
+        Column("exec", "executed"),
+        Column("score", "scoreable"),
+        Column("crash", "crash"),
+        Column("answer", "answered"),
+        Column("abstain", "abstained"),
+        *(Column(lv, f"abstained_by_level.{lv}") for lv in ABSTAIN_LEVELS),
+    )
+
+
+_MARGINAL = "attribution.marginal_cost.{by}."
+_RATES = "attribution.{group}.{by}."
+
+TABLES: tuple[Table, ...] = (
+    Table(
+        "Execution accounting (run {run})",
+        "Every attempt ends in exactly one outcome; abstentions by the level they named.",
+        ("config",),
+        _accounting(),
+        _per_config,
+    ),
+    Table(
+        "Outcomes",
+        "correct counts right answers and correct abstentions; coverage = answered / scoreable.",
+        ("config",),
+        (
+            Column("correct", "correct"),
+            Column("silent err", "silent_error"),
+            Column("false abst", "false_abstention"),
+            Column("coverage", "coverage"),
+            Column("sel acc", "selective_accuracy"),
+            Column("EM", "em"),
+            Column("F1", "f1"),
+        ),
+        _per_config,
+    ),
+    Table(
+        "Pass@1 and Pass@k (%, mean ± standard error over tasks; success = a correct outcome)",
+        "k is the fewest attempts any task has.",
+        ("config",),
+        (
+            Column("tasks", "tasks"),
+            Column("k", "k"),
+            Column("Pass@1", ("pass1", "pass1_se"), "pm"),
+            Column("Pass@k", ("passk", "passk_se"), "pm"),
+        ),
+        _with_pass,
+    ),
+    Table(
+        "Lift over the baseline (points; p: two-sided paired permutation test over tasks)",
+        "Paired on the same tasks: a (config) against b (vs).",
+        ("config", "vs"),
+        (
+            Column("tasks", "tasks"),
+            Column("k", "k"),
+            Column("lift@1", "lift1", "points"),
+            Column("p", "p1", "p"),
+            Column("lift@k", "liftk", "points"),
+            Column("p", "pk", "p"),
+            Column("Diff", "diff", "points"),
+            Column("p", "p_diff", "p"),
+            Column("exact", "exact", "yesno"),
+        ),
+        _comparisons,
+        optional=True,
+    ),
+    Table(
+        "Support F1, answerability (positive = answerable), MuSiQue-Full pairs",
+        "Group figures count complete pairs (an answerable and an unanswerable member) only.",
+        ("config",),
+        (
+            Column("sup F1", "support_f1"),
+            Column("ans P", "answerability.precision"),
+            Column("ans R", "answerability.recall"),
+            Column("ans F1", "answerability.f1"),
+            Column("pairs", "pairs"),
+            Column("grp ans F1", "group_answer_sufficiency_f1"),
+            Column("grp sup F1", "group_support_sufficiency_f1"),
+            Column("plan fb", "plan_fallbacks"),
+        ),
+        _per_config,
+    ),
+    Table(
+        "Cost per scoreable attempt (means); money and retries over all attempts",
+        "Transport retries are counted apart from the calls.",
+        ("config",),
+        (
+            Column("LLM calls", "llm_calls"),
+            Column("exec steps", "exec_steps"),
+            Column("prompt tok", "prompt_tokens"),
+            Column("compl tok", "completion_tokens"),
+            Column("USD", "cost_usd"),
+            Column("retries", "retries"),
+        ),
+        _per_config,
+    ),
+    Table(
+        "Cost distribution per attempt (USD over all attempts, the rest over scoreable ones)",
+        "Percentiles interpolate linearly between closest ranks.",
+        ("config", "figure"),
+        (
+            Column("mean", "mean"),
+            Column("median", "median"),
+            Column("P90", "p90"),
+            Column("P95", "p95"),
+        ),
+        _distributions,
+    ),
+    Table(
+        "Attribution: by source and level; model calls and tokens, total and per attempt",
+        "Rejections, corrections and correction rate; judges' model cost (gates and guards are free).",
+        ("config", "by"),
+        (
+            Column("rej", _RATES + "rejections"),
+            Column("corr", _RATES + "corrections"),
+            Column("rate", _RATES + "correction_rate"),
+            Column("calls", _MARGINAL + "llm_calls"),
+            Column("p tok", _MARGINAL + "prompt_tokens"),
+            Column("c tok", _MARGINAL + "completion_tokens"),
+            Column("calls/a", _MARGINAL + "llm_calls_per_attempt"),
+            Column("p tok/a", _MARGINAL + "prompt_tokens_per_attempt"),
+            Column("c tok/a", _MARGINAL + "completion_tokens_per_attempt"),
+        ),
+        _attribution,
+    ),
+    Table(
+        "Execution accounting by hop count",
+        "The same accounting over the tasks of each hop count.",
+        ("config", "hops"),
+        _accounting(),
+        _per_hop,
+    ),
+    Table(
+        "Quality by hop count",
+        "",
+        ("config", "hops"),
+        (
+            Column("correct", "correct"),
+            Column("Pass@1", "pass_.pass1"),
+            Column("EM", "em"),
+            Column("F1", "f1"),
+            Column("sup F1", "support_f1"),
+            Column("ans F1", "answerability.f1"),
+        ),
+        _per_hop,
+    ),
+)
+
+# --- terminal and Markdown ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TableData:
+    """One table of the report as text cells, before it is drawn (rich on a terminal, or Markdown)."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+
+
+def fmt(x: Any) -> str:
+    return "-" if x is None else f"{x:.2f}" if isinstance(x, float) else str(x)
+
+
+def styled(value: Any, style: str) -> Any:
+    """A value as a terminal shows it in a column of ``style``."""
+    if style == "pm":
+        mean, se = value
+        return "-" if mean is None else f"{100 * mean:.1f} ± {100 * (se or 0):.1f}"
+    if style == "points":
+        return f"{100 * value:+.1f}"
+    if style == "p":
+        return "-" if value is None else f"{value:.3f}"
+    if style == "yesno":
+        return "yes" if value else "no"
+    return value
+
+
+def tables(report: Report) -> list[TableData]:
+    """The report's tables: accounting (VReAct Table 4), outcomes, Pass@k and lifts with paired
+    permutation tests (DeReAct Tables 1, 11-18), support and answerability, cost means (VReAct
+    Table 5) and distributions (DeReAct Tables 13, 20), attribution (VReAct Table 6), and the
+    accounting and quality by hop count."""
+    out = []
+    for t in TABLES:
+        rows = [
+            (*row.labels, *(styled(cell(row, c)[0], c.style) for c in t.columns)) for row in t.rows(report)
+        ]
+        if rows or not t.optional:
+            headers = (*t.labels, *(c.header for c in t.columns))
+            out.append(TableData(t.title.format(run=report.run), headers, rows))
+    return out
+
+
+def render(report: Report) -> list[Any]:
+    """The report as rich tables that fit 80 columns."""
+    from rich import box
+    from rich.table import Table as RichTable
+
+    out = []
+    for t in tables(report):
+        table = RichTable(
+            title=t.title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0)
+        )
+        for col in t.columns:
+            table.add_column(col, justify="left" if col in LEFT else "right")
+        for row in t.rows:
+            table.add_row(*map(fmt, row))
+        out.append(table)
+    return out
+
+
+def render_markdown(report: Report) -> str:
+    """The report as Markdown tables (for a paper draft, a pull request or a notebook)."""
+    parts = [f"# vreact report, run {report.run}"]
+    for t in tables(report):
+        parts.append(f"## {t.title}")
+        parts.append("| " + " | ".join(t.columns) + " |")
+        parts.append("|" + "|".join("---" if c in LEFT else "--:" for c in t.columns) + "|")
+        parts.extend("| " + " | ".join(fmt(x).replace("|", "\\|") for x in row) + " |" for row in t.rows)
+        parts.append("")
+    return "\n".join(parts)
