@@ -19,7 +19,7 @@ install-local: $(BIN)/python
 install-test: $(BIN)/python
 	@echo "Installing vreact with test dependencies (first time: llama.cpp builds, ~5 min)..."
 	$(BIN)/pip install -q -e '.[test]'
-	@# tests/test_view.py checks the HTML report in headless Chromium, tests/test_transcripts.py
+	@# tests/report/test_html.py checks the HTML report in headless Chromium, tests/controller/test_transcripts.py
 	@# reads a run with the sqlite3 shell (Debian's packages)
 	@{ command -v chromium && command -v sqlite3; } >/dev/null 2>&1 || { \
 	  echo "Installing chromium and sqlite3 (apt-get) for the HTML report and records tests..."; \

@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 from tests.conftest import FULL
 from tests.fakes.chaos_server import ChaosServer
 from tests.helpers import attempt
-from tests.test_chaos import rows
+from tests.model.test_chaos import rows
 from vreact.cli import cli
 from vreact.experiment import RAISE_INTERNAL, crash, crash_kind
 from vreact.model import (
@@ -154,7 +154,7 @@ def test_under_the_suite_an_internal_error_raises(monkeypatch, task_nissedal, sp
 PLANTED_SUITE = """
 import pytest
 from tests.conftest import *  # the suite's fixtures and guards
-from tests.test_properties import (
+from tests.properties.test_properties import (
     task,
     test_every_attempt_ends_in_exactly_one_outcome_and_answers_only_through_verdicts,
 )

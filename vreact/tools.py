@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from rank_bm25 import BM25Okapi
 
-from vreact.dataset import Paragraph
+from vreact.tasks.dataset import Paragraph
 
 _STOP = set(
     [

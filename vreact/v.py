@@ -59,11 +59,12 @@ V: dict[str, Verifier] = {
 }
 #: The verifiers a verifier set (verifiers/*.yaml) configures, in the order they run.
 CONFIGURED: tuple[VerifierId, ...] = ("plan", "R1", "R2", "R3")
-#: The V as drawn: each specification level beside the verifier it pairs with.
-PAIRS: tuple[tuple[Level, str, VerifierId], ...] = (
-    ("L1", "Requirements", "R3"),
-    ("L2", "Plan", "R2"),
-    ("L3", "Step design", "R1"),
+#: The V as drawn: each specification level beside the verifier it pairs with (and the
+#: heading of that side, which also holds the verifiers sharing its level).
+PAIRS: tuple[tuple[Level, str, VerifierId, str], ...] = (
+    ("L1", "Requirements", "R3", "Acceptance"),
+    ("L2", "Plan", "R2", "Integration · plan verifier"),
+    ("L3", "Step design", "R1", "Unit · guards"),
 )
 
 

@@ -16,7 +16,6 @@ from rich.progress import Progress as Bar
 
 from vreact.cli._common import err, print_report, user_errors
 from vreact.config import CALL_ROLES
-from vreact.dataset import DatasetError, Task, load_tasks, select_tasks
 from vreact.experiment import (
     EndpointMismatch,
     OnAttempt,
@@ -37,6 +36,7 @@ from vreact.spec import (
     parse_overrides,
     resolve_configs,
 )
+from vreact.tasks.dataset import DatasetError, Task, load_tasks, select_tasks
 
 INPUT_ERRORS = (
     DatasetError,

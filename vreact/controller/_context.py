@@ -8,10 +8,10 @@ from typing import Any
 
 from vreact.budget import Budgets
 from vreact.config import Configuration
-from vreact.dataset import Task
 from vreact.memory import ContextAssembler, Scope
 from vreact.model import Completion, Message, Model, ModelError, endpoint_of
 from vreact.records import Store
+from vreact.tasks.dataset import Task
 from vreact.verdict import Verdict
 
 

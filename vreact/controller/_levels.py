@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from vreact.dataset import Task
 from vreact.roles.designer import Subtask
 from vreact.spec import TaskSpec
+from vreact.tasks.dataset import Task
 from vreact.verify.gates import Artifact, ChainArtifact, ChainStep
 
 

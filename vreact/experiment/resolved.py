@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from vreact.config import Configuration
-from vreact.dataset import DatasetError, Task, load_tasks, select_tasks
 from vreact.model import DEFAULT_MODEL, Model, ResponseCache, endpoint_of
 from vreact.model._catalog import build_models, role_names
 from vreact.spec import (
@@ -25,6 +24,7 @@ from vreact.spec import (
     load_spec,
     load_verifiers,
 )
+from vreact.tasks.dataset import DatasetError, Task, load_tasks, select_tasks
 
 
 @dataclass(frozen=True)

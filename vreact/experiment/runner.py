@@ -17,11 +17,11 @@ from typing import Any
 
 from vreact.config import Configuration
 from vreact.controller import AttemptContext, Controller, CrashKind, Outcome, Recorder
-from vreact.dataset import Task
 from vreact.experiment.resolved import ResolvedExperiment
 from vreact.memory import ContextAssembler
 from vreact.model import CallTimeoutError, ContextLengthError, MockScriptExhausted, ModelError, redact
 from vreact.records import DB_NAME, Store, exclusive
+from vreact.tasks.dataset import Task
 
 
 @dataclass(frozen=True)

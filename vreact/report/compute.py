@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vreact.metrics import GroupMember, answerability, best_em, best_f1, group_sufficiency, support_f1
 from vreact.records import AttemptRecord, RunRecords, Store, TaskRecord, VerdictRecord, read_run
 from vreact.report.model import (
     Attribution,
@@ -24,6 +23,7 @@ from vreact.report.model import (
 )
 from vreact.report.model import Comparison as ComparisonRow
 from vreact.report.stats import compare, distribution, mean_se, pass_at_k, to_dict
+from vreact.tasks.metrics import GroupMember, answerability, best_em, best_f1, group_sufficiency, support_f1
 from vreact.v import ABSTAIN_LEVELS, LEVELS, SOURCES
 
 COST_FIELDS = ("llm_calls", "prompt_tokens", "completion_tokens")

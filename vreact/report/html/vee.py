@@ -12,9 +12,6 @@ from vreact.records import AttemptRecord, LedgerRecord, TaskRecord, VerdictRecor
 from vreact.report.html._text import clip, h
 from vreact.v import LEVELS, PAIRS
 
-#: How the page titles the verifier beside each level (the pairing itself is vreact.v.PAIRS).
-VERIFIER_TITLES = {"R3": "Acceptance", "R2": "Integration · plan verifier", "R1": "Unit · guards"}
-
 
 def tries(verdicts: list[VerdictRecord]) -> list[list[VerdictRecord]]:
     """One component's verdicts (in seq order) split into tries: a reject followed by more
@@ -172,7 +169,8 @@ def _spec_box(
     )
 
 
-def _level_row(i: int, level: str, title: str, rid: str, a: AttemptRecord, box: str) -> str:
+def _level_row(i: int, pair: tuple[str, str, str, str], a: AttemptRecord, box: str) -> str:
+    level, title, rid, heading = pair
     ledger = {row.verdict_id: row for row in a.ledger}
     here = [v for v in a.verdicts if v.level == level]
     named = a.outcome == "abstain" and a.abstain_level == level
@@ -192,7 +190,7 @@ def _level_row(i: int, level: str, title: str, rid: str, a: AttemptRecord, box: 
         f'<div class="spec"><div class="box-h"><span class="lv">{level}</span>{title}</div>'
         f"{box}{flag}</div>"
         '<div class="link"><span></span></div>'
-        f'<div class="verif"><div class="box-h"><span class="lv r">{rid}</span>{h(VERIFIER_TITLES[rid])}'
+        f'<div class="verif"><div class="box-h"><span class="lv r">{rid}</span>{h(heading)}'
         f'<span class="count">{len(here)} verdict{"" if len(here) == 1 else "s"}</span></div>'
         f"{right}</div></div>"
     )
@@ -201,10 +199,7 @@ def _level_row(i: int, level: str, title: str, rid: str, a: AttemptRecord, box: 
 def vee(a: AttemptRecord, task: TaskRecord | None, cfg: dict[str, Any]) -> str:
     """The V of one attempt (``cfg``: its configuration as the run resolved it)."""
     plans = _plans(a.verdicts, {row.verdict_id: row for row in a.ledger})
-    rows = [
-        _level_row(i, level, title, rid, a, _spec_box(level, a, task, plans, cfg))
-        for i, (level, title, rid) in enumerate(PAIRS)
-    ]
+    rows = [_level_row(i, pair, a, _spec_box(pair[0], a, task, plans, cfg)) for i, pair in enumerate(PAIRS)]
     roles = Counter(c.role for c in a.calls)
     base = " · ".join(f"{h(r)} {n} call{'s' if n != 1 else ''}" for r, n in roles.items()) or "no model calls"
     badge = ""

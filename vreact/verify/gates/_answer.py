@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from vreact.metrics import normalize_answer
+from vreact.tasks.metrics import normalize_answer
 from vreact.verify.gates._artifact import Artifact
 from vreact.verify.gates._registry import Check, GateResult, accept, gate, reject
 

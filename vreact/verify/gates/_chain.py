@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vreact.metrics import normalize_answer
+from vreact.tasks.metrics import normalize_answer
 from vreact.verify.gates._answer import support_score
 from vreact.verify.gates._artifact import ChainArtifact
 from vreact.verify.gates._registry import Check, GateResult, accept, gate, reject

@@ -5,7 +5,7 @@ the deterministic loopback chaos server: each reply is a function of the request
 so any change to a prompt, a schema, a gate, a route or a figure changes the report. A change
 that means to (a new prompt, say) re-records the fixture on purpose and says so:
 
-    VREACT_RECORD_GOLDEN=1 .venv/bin/python -m pytest tests/test_golden_report.py
+    VREACT_RECORD_GOLDEN=1 .venv/bin/python -m pytest tests/experiment/test_golden_report.py
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ def test_a_models_file_gives_aliases_roles_structured_output_and_prices(tmp_path
 
     from tests.conftest import FULL
     from tests.fakes.chaos_server import ChaosServer
-    from tests.test_chaos import rows
+    from tests.model.test_chaos import rows
     from vreact.cli import cli
 
     models = tmp_path / "models.yaml"

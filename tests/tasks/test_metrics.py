@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.conftest import FULL, musique_records
-from vreact.metrics import (
+from vreact.tasks.metrics import (
     GroupMember,
     answerability,
     best_em,

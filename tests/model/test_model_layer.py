@@ -22,8 +22,8 @@ from click.testing import CliRunner
 
 from tests.conftest import FULL
 from tests.fakes.chaos_server import JSON, ChaosServer
-from tests.test_chaos import check_accounting, rows, vreact
-from tests.test_chaos import run_args as chaos_run_args
+from tests.model.test_chaos import check_accounting, rows, vreact
+from tests.model.test_chaos import run_args as chaos_run_args
 from vreact.cli import cli
 
 DEFAULT_MAX_RETRIES = 6  # vreact run --max-retries default

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.test_chaos import FULL, check_accounting, rows, run_cli
-from tests.test_view import browse, by_id, dom
+from tests.model.test_chaos import FULL, check_accounting, rows, run_cli
+from tests.report.test_html import browse, by_id, dom
 from vreact.cli import cli
 from vreact.model._llamacpp import smollm2_path
 

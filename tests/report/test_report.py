@@ -370,7 +370,7 @@ def test_the_report_json_follows_its_published_schema(store, mixed_run):
 
     from vreact.report import Report
 
-    schema = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "report.schema.json").read_text())
+    schema = json.loads((Path(__file__).resolve().parents[2] / "schemas" / "report.schema.json").read_text())
     assert schema == Report.model_json_schema(mode="serialization")
     data = report_of(store, mixed_run)
     jsonschema.validate(data, schema)

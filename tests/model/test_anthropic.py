@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import FULL
 from tests.fakes.anthropic_server import KINDS, AnthropicServer
-from tests.test_chaos import check_accounting, run_cli
+from tests.model.test_chaos import check_accounting, run_cli
 from vreact.model import (
     ContextLengthError,
     GenerateSettings,

@@ -29,7 +29,7 @@ from vreact.report.html import fmt, write_html
 from vreact.report.html.charts import outcome_parts
 from vreact.spec import builtin_configs
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "build" / "screenshots"
 CONFIGS = {**builtin_configs(), "VGJ": Configuration(name="VGJ", guards=True, gates=True, judges=True)}
 XSS = "<script>document.title='pwned'</script><img src=x onerror=alert(1)>"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.test_transcripts import task, vg_attempt  # noqa: F401 (a fixture)
+from tests.controller.test_transcripts import task, vg_attempt  # noqa: F401 (a fixture)
 from vreact.records import DB_NAME, RunRecords, latest_run_id, read_run
 
 

@@ -1,0 +1,1 @@
+"""Tasks: MuSiQue-style datasets (``dataset``) and MuSiQue's own metrics (``metrics``)."""
