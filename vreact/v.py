@@ -42,7 +42,6 @@ class Verifier:
     budget: str  # the budget a rejection spends (a name of ``BudgetLimits``)
     route: Route
     judge: str | None  # the judge's prompt kind (vreact.verify.judges), None: no judge
-    title: str
     #: What a spent budget means: the level named in the abstention, or None (fall back).
     abstain: Level | None
 
@@ -50,11 +49,11 @@ class Verifier:
 V: dict[str, Verifier] = {
     v.id: v
     for v in (
-        Verifier("plan", "L2", "plan", "planner", "L2", "Plan verifier", None),
-        Verifier("R1", "L3", "r1", "executor", "L3", "Unit (R1)", "L3"),
-        Verifier("guard", "L3", "r1", "executor", None, "Loop guards", "L3"),
-        Verifier("R2", "L2", "r2", "planner", "integration", "Integration (R2)", "L2"),
-        Verifier("R3", "L1", "r3", "top", "L1", "Acceptance (R3)", "L1"),
+        Verifier("plan", "L2", "plan", "planner", "L2", None),
+        Verifier("R1", "L3", "r1", "executor", "L3", "L3"),
+        Verifier("guard", "L3", "r1", "executor", None, "L3"),
+        Verifier("R2", "L2", "r2", "planner", "integration", "L2"),
+        Verifier("R3", "L1", "r3", "top", "L1", "L1"),
     )
 }
 #: The verifiers a verifier set (verifiers/*.yaml) configures, in the order they run.

@@ -15,9 +15,9 @@ from vreact.pipeline._builtin import ParseGate, RepetitionGuard
 from vreact.pipeline._core import (
     PASS,
     PHASES,
-    Decision,
     Member,
     Phase,
+    PhaseResult,
     Pipeline,
     StepOutcome,
     Turn,
@@ -35,10 +35,10 @@ from vreact.pipeline._core import (
 __all__ = [
     "PASS",
     "PHASES",
-    "Decision",
     "Member",
     "ParseGate",
     "Phase",
+    "PhaseResult",
     "Pipeline",
     "RepetitionGuard",
     "StepOutcome",

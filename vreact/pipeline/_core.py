@@ -147,7 +147,7 @@ def build_member(name: str, args: dict[str, Any] | None = None) -> Member:
 
 
 @dataclass
-class Decision:
+class PhaseResult:
     """A phase's result: the first outcome other than pass or hint (with its member), and
     the hints given before it."""
 
@@ -162,10 +162,10 @@ class Pipeline:
 
     members: list[Member]
 
-    def run(self, phase: Phase, turn: Turn) -> Decision:
+    def run(self, phase: Phase, turn: Turn) -> PhaseResult:
         """Each member's ``phase`` in order, until one gives more than pass or a hint. A member
         that raises stops the try with cause ``verifier_error`` (fail closed)."""
-        out = Decision()
+        out = PhaseResult()
         for m in self.members:
             try:
                 o = getattr(m, phase)(turn)
