@@ -148,6 +148,6 @@ def test_the_real_qwen_chunks_join_into_the_pinned_file(tmp_path, monkeypatch):
     from vreact.model import get_model
 
     llm = get_model(f"llamacpp/{model.alias}")
-    reply = llm.generate([{"role": "user", "content": "Say OK."}], GenerateSettings(max_tokens=4))
+    reply = llm.generate([{"role": "user", "content": "Say OK."}], None, GenerateSettings(max_tokens=4))
     assert reply.text.strip() and reply.completion_tokens > 0
     assert llm.endpoint == f"file://{path.resolve()}#sha256={model.sha256}"  # type: ignore[attr-defined]
