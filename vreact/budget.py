@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import time
 from dataclasses import dataclass
 
 from vreact.config import BudgetLimits
@@ -34,7 +36,8 @@ class Budget:
 
 class Budgets:
     """All budgets of one attempt: plan tries, R2 and R3 re-descents, the attempt's executor
-    steps, R1 tries per subtask (``r1(component)``) and each try's step cap (``step_cap()``)."""
+    steps, R1 tries per subtask (``r1(component)``), each try's step cap (``step_cap()``), and
+    the attempt's tokens and wall clock (``exhausted()``; both off by default)."""
 
     def __init__(self, limits: BudgetLimits) -> None:
         self.limits = limits
@@ -42,6 +45,8 @@ class Budgets:
         self.r2 = Budget("r2", limits.r2)
         self.r3 = Budget("r3", limits.r3)
         self.steps = Budget("steps", limits.steps)
+        self.tokens = Budget("tokens", limits.tokens or sys.maxsize)  # 0: no limit
+        self.deadline = time.monotonic() + limits.wall_clock_s if limits.wall_clock_s else None
         self._r1: dict[str, Budget] = {}
 
     def r1(self, component: str) -> Budget:
@@ -53,6 +58,14 @@ class Budgets:
     def step_cap(self) -> Budget:
         """A new try's steps."""
         return Budget("step_cap", self.limits.step_cap)
+
+    def exhausted(self) -> tuple[str, str] | None:
+        """(cause, detail) when the attempt's wall clock or tokens are spent, else None."""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return "wall_clock", f"the attempt's {self.limits.wall_clock_s:g} s are spent"
+        if self.tokens.spent:
+            return "token_budget", f"the attempt's {self.tokens.limit} tokens are spent ({self.tokens.used})"
+        return None
 
     def of(self, verifier: str, component: str) -> Budget:
         """The budget a rejection by ``verifier`` spends (vreact/v.py)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -28,6 +28,8 @@ class BudgetLimits(BaseModel):
     plan: int = Field(3, ge=1, description="plan tries (L2)")
     r2: int = Field(2, ge=0, description="re-descents after an R2 integration reject")
     r3: int = Field(2, ge=0, description="re-descents after an R3 acceptance reject")
+    wall_clock_s: float = Field(0.0, ge=0, description="seconds per attempt (0: no limit)")
+    tokens: int = Field(0, ge=0, description="prompt + completion tokens per attempt (0: no limit)")
 
 
 class GuardSettings(BaseModel):
@@ -37,6 +39,14 @@ class GuardSettings(BaseModel):
 
     repeat_hint: int = Field(3, ge=2, description="identical consecutive calls before a hint")
     repeat_stop: int = Field(5, ge=2, description="identical consecutive calls before a stop")
+    text_repeat: bool = Field(False, description="the text repetition guard: near-verbatim thoughts")
+    text_similarity: float = Field(0.9, gt=0, le=1, description="similarity ratio of a near-repeat")
+    text_hint: int = Field(2, ge=1, description="consecutive near-repeated thoughts before a hint")
+    text_stop: int = Field(4, ge=1, description="consecutive near-repeated thoughts before a stop")
+    duplicate_search: bool = Field(
+        False, description="roll back a search already run in this try that returned results"
+    )
+    duplicate_rollbacks: int = Field(3, ge=0, description="rollbacks of duplicate searches per try")
 
 
 class MemberRef(BaseModel):
@@ -87,6 +97,18 @@ class Configuration(BaseModel):
     )
     budgets: BudgetLimits = Field(default_factory=BudgetLimits)
     guard: GuardSettings = Field(default_factory=GuardSettings)
+    final_answer_recovery: bool = Field(
+        False, description="when a try hits the step cap, ask once more for finish or abstain only"
+    )
+    profile: Literal["simple", "benchmark"] | None = Field(
+        None,
+        description="the executor's context profile: simple keeps the last keep_last_k tool results "
+        "in full; benchmark also summarises the oldest steps past 75% of context_tokens",
+    )
+    keep_last_k: int | None = Field(
+        None, ge=-1, description="the profile's kept results (-1: all; default 5)"
+    )
+    context_tokens: int = Field(8192, ge=256, description="the benchmark profile's context size")
     pipeline: list[MemberRef] = Field(
         default_factory=list,
         description="more members of the executor's step pipeline, by registered name (run after "

@@ -5,6 +5,7 @@ costs and where it goes. Every other module reads this table instead of keeping 
     plan      a proposed plan           L2     plan    the planner (new plan)  fall back to one task
     R1        one subtask's answer      L3     r1      that executor (new try) abstain naming L3
     guard     the executor's loop       L3     r1      that executor (new try) abstain naming L3
+    budget    a try's or attempt's cost L3     r1      that executor (new try) abstain naming L3
     R2        the chain of answers      L2     r2      the planner (re-plan)   abstain naming L2
     R3        the final answer          L1     r3      the top (re-descend)    abstain naming L1
 
@@ -19,9 +20,9 @@ from typing import Literal
 
 Level = Literal["L1", "L2", "L3"]
 #: A verifier id: one row of ``V``.
-VerifierId = Literal["plan", "R1", "R2", "R3", "guard"]
+VerifierId = Literal["plan", "R1", "R2", "R3", "guard", "budget"]
 #: What kind of check decided a verdict.
-Source = Literal["gate", "judge", "guard"]
+Source = Literal["gate", "judge", "guard", "budget"]
 #: Where a rejection is routed.
 Route = Literal["planner", "executor", "top"]
 
@@ -30,7 +31,7 @@ LEVELS: tuple[Level, ...] = ("L1", "L2", "L3")
 #: Where an abstention can come from: a level whose budget ran out, the agent declining, or
 #: the step cap of an unverified run.
 ABSTAIN_LEVELS = (*LEVELS, "declined", "cap")
-SOURCES: tuple[Source, ...] = ("gate", "judge", "guard")
+SOURCES: tuple[Source, ...] = ("gate", "judge", "guard", "budget")
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ V: dict[str, Verifier] = {
         Verifier("plan", "L2", "plan", "planner", "L2", None),
         Verifier("R1", "L3", "r1", "executor", "L3", "L3"),
         Verifier("guard", "L3", "r1", "executor", None, "L3"),
+        Verifier("budget", "L3", "r1", "executor", None, "L3"),
         Verifier("R2", "L2", "r2", "planner", "integration", "L2"),
         Verifier("R3", "L1", "r3", "top", "L1", "L1"),
     )

@@ -94,7 +94,7 @@ def test_r1_gate_reject_then_new_try_is_a_gate_correction(run, task, store):
     second_try_prompt = model.calls[len(solve(task))]
     assert len(second_try_prompt) == 2 and "unsupported" in second_try_prompt[1]["content"]
     report = report_of(store)["configs"]["VG"]
-    assert report["corrections"] == {"gate": 1, "judge": 0, "guard": 0}
+    assert report["corrections"] == {"gate": 1, "judge": 0, "guard": 0, "budget": 0}
     assert report["rejections"]["gate"] == 1
 
 
@@ -161,12 +161,17 @@ def test_repetition_guard_hints_at_3_and_stops_at_5(run, task, store):
     assert report_of(store)["configs"]["VG"]["corrections"]["guard"] == 1
 
 
-def test_step_cap_in_vg_is_a_guard_stop_routed_like_r1(run, task, store):
+def test_step_cap_in_vg_is_a_budget_stop_routed_like_r1(run, task, store):
     capped = [search(f"q{i}") for i in range(12)]
     _outcome, row, _ = run(VG, task, capped + solve(task))
     assert row["outcome"] == "answer"
     [stop] = store.failures(row["id"])
-    assert (stop["source"], stop["cause"]) == ("guard", "step_cap")
+    assert (stop["verifier"], stop["source"], stop["check_name"], stop["cause"]) == (
+        "budget",
+        "budget",
+        "step_cap",
+        "step_cap",
+    )
 
 
 def test_attempt_step_budget_ends_in_l3_abstention(run, task, store):

@@ -128,7 +128,10 @@ def test_rollback_veto_and_hint(task_nissedal, store, spec, verifiers, roles):
     finishes = [s for s in run_steps if s["action"] == "finish"]
     assert finishes[0]["observation"] == "check the answer once more" and finishes[1]["observation"] == ""
     causes = [v["cause"] for v in store.query("select * from verdicts where check_name = 'second_thoughts'")]
-    assert causes == ["rolled_back", "vetoed"]
+    assert causes == ["vetoed"]  # the rollback and the hints are events, never verdicts
+    events = [(e["kind"], e["detail"]) for e in store.query("select * from events order by id")]
+    assert events[0] == ("rollback", "think again before searching")
+    assert events[1:] == [("hint", "(read noted)")] * len(reads)
 
 
 def test_the_built_in_members_are_registered():

@@ -60,7 +60,8 @@ def test_unfinished_attempts_are_discarded_with_what_they_wrote(store, run):
 
 def test_an_old_run_folder_is_backfilled_with_verifier_and_check_name(tmp_path):
     """Before migration 009 ``verifier`` held the check's name; opening the folder moves it to
-    ``check_name`` and names the verifier (plan, R1, R2, R3, guard), in ``failures`` too."""
+    ``check_name`` and names the verifier (plan, R1, R2, R3, guard), in ``failures`` too; 010
+    makes step cap and step budget stops budget verdicts."""
     import sqlite3
 
     import sqlite_utils
@@ -80,6 +81,7 @@ def test_an_old_run_folder_is_backfilled_with_verifier_and_check_name(tmp_path):
         ("L3", "gate", "supported"),
         ("L3", "guard", "repetition_guard"),
         ("L1", "gate", "multi_hop"),
+        ("L3", "guard", "step_cap"),
     ]
     for seq, (level, source, name) in enumerate(old):
         db.table("verdicts").insert(
@@ -100,6 +102,7 @@ def test_an_old_run_folder_is_backfilled_with_verifier_and_check_name(tmp_path):
         ("R1", "supported"),
         ("guard", "repetition_guard"),
         ("R3", "multi_hop"),
+        ("budget", "step_cap"),  # migration 010: a step cap stop is a budget's, not a guard's
     ]
     got = [(r["verifier"], r["check_name"]) for r in store.query("select * from verdicts order by seq")]
     assert got == want

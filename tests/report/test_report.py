@@ -234,6 +234,7 @@ def test_attribution_by_source_and_level_with_judge_cost(store, tasks):
         "gate": {"rejections": 2, "corrections": 0, "correction_rate": 0.0},
         "judge": {"rejections": 2, "corrections": 2, "correction_rate": 1.0},
         "guard": {"rejections": 1, "corrections": 1, "correction_rate": 1.0},
+        "budget": {"rejections": 0, "corrections": 0, "correction_rate": None},
     }
     assert a["by_level"] == {
         "L1": {"rejections": 1, "corrections": 1, "correction_rate": 1.0},
@@ -241,8 +242,8 @@ def test_attribution_by_source_and_level_with_judge_cost(store, tasks):
         "L3": {"rejections": 3, "corrections": 2, "correction_rate": 0.667},
     }
     # the totals by source the report always had
-    assert r["rejections"] == {"gate": 2, "judge": 2, "guard": 1}
-    assert r["corrections"] == {"gate": 0, "judge": 2, "guard": 1}
+    assert r["rejections"] == {"gate": 2, "judge": 2, "guard": 1, "budget": 0}
+    assert r["corrections"] == {"gate": 0, "judge": 2, "guard": 1, "budget": 0}
     # judge cost over 2 scoreable attempts: 3 calls, 100 + 50 + 30 prompt, 10 + 5 + 3 completion
     assert a["marginal_cost"]["judge"] == {
         "llm_calls": 3,

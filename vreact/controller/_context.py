@@ -61,6 +61,10 @@ class Recorder:
         if not verdict.accepted:
             self.last_reject[verdict.component] = verdict
 
+    def event(self, component: str, try_: int, index: int, guard: str, kind: str, detail: str) -> None:
+        """A hint or rollback of a pipeline member (never memory, never a rejection)."""
+        self.store.record_event(self.attempt_id, component, try_, index, guard, kind, detail)
+
     def step(self, component: str, try_: int, index: int, observation: str, **fields: Any) -> None:
         """One executor step of a try, tied to the call that proposed it."""
         self.store.record_step(
@@ -99,4 +103,5 @@ class AttemptContext:
             self.recorder.failed_call(role, model, messages, e)
             raise
         self.recorder.call(role, model, messages, c)
+        self.budgets.tokens.spend(c.prompt_tokens + c.completion_tokens)
         return c

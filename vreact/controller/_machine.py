@@ -135,7 +135,8 @@ class Controller:
         """L3 tries of one subtask until R1 accepts or the L3 budget is spent."""
         tries = self.budgets.r1(subtask.component)
         while True:
-            if tries.spent or self.budgets.steps.spent:  # the last reject recorded says why
+            spent = tries.spent or self.budgets.steps.spent or self.budgets.exhausted()
+            if spent:  # the last reject recorded says why
                 return self._abstain("R1", subtask.component)
             tries.spend()
             artifact = ExecutorTry(self.ctx, self.corpus, subtask, tries).run()
@@ -147,7 +148,7 @@ class Controller:
             self._reject(subtask.component, rejection)
 
     def _plain(self) -> Outcome:
-        """N and NP: plain ReAct, one try per subtask, no verdicts; the step cap ends it."""
+        """N and NP: plain ReAct, one try per subtask, no verdicts; a budget ends it at "cap"."""
         subtasks, _ = self._plan()
         answers: dict[str, str] = {}
         accepted: list[Artifact] = []
@@ -155,15 +156,12 @@ class Controller:
             st = self._substituted(st, answers)
             tries = self.budgets.r1(st.component)
             tries.spend()
-            artifact = ExecutorTry(self.ctx, self.corpus, st, tries).run()
-            if artifact is None:
-                return Outcome(
-                    "abstain",
-                    level="cap",
-                    component=st.component,
-                    cause="step_cap",
-                    plan_fallback=self.plan_fallback,
-                )
+            executor = ExecutorTry(self.ctx, self.corpus, st, tries)
+            artifact = executor.run()
+            if artifact is None:  # a budget ended it: the step cap, tokens or the wall clock
+                cause = executor.stop_cause
+                cap = Outcome("abstain", level="cap", component=st.component, cause=cause)
+                return dataclasses.replace(cap, plan_fallback=self.plan_fallback)
             if artifact.kind == "abstain":
                 return self._outcome_of(artifact, st.component)
             answers[st.id] = str(artifact.answer)

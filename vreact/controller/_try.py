@@ -1,21 +1,24 @@
 """One executor try: a loop over ReAct steps, each through the step pipeline (vreact.pipeline),
-until the executor proposes a final, a member stops the try, or a step budget is spent."""
+until the executor proposes a final, a member stops the try, or a budget is spent."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from vreact.budget import Budget
+from vreact.config import Configuration
 from vreact.controller._context import AttemptContext
 from vreact.pipeline import (
+    ContextProfile,
+    DuplicateSearchRollback,
     Member,
     ParseGate,
     Pipeline,
     RepetitionGuard,
     StepOutcome,
+    TextRepetitionGuard,
     Turn,
     build_member,
-    stop,
 )
 from vreact.roles.designer import Subtask
 from vreact.roles.executor import STEP_SCHEMA, Step, parse_step, render_messages, run_tool
@@ -26,67 +29,91 @@ from vreact.verify.gates import Artifact
 
 #: The component whose failures an answer-producing subtask also reads (R3's rejections).
 ANSWER = "answer"
+#: What final-answer recovery asks when a try hits its step cap.
+RECOVER = (
+    "Your steps for this question are spent. Reply now with ONE JSON object whose action is "
+    '"finish" (the answer and the ids of the paragraphs it rests on) or "abstain" (why).'
+)
 
 
-def pipeline_of(ctx: AttemptContext) -> Pipeline:
-    """A new try's members: the parse gate, the repetition guard (with guards on), then the
-    configuration's own, in order."""
-    config = ctx.config
-    members: list[Member] = [ParseGate(strict=config.gates)]
+def pipeline_of(config: Configuration) -> Pipeline:
+    """A new try's members: the context profile (if named), the parse gate, the loop guards
+    (with guards on: repeated calls, and the thought and duplicate-search guards if switched on),
+    then the configuration's own, in order."""
+    g = config.guard
+    members: list[Member] = []
+    if config.profile:
+        keep = config.keep_last_k if config.keep_last_k is not None else 5
+        members.append(ContextProfile(config.profile, keep, config.context_tokens))
+    members.append(ParseGate(strict=config.gates))
     if config.guards:
-        members.append(RepetitionGuard(config.guard.repeat_hint, config.guard.repeat_stop))
+        members.append(RepetitionGuard(g.repeat_hint, g.repeat_stop))
+        if g.text_repeat:
+            members.append(TextRepetitionGuard(g.text_similarity, g.text_hint, g.text_stop))
+        if g.duplicate_search:
+            members.append(DuplicateSearchRollback(g.duplicate_rollbacks))
     members += [build_member(m.name, m.args) for m in config.pipeline]
     return Pipeline(members)
 
 
 class ExecutorTry:
     """One try of one subtask. ``run`` returns its finish or abstain, or None when it was
-    stopped (the stop's verdict is recorded; unverified runs record none)."""
+    stopped (``stop_cause`` says why; the stop's verdict is recorded, unverified runs record
+    none)."""
 
     def __init__(self, ctx: AttemptContext, corpus: Corpus, subtask: Subtask, tries: Budget) -> None:
         self.ctx, self.corpus, self.subtask, self.tries = ctx, corpus, subtask, tries
         self.verified = ctx.config.verified
-        self.pipeline = pipeline_of(ctx)
+        self.pipeline = pipeline_of(ctx.config)
         self.history: list[tuple[str, str]] = []  # (reply, observation) of every spent step
         self.retrieved: set[str] = set()
         self.searches = 0
         self.reask: list[str] = []  # the note of a rolled-back step, for the next prompt
         self.rollbacks = 0  # at most the step cap's worth in one try
+        self.stop_cause = ""
 
     def run(self) -> Artifact | None:
-        cap, steps = self.ctx.budgets.step_cap(), self.ctx.budgets.steps
+        budgets = self.ctx.budgets
+        cap = budgets.step_cap()
         while not cap.spent:
-            if self.verified and steps.spent:
-                self._stopped(None, stop("step_budget", "the attempt's executor steps are spent"))
-                return None
-            turn = Turn(
-                self.subtask.component, self.subtask.objective, cap.used, self._messages(), self.history
+            spent = budgets.exhausted() or (
+                ("step_budget", "the attempt's executor steps are spent")
+                if self.verified and budgets.steps.spent
+                else None
             )
-            ended, done = self._step(turn, cap, steps)
+            if spent:
+                self._budget_stop(*spent)
+                return None
+            turn = Turn(self.subtask.component, self.subtask.objective, cap.used, [], list(self.history))
+            turn.messages = self._messages(turn.history)
+            ended, done = self._step(turn, cap)
             if ended:
                 return done
-        if self.verified:
-            self._stopped(None, stop("step_cap", f"{len(self.history)} steps"))
-        return None
+        recovered = self._recover(cap) if self.ctx.config.final_answer_recovery else None
+        if recovered is None:
+            self._budget_stop("step_cap", f"{len(self.history)} steps")
+        return recovered
 
-    def _step(self, turn: Turn, cap: Budget, steps: Budget) -> tuple[bool, Artifact | None]:
+    def _step(self, turn: Turn, cap: Budget) -> tuple[bool, Artifact | None]:
         """One step through the four phases; (True, final or None) when the try ends."""
         hints: list[str] = []
         for phase in ("context", "call", "proposal"):
             if phase == "call":
+                if turn.history != self.history:  # a context member reshaped it
+                    turn.messages = self._messages(turn.history)
                 turn.text = self.ctx.call("executor", turn.messages, STEP_SCHEMA).text
             elif phase == "proposal":
                 turn.step = parse_step(turn.text)
             d = self.pipeline.run(phase, turn)
-            hints += d.hints
+            hints += self._hinted(turn, d.hints)
             kind = d.outcome.kind
             if kind == "rollback" and self.rollbacks < cap.limit:  # then it is spent like a block
                 self.rollbacks += 1
-                self._verdict(d.outcome, d.member)
+                self._event(turn, d.member, "rollback", d.outcome.note)
                 self.reask = [d.outcome.note]
                 return False, None
             if phase != "context" and (kind == "stop" or phase == "proposal"):
-                steps.spend()  # the call was made and is kept
+                self.ctx.budgets.steps.spend()  # the call was made and is kept
                 cap.spend()
             if kind == "stop":
                 self._stopped(turn, d.outcome, d.member)
@@ -101,7 +128,7 @@ class ExecutorTry:
             self.searches += step.action == "search"
             turn.observation = run_tool(step, self.corpus, self.retrieved)
         d = self.pipeline.run("result", turn)
-        hints += d.hints
+        hints += self._hinted(turn, d.hints)
         if d.outcome.kind == "stop":
             self._stopped(turn, d.outcome, d.member)
             return True, None
@@ -115,7 +142,20 @@ class ExecutorTry:
         self._keep(turn, turn.observation or "", hints)
         return False, None
 
-    def _messages(self) -> list[dict[str, str]]:
+    def _recover(self, cap: Budget) -> Artifact | None:
+        """Final-answer recovery: one more call that may only finish or abstain."""
+        turn = Turn(self.subtask.component, self.subtask.objective, cap.used, [], self.history)
+        turn.messages = [*self._messages(self.history), {"role": "user", "content": RECOVER}]
+        turn.text = self.ctx.call("executor", turn.messages, STEP_SCHEMA).text
+        self.ctx.budgets.steps.spend()
+        turn.step = parse_step(turn.text)
+        if turn.step is None or not turn.final:
+            self._record(turn, "final-answer recovery: not a finish or abstain")
+            return None
+        self._record(turn, "")
+        return self._artifact(turn.step)
+
+    def _messages(self, history: list[tuple[str, str]]) -> list[dict[str, str]]:
         own = (self.subtask.component, ANSWER) if self.subtask.final else (self.subtask.component,)
         scope = self.ctx.scope(
             own,
@@ -123,7 +163,7 @@ class ExecutorTry:
                 "subtask.objective": self.subtask.objective,
                 "subtask.contract": self.subtask.contract,
                 "subtask.checks": list(self.subtask.checks),
-                "try.steps": list(self.history),
+                "try.steps": list(history),
             },
         )
         messages = render_messages(self.ctx.assembler.build("executor", scope))
@@ -146,19 +186,37 @@ class ExecutorTry:
         )
         self.ctx.recorder.step(self.subtask.component, self.tries.used, turn.index, observation, **fields)
 
-    def _stopped(self, turn: Turn | None, outcome: StepOutcome, member: Member | None = None) -> None:
-        """The try ends: its last step (if any) is recorded, then the stop's verdict."""
-        if turn is not None and turn.text:
+    def _hinted(self, turn: Turn, hints: list[tuple[Member, str]]) -> list[str]:
+        """Each hint is an event; the notes go on the step's observation."""
+        for m, note in hints:
+            self._event(turn, m, "hint", note)
+        return [note for _, note in hints]
+
+    def _event(self, turn: Turn, m: Member | None, kind: str, detail: str) -> None:
+        name = m.name if m is not None else kind
+        self.ctx.recorder.event(self.subtask.component, self.tries.used, turn.index, name, kind, detail)
+
+    def _stopped(self, turn: Turn, outcome: StepOutcome, member: Member | None) -> None:
+        """The try ends: its last step (if it was proposed) is recorded, then the stop's verdict."""
+        if turn.text:
             self._record(turn, outcome.note)
+        self.stop_cause = outcome.cause
         self._verdict(outcome, member)
 
+    def _budget_stop(self, cause: str, detail: str) -> None:
+        """A spent budget (the step cap, the attempt's steps, tokens or wall clock): a verdict with
+        source ``budget`` in a verified run, routed like an R1 reject."""
+        self.stop_cause = cause
+        if self.verified:
+            self._write("budget", "budget", cause, cause, detail, detail)
+
     def _verdict(self, outcome: StepOutcome, member: Member | None) -> None:
-        """The reject verdict of a member's outcome (a guard's when no member gave it)."""
-        if not outcome.cause or not self.verified:
-            return
-        verifier, source = (member.verifier, member.source) if member else ("guard", "guard")
-        name = member.name if member else outcome.cause
-        artifact = outcome.artifact if outcome.artifact is not None else outcome.detail
+        """The reject verdict of a member's block, stop or veto, when it has a cause."""
+        if outcome.cause and self.verified and member is not None:
+            artifact = outcome.artifact if outcome.artifact is not None else outcome.detail
+            self._write(member.verifier, member.source, member.name, outcome.cause, outcome.detail, artifact)
+
+    def _write(self, verifier: str, source: Any, name: str, cause: str, detail: str, artifact: str) -> None:
         assert verifier in V
         verdict = Verdict(
             verifier,
@@ -166,8 +224,8 @@ class ExecutorTry:
             source,
             name,
             "reject",
-            outcome.cause,
-            outcome.detail,
+            cause,
+            detail,
             self.tries.left,
             artifact_hash(artifact),
         )

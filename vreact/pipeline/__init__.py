@@ -10,8 +10,8 @@ Members are registered by name (``@member("name")``) and named in a configuratio
 ``pipeline:``; a member that raises stops the try with cause ``verifier_error``.
 """
 
-from vreact.pipeline import _builtin  # noqa: F401  (register the built-in members)
-from vreact.pipeline._builtin import ParseGate, RepetitionGuard
+from vreact.pipeline import _builtin, _profiles  # noqa: F401  (register the built-in members)
+from vreact.pipeline._builtin import DuplicateSearchRollback, ParseGate, RepetitionGuard, TextRepetitionGuard
 from vreact.pipeline._core import (
     PASS,
     PHASES,
@@ -31,10 +31,13 @@ from vreact.pipeline._core import (
     stop,
     veto,
 )
+from vreact.pipeline._profiles import ContextProfile
 
 __all__ = [
     "PASS",
     "PHASES",
+    "ContextProfile",
+    "DuplicateSearchRollback",
     "Member",
     "ParseGate",
     "Phase",
@@ -42,6 +45,7 @@ __all__ = [
     "Pipeline",
     "RepetitionGuard",
     "StepOutcome",
+    "TextRepetitionGuard",
     "Turn",
     "UnknownMember",
     "block",

@@ -1,10 +1,13 @@
-"""The built-in members: the parse gate and the repetition guard (seed 003)."""
+"""The built-in members: the parse gate, and the loop guards of seed 003 (repeated calls, repeated
+thoughts, duplicate searches)."""
 
 from __future__ import annotations
 
+import re
+from difflib import SequenceMatcher
 from typing import ClassVar
 
-from vreact.pipeline._core import PASS, Member, StepOutcome, Turn, block, hint, member, stop
+from vreact.pipeline._core import PASS, Member, StepOutcome, Turn, block, hint, member, rollback, stop
 from vreact.v import Source
 
 
@@ -61,4 +64,74 @@ class RepetitionGuard(Member):
             )
         if self.run >= self.hint_at:
             return hint(self.HINT.format(n=self.run))
+        return PASS
+
+
+def _normalised(text: str) -> str:
+    """Lower case, punctuation and extra spaces removed."""
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+@member("text_repetition")
+class TextRepetitionGuard(Member):
+    """Near-verbatim thoughts across consecutive steps of a try: a hint at ``hint_at``
+    consecutive near-repeats, a stop at ``stop_at``. A step with no visible thought resets it."""
+
+    def __init__(self, similarity: float = 0.9, hint_at: int = 2, stop_at: int = 4) -> None:
+        self.similarity, self.hint_at, self.stop_at = similarity, hint_at, stop_at
+        self._last = ""
+        self.run = 0
+
+    def proposal(self, turn: Turn) -> StepOutcome:
+        if turn.step is None or turn.final:
+            return PASS
+        thought = _normalised(turn.step.thought)
+        near = (
+            bool(thought and self._last)
+            and SequenceMatcher(None, thought, self._last).ratio() >= self.similarity
+        )
+        self.run = self.run + 1 if near else 0
+        self._last = thought
+        if self.run >= self.stop_at:
+            return stop(
+                "repeated_text",
+                f"{self.run} consecutive near-repeats of the same thought",
+                observation=f"stopped by the text repetition guard ({self.run} near-repeats)",
+                artifact=thought,
+            )
+        if self.run >= self.hint_at:
+            return hint("(Your thought repeats the last ones: try something else, or finish.)")
+        return PASS
+
+
+@member("duplicate_search")
+class DuplicateSearchRollback(Member):
+    """A search whose normalised query already ran in this try and returned results is not run:
+    the step is rolled back (not spent) with a note naming the earlier search, at most
+    ``budget`` times a try; then every call goes through (the repetition guard is the backstop)."""
+
+    NO_RESULTS = "no results"
+
+    def __init__(self, budget: int = 3) -> None:
+        self.left = budget
+        self._done: dict[str, int] = {}  # normalised query -> the step (1-based) that ran it
+
+    def proposal(self, turn: Turn) -> StepOutcome:
+        step = turn.step
+        if step is None or step.action != "search" or self.left <= 0:
+            return PASS
+        earlier = self._done.get(_normalised(step.input))
+        if earlier is None:
+            return PASS
+        self.left -= 1
+        return rollback(
+            f"You already searched {step.input!r} at step {earlier}; its results are above. "
+            "Search other words for the missing fact, read an id, or finish."
+        )
+
+    def result(self, turn: Turn) -> StepOutcome:
+        step = turn.step
+        found = turn.observation is not None and not turn.observation.startswith(self.NO_RESULTS)
+        if step is not None and step.action == "search" and found:
+            self._done.setdefault(_normalised(step.input), turn.index + 1)
         return PASS

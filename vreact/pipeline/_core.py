@@ -35,8 +35,9 @@ class StepOutcome:
     - ``stop``: the try ends with a reject verdict, routed like an R1 reject;
     - ``veto``: a proposed final is not accepted; ``note`` is the next observation.
 
-    An outcome with a ``cause`` leaves a reject verdict of the member in the records (its
-    ``detail`` says why; ``artifact`` is what it is about, the step's call by default).
+    A block, stop or veto with a ``cause`` leaves a reject verdict of the member in the records
+    (its ``detail`` says why; ``artifact`` is what it is about, the step's call by default). A
+    hint or a rollback is an event (``events``): never memory, never a rejection.
     """
 
     kind: Kind
@@ -153,7 +154,7 @@ class PhaseResult:
 
     outcome: StepOutcome = PASS
     member: Member | None = None
-    hints: list[str] = field(default_factory=list)
+    hints: list[tuple[Member, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -174,7 +175,7 @@ class Pipeline:
             if (o.kind == "veto" and not turn.final) or o.kind not in ALLOWED[phase] | {"pass", "hint"}:
                 o = stop("verifier_error", f"{m.name}.{phase} may not {o.kind} this step")
             if o.kind == "hint":
-                out.hints.append(o.note)
+                out.hints.append((m, o.note))
             elif o.kind != "pass":
                 out.outcome, out.member = o, m
                 break

@@ -6,6 +6,7 @@ from vreact.records.migrations import MIGRATIONS
 from vreact.records.reader import (
     AttemptRecord,
     CallRecord,
+    EventRecord,
     LedgerRecord,
     RunRecords,
     RunRow,
@@ -23,6 +24,7 @@ __all__ = [
     "MIGRATIONS",
     "AttemptRecord",
     "CallRecord",
+    "EventRecord",
     "LedgerRecord",
     "RunDirBusy",
     "RunRecords",

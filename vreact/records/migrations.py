@@ -231,6 +231,33 @@ def _m009_check_name(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m010_events(db: sqlite_utils.Database) -> None:
+    # what a pipeline member said without deciding: hints and rollbacks (never memory, never a
+    # rejection); one row each, at the step of the try where it happened
+    db.table("events").create(
+        {
+            "id": int,
+            "attempt_id": int,
+            "component": str,
+            "try": int,
+            "step": int,
+            "guard": str,
+            "kind": str,
+            "detail": str,
+        },
+        pk="id",
+        foreign_keys=[("attempt_id", "attempts")],
+    )
+    db.table("events").create_index(["attempt_id"])
+    # the step cap and the attempt's step budget are budgets, not guards: their stops recorded
+    # before as guard verdicts become budget verdicts (source and verifier "budget")
+    for table in ("verdicts", "failures"):
+        db.execute(
+            f"update {table} set source = 'budget', verifier = 'budget'"
+            " where source = 'guard' and check_name in ('step_cap', 'step_budget')"
+        )
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -242,4 +269,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m007_crash_kind,
     _m008_transcripts,
     _m009_check_name,
+    _m010_events,
 ]

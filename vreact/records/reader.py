@@ -129,6 +129,20 @@ class StepRecord:
 
 
 @dataclass(frozen=True)
+class EventRecord:
+    """A row of ``events``: a pipeline member's hint or rollback at one step of a try."""
+
+    id: int
+    attempt_id: int
+    component: str | None
+    try_: int
+    step: int
+    guard: str
+    kind: str
+    detail: str | None
+
+
+@dataclass(frozen=True)
 class LedgerRecord:
     """A row of ``ledger`` (the success ledger), its artifact parsed."""
 
@@ -167,6 +181,7 @@ class AttemptRecord:
     calls: list[CallRecord] = field(default_factory=list)
     steps: list[StepRecord] = field(default_factory=list)
     ledger: list[LedgerRecord] = field(default_factory=list)
+    events: list[EventRecord] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -264,6 +279,7 @@ def _children(store: Store, sub: str, run_id: int, transcripts: bool) -> dict[st
         "calls": _grouped(_call(c, messages, transcripts) for c in rows("model_calls", "id")),
         "steps": _grouped(_step(s) for s in rows("steps", "id")),
         "ledger": _grouped(_ledger(r) for r in rows("ledger", "id")),
+        "events": _grouped(_event(r) for r in rows("events", "id")),
     }
 
 
@@ -343,6 +359,19 @@ def _step(s: dict[str, Any]) -> StepRecord:
     )
 
 
+def _event(r: dict[str, Any]) -> EventRecord:
+    return EventRecord(
+        id=r["id"],
+        attempt_id=r["attempt_id"],
+        component=r["component"],
+        try_=r["try"],
+        step=r["step"],
+        guard=r["guard"],
+        kind=r["kind"],
+        detail=r["detail"],
+    )
+
+
 def _ledger(r: dict[str, Any]) -> LedgerRecord:
     return LedgerRecord(
         id=r["id"],
@@ -379,4 +408,5 @@ def _attempt(a: dict[str, Any], children: dict[str, list[Any]]) -> AttemptRecord
         calls=children["calls"],
         steps=children["steps"],
         ledger=children["ledger"],
+        events=children["events"],
     )

@@ -128,7 +128,7 @@ class Store:
         """Delete attempts a killed process left running, with everything they wrote."""
         ids = [r["id"] for r in self.db.query("select id from attempts where outcome = 'running'")]
         with self.db.conn:
-            for table in ("ledger", "failures", "steps"):
+            for table in ("ledger", "failures", "steps", "events"):
                 self.db.execute(
                     f"delete from {table} where attempt_id in "
                     "(select id from attempts where outcome = 'running')"
@@ -195,6 +195,13 @@ class Store:
             fields["evidence"] = json.dumps(fields["evidence"])
         row = {"attempt_id": attempt_id, "component": component, "try": try_, "step": index, **fields}
         self.db.table("steps").insert(row)
+
+    def record_event(
+        self, attempt_id: int, component: str, try_: int, index: int, guard: str, kind: str, detail: str
+    ) -> None:
+        """A hint or a rollback of a pipeline member: an event, never memory."""
+        row = {"attempt_id": attempt_id, "component": component, "try": try_, "step": index}
+        self.db.table("events").insert({**row, "guard": guard, "kind": kind, "detail": detail})
 
     def record_verdict(self, attempt_id: int, verdict: Verdict, artifact: Any = None) -> int:
         """Write a verdict; an accept appends to the ledger, a reject to the failure index.

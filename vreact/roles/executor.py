@@ -142,7 +142,13 @@ _NEXT = (
 )
 
 
+#: The reply text of a history entry that summarises earlier steps (a context profile's).
+SUMMARY = "\x00summary"
+
+
 def _step_line(n: int, text: str, observation: str) -> str:
+    if text == SUMMARY:
+        return f"{n}. (earlier steps, summarised)\n   -> {observation}"
     step = parse_step(text)
     if step is None:
         return f"{n}. (not a JSON step)\n   -> {observation}"
