@@ -38,20 +38,20 @@ RECOVER = (
 
 def pipeline_of(config: Configuration) -> Pipeline:
     """A new try's members: the context profile (if named), the parse gate, the loop guards
-    (with guards on: repeated calls, and the thought and duplicate-search guards if switched on),
-    then the configuration's own, in order."""
+    (with guards on: the duplicate-search rollback if switched on, repeated calls, repeated
+    thoughts if switched on), then the configuration's own, in order."""
     g = config.guard
     members: list[Member] = []
     if config.profile:
         keep = config.keep_last_k if config.keep_last_k is not None else 5
         members.append(ContextProfile(config.profile, keep, config.context_tokens))
     members.append(ParseGate(strict=config.gates))
-    if config.guards:
+    if config.guards:  # a rollback first, so the other guards never count a dropped step
+        if g.duplicate_search:
+            members.append(DuplicateSearchRollback(g.duplicate_rollbacks))
         members.append(RepetitionGuard(g.repeat_hint, g.repeat_stop))
         if g.text_repeat:
             members.append(TextRepetitionGuard(g.text_similarity, g.text_hint, g.text_stop))
-        if g.duplicate_search:
-            members.append(DuplicateSearchRollback(g.duplicate_rollbacks))
     members += [build_member(m.name, m.args) for m in config.pipeline]
     return Pipeline(members)
 

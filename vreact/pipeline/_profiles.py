@@ -25,12 +25,10 @@ def summary(history: list[tuple[str, str]]) -> str:
     """The steps folded away: the queries issued and the paragraphs retrieved."""
     queries, seen = [], []
     for text, observation in history:
-        step = parse_step(text) if text != SUMMARY else None
+        step = parse_step(text)
         if step is not None and step.action == "search":
             queries.append(repr(step.input))
         seen += [f"[{i}] {t.strip()}" for i, t in _HIT.findall(observation)]
-        if text == SUMMARY:
-            queries.append(observation)
     parts = []
     if queries:
         parts.append("searched " + ", ".join(dict.fromkeys(queries)))
@@ -45,16 +43,23 @@ class ContextProfile(Member):
         self.profile, self.keep, self.context_tokens = name, keep_last_k, context_tokens
 
     def context(self, turn: Turn) -> StepOutcome:
-        history = list(turn.history)
-        if self.keep >= 0:
-            cut = max(len(history) - self.keep, 0)
-            history = [(t, stub(o) if t != SUMMARY else o) for t, o in history[:cut]] + history[cut:]
+        full = list(turn.history)
+        history = self._kept(full)
         if self.profile == "benchmark":
-            fixed = sum(len(m["content"]) for m in turn.messages) - _chars(turn.history)
-            while len(history) > 1 and (fixed + _chars(history)) / 4 > 0.75 * self.context_tokens:
-                history = [(SUMMARY, summary(history[:2])), *history[2:]]
+            fixed = sum(len(m["content"]) for m in turn.messages) - _chars(full)
+            folded = 0
+            while folded < len(full) - 1 and (fixed + _chars(history)) / 4 > 0.75 * self.context_tokens:
+                folded += 1
+                history = [(SUMMARY, summary(full[:folded])), *self._kept(full)[folded:]]
         turn.history = history
         return PASS
+
+    def _kept(self, history: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The last ``keep`` results in full, older ones blanked to a stub."""
+        if self.keep < 0:
+            return list(history)
+        cut = max(len(history) - self.keep, 0)
+        return [(t, stub(o)) for t, o in history[:cut]] + history[cut:]
 
 
 def _chars(history: list[tuple[str, str]]) -> int:
