@@ -8,6 +8,7 @@ import time
 from tests.helpers import attempt, finish, last_support, read, search, solve
 from vreact.config import Configuration
 from vreact.records import read_run
+from vreact.report import compute as report
 
 
 def config(**kw):
@@ -82,6 +83,14 @@ def test_alternating_searches_are_rolled_back_without_spending_steps(
     [stop] = [v for v in rows(store, "verdicts", row["id"]) if v["source"] == "guard"]
     assert (stop["check_name"], stop["cause"]) == ("repetition_guard", "repeated_call")
     assert row["outcome"] == "answer"
+    # the report's guard table counts them: rollbacks and hints as events, the stop as a verdict
+    guards = report(store).configs["VG"].guards
+    fires = {f.guard: (f.hints, f.rollbacks, f.stops, f.causes) for f in guards.fires}
+    all_rollbacks = sum(e["kind"] == "rollback" for e in events)
+    assert fires["duplicate_search"] == (0, all_rollbacks, 0, "")
+    assert fires["repetition_guard"] == (2, 0, 1, "repeated_call")
+    assert (guards.stopped_attempts, guards.stopped_then_correct) == (1, 1)
+    assert report(store).configs["VG"].rejections["guard"] == 1  # events are not rejections
 
 
 def test_a_search_that_found_nothing_may_be_repeated(task_nissedal, store, spec, verifiers, roles):
@@ -155,7 +164,7 @@ def test_final_answer_recovery_in_n(task_nissedal, store, spec, verifiers, roles
     pid = last_support(task_nissedal)
     c = Configuration(name="N", budgets={"step_cap": 3}, final_answer_recovery=True)
     script = [search("a"), read(pid), search("b"), finish(task_nissedal.answer, [pid])]
-    outcome, row, model = attempt(c, task_nissedal, script, store, spec, verifiers, roles)
+    outcome, _, model = attempt(c, task_nissedal, script, store, spec, verifiers, roles)
     assert (outcome.kind, outcome.answer) == ("answer", task_nissedal.answer)
     assert "Your steps for this question are spent" in model.calls[-1][-1]["content"]
     # without it, the same script ends at the cap

@@ -349,9 +349,12 @@ def test_every_verdict_of_the_run_is_drawn_once(site):
 def _dig(r: Any, key: str) -> Any:
     """The figure at a dotted path of the JSON report (None past a missing part)."""
     for part in key.split("."):
-        if not isinstance(r, dict):
+        if isinstance(r, list) and part.isdigit():
+            r = r[int(part)] if int(part) < len(r) else None
+        elif isinstance(r, dict):
+            r = r.get(part)
+        else:
             return None
-        r = r.get(part)
     return r
 
 

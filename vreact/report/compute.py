@@ -14,6 +14,8 @@ from vreact.records import AttemptRecord, RunRecords, Store, TaskRecord, Verdict
 from vreact.report.model import (
     Attribution,
     ConfigReport,
+    GuardFires,
+    GuardReport,
     HopsReport,
     MarginalCost,
     PassAtK,
@@ -312,7 +314,38 @@ def _config_report(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) 
     """The figures of one configuration, and the same figures per hop count."""
     hops = sorted({_hops(tasks[a.task_id]) for a in attempts})
     by_hops = {str(h): _figures([a for a in attempts if _hops(tasks[a.task_id]) == h], tasks) for h in hops}
-    return ConfigReport(**dict(_figures(attempts, tasks)), by_hops=by_hops)
+    return ConfigReport(**dict(_figures(attempts, tasks)), by_hops=by_hops, guards=_guards(attempts, tasks))
+
+
+def _guards(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> GuardReport:
+    """Hints and rollbacks (events) and stops (guard and budget verdicts), by guard and cause;
+    crashed attempts count nowhere, as in every other figure."""
+    fires: Counter[tuple[str, str]] = Counter()  # (guard, hint | rollback | stop)
+    causes: dict[str, set[str]] = {}
+    stopped = stopped_correct = 0
+    for a in attempts:
+        if a.outcome == "crash":
+            continue
+        for e in a.events:
+            fires[(e.guard, e.kind)] += 1
+        stops = [v for v in a.verdicts if v.source in ("guard", "budget") and v.decision == "reject"]
+        for v in stops:
+            fires[(v.check_name or "", "stop")] += 1
+            causes.setdefault(v.check_name or "", set()).add(v.cause or "")
+        if stops:
+            stopped += 1
+            stopped_correct += success(a, tasks[a.task_id])
+    rows = [
+        GuardFires(
+            guard=g,
+            causes=", ".join(sorted(causes.get(g, ()))),
+            hints=fires[(g, "hint")],
+            rollbacks=fires[(g, "rollback")],
+            stops=fires[(g, "stop")],
+        )
+        for g in sorted({g for g, _ in fires})
+    ]
+    return GuardReport(fires=rows, stopped_attempts=stopped, stopped_then_correct=stopped_correct)
 
 
 def _risk_coverage(answers: list[tuple[int, bool]], scoreable: int) -> list[RiskPoint]:

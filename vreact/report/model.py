@@ -110,10 +110,30 @@ class HopsReport(_Figures):
     risk_coverage: list[RiskPoint]
 
 
+class GuardFires(_Figures):
+    """How often one loop guard or budget fired, by what it did (and its stops' causes)."""
+
+    guard: str
+    causes: str  # its stops' causes, comma-separated
+    hints: int
+    rollbacks: int
+    stops: int
+
+
+class GuardReport(_Figures):
+    """The loop guards of one configuration: their fires, and the attempts a guard or budget
+    stopped (a try of) that still ended correct after a later try."""
+
+    fires: list[GuardFires]
+    stopped_attempts: int
+    stopped_then_correct: int
+
+
 class ConfigReport(HopsReport):
-    """A configuration's figures, and the same figures per hop count."""
+    """A configuration's figures, the same figures per hop count, and its loop guards."""
 
     by_hops: dict[str, HopsReport]
+    guards: GuardReport | None = None
 
 
 class Comparison(_Figures):

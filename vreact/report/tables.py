@@ -13,7 +13,7 @@ from vreact.report.model import ConfigReport, Report
 from vreact.v import ABSTAIN_LEVELS
 
 #: Columns of labels (not figures): left-aligned.
-LEFT = ("config", "by", "vs", "figure")
+LEFT = ("config", "by", "vs", "figure", "guard", "stop causes")
 
 
 @dataclass(frozen=True)
@@ -119,6 +119,18 @@ def _attribution(report: Report) -> Iterator[Row]:
         for group, figures in groups:
             for by in figures:
                 yield Row(n, (n, by), r, {"group": group, "by": by})
+
+
+def _guard_fires(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        for i, f in enumerate(r.guards.fires if r.guards else []):
+            yield Row(n, (n, f.guard), f, key=f"guards.fires.{i}.")
+
+
+def _guarded(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        if r.guards and r.guards.stopped_attempts:
+            yield Row(n, (n,), r.guards, key="guards.")
 
 
 def _accounting() -> tuple[Column, ...]:
@@ -267,6 +279,28 @@ TABLES: tuple[Table, ...] = (
             Column("ans F1", "answerability.f1"),
         ),
         _per_hop,
+    ),
+    Table(
+        "Loop guards and budgets: hints and rollbacks (events), stops (verdicts)",
+        "Hints and rollbacks never write memory or count as rejections; a stop is a verdict, "
+        "routed like an R1 reject.",
+        ("config", "guard"),
+        (
+            Column("hints", "hints"),
+            Column("rollbacks", "rollbacks"),
+            Column("stops", "stops"),
+            Column("stop causes", "causes"),
+        ),
+        _guard_fires,
+        optional=True,
+    ),
+    Table(
+        "Attempts a guard or budget stopped, and how many still ended correct",
+        "A stop ends one try; the attempt goes on with a new try while its budget lasts.",
+        ("config",),
+        (Column("stopped", "stopped_attempts"), Column("then correct", "stopped_then_correct")),
+        _guarded,
+        optional=True,
     ),
 )
 
