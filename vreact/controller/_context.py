@@ -9,7 +9,7 @@ from typing import Any
 from vreact.budget import Budgets
 from vreact.config import Configuration
 from vreact.memory import ContextAssembler, Scope
-from vreact.model import Completion, Message, Model, ModelError, endpoint_of
+from vreact.model import Completion, Message, Model, ModelError, ReasoningRunaway, endpoint_of
 from vreact.records import Store
 from vreact.tasks.dataset import Task
 from vreact.verdict import Verdict
@@ -99,6 +99,11 @@ class AttemptContext:
         model = self.models.get(role) or self.models["default"]
         try:
             c = model.generate(messages, schema, self.config.settings_for(role, self.seed))
+        except ReasoningRunaway as e:
+            self.recorder.failed_call(role, model, messages, e)
+            if role == "executor":
+                raise  # the try's guard stop
+            return Completion("")  # the planner's or a judge's unparseable output: it fails closed
         except ModelError as e:
             self.recorder.failed_call(role, model, messages, e)
             raise

@@ -8,6 +8,7 @@ from typing import Any
 from vreact.budget import Budget
 from vreact.config import Configuration
 from vreact.controller._context import AttemptContext
+from vreact.model import ReasoningRunaway
 from vreact.pipeline import (
     ContextProfile,
     DuplicateSearchRollback,
@@ -101,7 +102,16 @@ class ExecutorTry:
             if phase == "call":
                 if turn.history != self.history:  # a context member reshaped it
                     turn.messages = self._messages(turn.history)
-                turn.text = self.ctx.call("executor", turn.messages, STEP_SCHEMA).text
+                try:
+                    turn.text = self.ctx.call("executor", turn.messages, STEP_SCHEMA).text
+                except ReasoningRunaway as e:  # the watchdog cut the reply off: a guard stop
+                    self.ctx.budgets.steps.spend()
+                    cap.spend()
+                    self.stop_cause = "reasoning_runaway"
+                    if self.verified:
+                        detail = str(e)[:300]
+                        self._write("guard", "guard", "reasoning_watchdog", self.stop_cause, detail, detail)
+                    return True, None
             elif phase == "proposal":
                 turn.step = parse_step(turn.text)
             d = self.pipeline.run(phase, turn)

@@ -9,7 +9,9 @@ from vreact.model._base import (
     Model,
     ModelConfigError,
     ModelError,
+    ReasoningRunaway,
     TransientError,
+    Watchdog,
     endpoint_of,
 )
 from vreact.model._cache import ResponseCache, default_cache_dir
@@ -34,9 +36,11 @@ __all__ = [
     "ModelConfigError",
     "ModelError",
     "Price",
+    "ReasoningRunaway",
     "ResilientModel",
     "ResponseCache",
     "TransientError",
+    "Watchdog",
     "default_cache_dir",
     "endpoint_of",
     "get_model",

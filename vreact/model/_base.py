@@ -70,6 +70,37 @@ class ContextLengthError(ModelError):
     """The prompt does not fit the model's context window."""
 
 
+class ReasoningRunaway(ModelError):
+    """A streamed reply produced only reasoning past the watchdog's limit: aborted, never
+    retried, never cached (seed 003's reasoning-runaway watchdog)."""
+
+
+@dataclass(frozen=True)
+class Watchdog:
+    """Abort a streamed reply that has produced only reasoning (a ``reasoning_content`` delta or
+    an open ``<think>`` block, nothing in the answer channel) for ``timeout`` seconds or
+    ``max_tokens`` estimated tokens (characters / 4); 0 leaves either off."""
+
+    timeout: float = 0.0
+    max_tokens: int = 0
+
+    @property
+    def on(self) -> bool:
+        return bool(self.timeout or self.max_tokens)
+
+    def check(self, reasoning_chars: int, started: float, now: float) -> None:
+        if self.max_tokens and reasoning_chars / 4 > self.max_tokens:
+            raise ReasoningRunaway(
+                f"reasoning_runaway: {reasoning_chars // 4} reasoning tokens and no answer"
+                f" (reasoning_only_max_tokens {self.max_tokens})"
+            )
+        if self.timeout and now - started > self.timeout:
+            raise ReasoningRunaway(
+                f"reasoning_runaway: {now - started:.0f} s of reasoning and no answer"
+                f" (reasoning_only_timeout_s {self.timeout:g})"
+            )
+
+
 class TransientError(ModelError):
     """A failure worth retrying: HTTP 429 or 5xx, a connection error, a request time-out.
 

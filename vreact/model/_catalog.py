@@ -48,6 +48,8 @@ def build_models(
             if not key:
                 raise ModelConfigError(f"model {name!r}: set {entry.api_key_env} (its api_key_env)")
             options["api_key"] = key
+        if policy is not None and policy.watchdog.on and provider == "openai":
+            options["watchdog"] = policy.watchdog  # it streams; the other providers ignore it
         if entry and entry.structured_output and provider == "openai":
             options["json_mode"] = entry.structured_output
         price = Price(entry.price.input, entry.price.output) if entry and entry.price else None

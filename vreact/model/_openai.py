@@ -15,6 +15,7 @@ from vreact.model._base import (
     ModelConfigError,
     ModelError,
     TransientError,
+    Watchdog,
     retry_after_seconds,
 )
 
@@ -43,6 +44,7 @@ class OpenAIModel:
         api_key: str | None = None,
         timeout: float = 300.0,
         json_mode: str | None = None,
+        watchdog: Watchdog | None = None,
     ) -> None:
         try:
             import openai
@@ -64,6 +66,8 @@ class OpenAIModel:
         self.client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
         #: the server actually asked (the SDK resolves flag, OPENAI_BASE_URL and its default)
         self.endpoint = str(self.client.base_url).rstrip("/")
+        #: with a watchdog every call streams, so a reply that only reasons can be cut off
+        self.watchdog = watchdog if watchdog is not None and watchdog.on else None
         self.json_mode = json_mode or "json_schema"
         self._json_mode_known = json_mode is not None  # a models file may fix it; else probe
 
@@ -111,8 +115,17 @@ class OpenAIModel:
         started = time.perf_counter()
         if schema is not None:
             kwargs["response_format"] = self._response_format(schema)
+        if self.watchdog is not None:
+            kwargs["stream"] = True
+            kwargs["stream_options"] = {"include_usage": True}
         try:
             resp = self._create(kwargs)
+            if self.watchdog is not None:
+                text, prompt, completion = self._streamed(resp, self.watchdog)
+                latency = (time.perf_counter() - started) * 1000
+                return Completion(
+                    text, prompt_tokens=prompt, completion_tokens=completion, latency_ms=latency
+                )
         except openai.APIStatusError as e:
             msg = str(e).lower()
             if e.status_code == 429 or e.status_code >= 500:
@@ -126,7 +139,7 @@ class OpenAIModel:
             raise TransientError(f"{type(e).__name__}: {e}") from e
         except openai.APIError as e:
             raise ModelError(f"{type(e).__name__}: {e}") from e
-        text = resp.choices[0].message.content or "" if resp.choices else ""
+        text = resp.choices[0].message.content or "" if resp.choices else ""  # a streamed one returned
         usage = resp.usage
         return Completion(
             text,
@@ -134,3 +147,30 @@ class OpenAIModel:
             completion_tokens=usage.completion_tokens if usage else 0,
             latency_ms=(time.perf_counter() - started) * 1000,
         )
+
+    @staticmethod
+    def _streamed(stream: Any, watchdog: Watchdog) -> tuple[str, int, int]:
+        """Read a streamed reply: (text, prompt tokens, completion tokens). While it has produced
+        only reasoning (``reasoning_content`` deltas, or an open ``<think>`` block in the answer
+        channel) the watchdog may abort it (ReasoningRunaway), closing the connection."""
+        answer: list[str] = []
+        reasoning, usage = 0, None
+        t0 = time.monotonic()
+        try:
+            for chunk in stream:
+                usage = chunk.usage or usage
+                for choice in chunk.choices or []:
+                    delta = choice.delta
+                    extra = getattr(delta, "model_extra", None) or {}
+                    thought = getattr(delta, "reasoning_content", None) or extra.get("reasoning_content")
+                    reasoning += len(thought or "")
+                    answer.append(delta.content or "")
+                text = "".join(answer)
+                thinking = text.lstrip().startswith("<think>") and "</think>" not in text
+                if not text.strip() or thinking:
+                    watchdog.check(reasoning + (len(text) if thinking else 0), t0, time.monotonic())
+        finally:
+            stream.close()
+        text = "".join(answer)
+        completion = usage.completion_tokens if usage else (len(text) + reasoning) // 4
+        return text, usage.prompt_tokens if usage else 0, completion

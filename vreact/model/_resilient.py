@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from vreact.model._base import (
@@ -23,6 +23,7 @@ from vreact.model._base import (
     Model,
     ModelError,
     TransientError,
+    Watchdog,
 )
 from vreact.model._cache import ResponseCache, request_key
 
@@ -51,6 +52,8 @@ class CallPolicy:
     backoff_max: float = 30.0
     call_timeout: float | None = 600.0  # seconds for all tries of one call, waits included
     concurrency: int = 4  # requests in flight per endpoint
+    #: reasoning-only replies, on streaming providers (off by default)
+    watchdog: Watchdog = field(default_factory=Watchdog)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from vreact.config import CALL_ROLES, Configuration
-from vreact.model import CallPolicy
+from vreact.model import CallPolicy, Watchdog
 from vreact.verify.gates import check_gate_args, gate_factory
 
 
@@ -169,6 +169,12 @@ class RunLimits(_Strict):
         _CALL.call_timeout or 0.0, ge=0, description="seconds for all tries of one call (0: none)"
     )
     endpoint_concurrency: int = Field(_CALL.concurrency, ge=1, description="requests in flight per endpoint")
+    reasoning_only_timeout_s: float = Field(
+        0.0, ge=0, description="abort a streamed reply that has produced only reasoning this long (0: off)"
+    )
+    reasoning_only_max_tokens: int = Field(
+        0, ge=0, description="abort a streamed reply at this many estimated reasoning tokens (0: off)"
+    )
 
     def policy(self) -> CallPolicy:
         """The retry layer's policy under these limits (a call timeout of 0 means none); the
@@ -177,6 +183,7 @@ class RunLimits(_Strict):
             max_retries=self.max_retries,
             call_timeout=self.call_timeout or None,
             concurrency=self.endpoint_concurrency,
+            watchdog=Watchdog(self.reasoning_only_timeout_s, self.reasoning_only_max_tokens),
         )
 
 
