@@ -12,6 +12,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -37,24 +38,12 @@ def _tail(log: Path, n: int = 40) -> str:
     return "\n".join(log.read_text(errors="replace").splitlines()[-n:]) if log.exists() else ""
 
 
-@pytest.fixture(scope="module")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``python -m llama_cpp.server`` on a free loopback port; yields its base URL."""
+@contextmanager
+def serve(log: Path, n_ctx: int = 8192) -> Iterator[str]:
+    """``python -m llama_cpp.server`` with SmolLM2 on a free loopback port; yields its base URL."""
     port = _free_port()
-    log = tmp_path_factory.mktemp("llama_server") / "server.log"
-    cmd = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(smollm2_path()),
-        "--n_ctx",
-        "8192",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path())]
+    cmd += ["--n_ctx", str(n_ctx), "--host", "127.0.0.1", "--port", str(port)]
     base_url = f"http://127.0.0.1:{port}/v1"
     # the server logs a lot: a file, never a pipe nobody reads (it would fill and block)
     with open(log, "wb") as log_file:
@@ -81,6 +70,12 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with serve(tmp_path_factory.mktemp("llama_server") / "server.log") as url:
+        yield url
 
 
 def test_run_against_llama_cpp_server(llama_server: str, tmp_path: Path) -> None:
