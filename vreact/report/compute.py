@@ -345,7 +345,14 @@ def _guards(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> Guar
         )
         for g in sorted({g for g, _ in fires})
     ]
-    return GuardReport(fires=rows, stopped_attempts=stopped, stopped_then_correct=stopped_correct)
+    return GuardReport(
+        fires=rows,
+        hints=sum(f.hints for f in rows),
+        rollbacks=sum(f.rollbacks for f in rows),
+        stops=sum(f.stops for f in rows),
+        stopped_attempts=stopped,
+        stopped_then_correct=stopped_correct,
+    )
 
 
 def _risk_coverage(answers: list[tuple[int, bool]], scoreable: int) -> list[RiskPoint]:

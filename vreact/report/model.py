@@ -125,6 +125,9 @@ class GuardReport(_Figures):
     stopped (a try of) that still ended correct after a later try."""
 
     fires: list[GuardFires]
+    hints: int
+    rollbacks: int
+    stops: int
     stopped_attempts: int
     stopped_then_correct: int
 

@@ -129,7 +129,7 @@ def _guard_fires(report: Report) -> Iterator[Row]:
 
 def _guarded(report: Report) -> Iterator[Row]:
     for n, r in _configs(report):
-        if r.guards and r.guards.stopped_attempts:
+        if r.guards is not None:
             yield Row(n, (n,), r.guards, key="guards.")
 
 
@@ -295,10 +295,16 @@ TABLES: tuple[Table, ...] = (
         optional=True,
     ),
     Table(
-        "Attempts a guard or budget stopped, and how many still ended correct",
+        "Loop guards: fires, and the attempts a guard or budget stopped that still ended correct",
         "A stop ends one try; the attempt goes on with a new try while its budget lasts.",
         ("config",),
-        (Column("stopped", "stopped_attempts"), Column("then correct", "stopped_then_correct")),
+        (
+            Column("hints", "hints"),
+            Column("rollbacks", "rollbacks"),
+            Column("stops", "stops"),
+            Column("stopped att", "stopped_attempts"),
+            Column("then correct", "stopped_then_correct"),
+        ),
         _guarded,
         optional=True,
     ),
