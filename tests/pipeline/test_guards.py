@@ -9,6 +9,7 @@ from tests.helpers import attempt, finish, last_support, read, search, solve
 from vreact.config import Configuration
 from vreact.records import read_run
 from vreact.report import compute as report
+from vreact.report.html import render_html
 
 
 def config(**kw):
@@ -207,3 +208,13 @@ def test_a_benchmark_profile_summarises_the_oldest_steps(task_nissedal, store, s
     last = "\n".join(m["content"] for m in a.calls[-1].messages)
     assert "(earlier steps, summarised)" in last and "searched 'Nissedal'" in last
     assert len(last) / 4 <= 0.75 * 600 + 200  # near the budget: what is left is one step at most
+
+
+def test_the_attempt_page_shows_hints_and_rollbacks_where_they_happened(
+    task_nissedal, store, spec, verifiers, roles
+):
+    g = {"duplicate_search": True}
+    script = [search("Nissedal"), search("Nissedal"), search("river"), *solve(task_nissedal)]
+    attempt(config(guard=g), task_nissedal, script, store, spec, verifiers, roles)
+    page = render_html(store)
+    assert 'data-kind="rollback">step 1 · duplicate_search rollback: You already searched' in page

@@ -94,10 +94,23 @@ def _steps_card(a: AttemptRecord) -> str:
             f'<div class="steps-grid"><div class="chips">{chips or NO_VERDICT}</div>'
             '<table class="steps"><thead><tr><th>#</th><th>action</th>'
             f"<th>thought</th><th>observation</th></tr></thead><tbody>{''.join(map(_step_row, rows))}"
-            "</tbody></table></div></div>"
+            f"</tbody></table>{_events(a, component, n)}</div></div>"
         )
     out.append("</div>")
     return "".join(out)
+
+
+def _events(a: AttemptRecord, component: str | None, n: int) -> str:
+    """The hints and rollbacks of one try, at the step they happened (events, not verdicts)."""
+    mine = [e for e in a.events if e.component == component and e.try_ == n]
+    if not mine:
+        return ""
+    items = "".join(
+        f'<li class="event e-{h(e.kind)}" data-kind="{h(e.kind)}">step {e.step} · {h(e.guard)} '
+        f"{h(e.kind)}: {h(clip(e.detail, 200))}</li>"
+        for e in mine
+    )
+    return f'<ul class="events small muted">{items}</ul>'
 
 
 def _call_row(i: int, c: CallRecord) -> str:
