@@ -12,9 +12,13 @@ from tests.fakes._loopback import JSONHandler, LoopbackServer
 class ReasoningServer(LoopbackServer):
     url_suffix = "/v1"
 
-    def __init__(self, chunk: str = "Let me think about this step by step. ", every: float = 0.005) -> None:
+    def __init__(
+        self, chunk: str = "Let me think about this step by step. ", every: float = 0.005, then: str = ""
+    ) -> None:
+        """``then``: after 20 reasoning chunks, answer this text and end the stream (default:
+        reason forever)."""
         super().__init__()
-        self.chunk, self.every = chunk, every
+        self.chunk, self.every, self.then = chunk, every, then
         self.streamed = 0  # requests answered with a stream
         self.stalled = 0  # plain requests left unanswered
 
@@ -39,10 +43,18 @@ class _Handler(JSONHandler):
         delta = {"role": "assistant", "content": None, "reasoning_content": owner.chunk}
         event = {"id": "r", "object": "chat.completion.chunk", "created": 0, "model": body.get("model")}
         data = f"data: {json.dumps({**event, 'choices': [{'index': 0, 'delta': delta}]})}\n\n".encode()
+        sent = 0
         try:
             while not owner._stopping.is_set():
+                if owner.then and sent == 20:
+                    answer = {"role": "assistant", "content": owner.then}
+                    end = {**event, "choices": [{"index": 0, "delta": answer, "finish_reason": "stop"}]}
+                    self.wfile.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())
+                    self.wfile.flush()
+                    return
                 self.wfile.write(data)
                 self.wfile.flush()
+                sent += 1
                 time.sleep(owner.every)
         except (BrokenPipeError, ConnectionResetError):
             return

@@ -81,3 +81,14 @@ def test_for_the_planner_it_is_an_unparseable_plan_rejected_by_the_plan_gates(tm
     plan = [v for v in a.verdicts if v.verifier == "plan"]
     assert len(plan) == 3 and all(v.decision == "reject" and v.check_name == "plan_parses" for v in plan)
     assert a.outcome == "abstain" and all(c.status == "error" for c in a.calls)
+
+
+def test_a_reply_that_reasons_a_little_then_answers_is_not_aborted(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    abstain = json.dumps({"thought": "", "action": "abstain", "input": "no paragraph says", "evidence": []})
+    with ReasoningServer(then=abstain) as server:  # 20 chunks of ~9 tokens: under 500
+        config = {"name": "VG", "gates": True, "guards": True}
+        a, _ = run(tmp_path, server, {"reasoning_only_max_tokens": 500}, config)
+    assert not [v for v in a.verdicts if v.check_name == "reasoning_watchdog"]
+    assert a.calls and all(c.status == "ok" for c in a.calls) and a.calls[0].response == abstain
+    assert a.outcome == "abstain" and a.abstain_level in ("declined", "L3", "L1")
