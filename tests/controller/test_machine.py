@@ -172,6 +172,8 @@ def test_step_cap_in_vg_is_a_budget_stop_routed_like_r1(run, task, store):
         "step_cap",
         "step_cap",
     )
+    [verdict] = [v for v in verdicts(store, row["id"]) if v["check_name"] == "step_cap"]
+    assert verdict["budget_left"] == 2  # R1 tries left after the capped one
 
 
 def test_attempt_step_budget_ends_in_l3_abstention(run, task, store):

@@ -151,7 +151,7 @@ def test_the_token_budget_stops_then_abstains(task_nissedal, store, spec, verifi
     calls = rows(store, "model_calls", row["id"])
     used = sum(c["prompt_tokens"] + c["completion_tokens"] for c in calls)
     [stop] = [v for v in rows(store, "verdicts", row["id"]) if v["source"] == "budget"]
-    assert (stop["cause"], row["abstain_level"]) == ("token_budget", "L3")
+    assert (stop["cause"], stop["budget_left"], row["abstain_level"]) == ("token_budget", 2, "L3")
     assert used >= 400 and sum(c["prompt_tokens"] + c["completion_tokens"] for c in calls[:-1]) < 400
 
 
