@@ -218,3 +218,13 @@ def test_the_attempt_page_shows_hints_and_rollbacks_where_they_happened(
     attempt(config(guard=g), task_nissedal, script, store, spec, verifiers, roles)
     page = render_html(store)
     assert 'data-kind="rollback">step 1 · duplicate_search rollback: You already searched' in page
+
+
+def test_steps_without_a_thought_never_trigger_the_text_guard(task_nissedal, store, spec, verifiers, roles):
+    silent = [search(f"query {i}") for i in range(6)]  # thought ""
+    g = {"text_repeat": True}
+    _, row, _ = attempt(
+        config(guard=g), task_nissedal, silent + solve(task_nissedal), store, spec, verifiers, roles
+    )
+    assert not [e for e in rows(store, "events", row["id"]) if e["guard"] == "text_repetition"]
+    assert not [v for v in rows(store, "verdicts", row["id"]) if v["check_name"] == "text_repetition"]
