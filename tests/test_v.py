@@ -10,8 +10,8 @@ from vreact.verify import judges
 
 
 def test_every_row_names_a_budget_a_judge_prompt_and_a_level_that_exist():
-    budgets = Budgets(BudgetLimits(plan=4, r1=5, r2=6, r3=7))
-    limits = {"plan": 4, "r1": 5, "r2": 6, "r3": 7}
+    budgets = Budgets(BudgetLimits(plan=4, r1=5, r2=6, r3=7, steps=8))
+    limits = {"plan": 4, "r1": 5, "r2": 6, "r3": 7, "steps": 8}
     for row in V.values():
         assert row.level in LEVELS
         assert budgets.of(row.id, "executor.s1").limit == limits[row.budget]

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from vreact.model import GenerateSettings
 
 #: The roles that call a model (a models file or experiment may give each its own model, and a
 #: configuration its own call settings).
-CALL_ROLES = ("planner", "executor", "judge")
-
-#: Switches that are part of the configuration's vocabulary but not built yet: refused when on,
-#: so no run silently goes without a component it names.
-NOT_AVAILABLE = ("critic", "context_manager")
+CALL_ROLES = ("planner", "executor", "judge", "critic", "context_manager")
 
 
 class BudgetLimits(BaseModel):
@@ -47,6 +43,16 @@ class GuardSettings(BaseModel):
         False, description="roll back a search already run in this try that returned results"
     )
     duplicate_rollbacks: int = Field(3, ge=0, description="rollbacks of duplicate searches per try")
+
+
+class DeReActSettings(BaseModel):
+    """The critic's threshold and the brain's history window (seed 000)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kappa_min: float = Field(0.7, ge=0, le=1, description="the critic's least confidence to accept")
+    window: int = Field(25, ge=1, description="W: raw steps of the try the brain sees (with a CM)")
+    initial: int = Field(5, ge=0, description="m: of those, the first steps kept")
 
 
 class MemberRef(BaseModel):
@@ -91,10 +97,13 @@ class Configuration(BaseModel):
     guards: bool = False
     gates: bool = False
     judges: bool = False
-    critic: bool = Field(False, description="the DeReAct critic (not available yet: must be false)")
+    critic: bool = Field(False, description="the DeReAct critic: authorises each proposal before it runs")
     context_manager: bool = Field(
-        False, description="the DeReAct context manager (not available yet: must be false)"
+        False,
+        description="the DeReAct context manager: an evidence-only State, the brain's history window, "
+        "and the certification (or veto) of a proposed final",
     )
+    dereact: DeReActSettings = Field(default_factory=lambda: DeReActSettings())
     budgets: BudgetLimits = Field(default_factory=BudgetLimits)
     guard: GuardSettings = Field(default_factory=GuardSettings)
     final_answer_recovery: bool = Field(
@@ -133,13 +142,6 @@ class Configuration(BaseModel):
                 raise ValueError(f"unknown role {role!r} (roles: {', '.join(CALL_ROLES)})")
         return calls
 
-    @field_validator(*NOT_AVAILABLE)
-    @classmethod
-    def _not_available(cls, on: bool, info: ValidationInfo) -> bool:
-        if on:
-            raise ValueError(f"{info.field_name} is not available yet (it must be false or left out)")
-        return on
-
     def settings_for(self, role: str, seed: int | None = None) -> GenerateSettings:
         """How ``role``'s model calls are made: its overrides, else this configuration's values."""
         own = self.calls.get(role) or CallSettings()
@@ -154,4 +156,11 @@ class Configuration(BaseModel):
         """True when anything checks the executor (gates, guards, judges or pipeline members):
         then its results go through R1 (and the chain through R2, the answer through R3), each
         verifier running its gates if gates are on and its judge if judges are on."""
-        return self.gates or self.guards or self.judges or bool(self.pipeline)
+        return (
+            self.gates
+            or self.guards
+            or self.judges
+            or self.critic
+            or self.context_manager
+            or bool(self.pipeline)
+        )

@@ -6,6 +6,8 @@ costs and where it goes. Every other module reads this table instead of keeping 
     R1        one subtask's answer      L3     r1      that executor (new try) abstain naming L3
     guard     the executor's loop       L3     r1      that executor (new try) abstain naming L3
     budget    a try's or attempt's cost L3     r1      that executor (new try) abstain naming L3
+    critic    a proposed action         L3     steps   that executor (next step): feedback
+    context_manager  a proposed final   L1     steps   that executor (next step): a veto
     R2        the chain of answers      L2     r2      the planner (re-plan)   abstain naming L2
     R3        the final answer          L1     r3      the top (re-descend)    abstain naming L1
 
@@ -20,7 +22,7 @@ from typing import Literal
 
 Level = Literal["L1", "L2", "L3"]
 #: A verifier id: one row of ``V``.
-VerifierId = Literal["plan", "R1", "R2", "R3", "guard", "budget"]
+VerifierId = Literal["plan", "R1", "R2", "R3", "guard", "budget", "critic", "context_manager"]
 #: What kind of check decided a verdict.
 Source = Literal["gate", "judge", "guard", "budget"]
 #: Where a rejection is routed.
@@ -54,6 +56,9 @@ V: dict[str, Verifier] = {
         Verifier("R1", "L3", "r1", "executor", "L3", "L3"),
         Verifier("guard", "L3", "r1", "executor", None, "L3"),
         Verifier("budget", "L3", "r1", "executor", None, "L3"),
+        # DeReAct's critic and context manager: a block or a veto spends a step, not a re-descent
+        Verifier("critic", "L3", "steps", "executor", None, None),
+        Verifier("context_manager", "L1", "steps", "executor", None, None),
         Verifier("R2", "L2", "r2", "planner", "integration", "L2"),
         Verifier("R3", "L1", "r3", "top", "L1", "L1"),
     )

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from tests.helpers import attempt, by_role, finish, judged, plan, read, search
 from vreact.cli import cli
 from vreact.config import Configuration
+from vreact.controller._try import pipeline_of
 from vreact.records import Store
-from vreact.spec import SpecError, load_file
+from vreact.spec import load_file
 
 SWITCHES = ("planner", "guards", "gates", "judges")
 COMBINATIONS = [dict(zip(SWITCHES, on, strict=True)) for on in itertools.product((False, True), repeat=4)]
@@ -112,24 +113,15 @@ def test_a_judge_reject_without_gates_changes_the_outcome(task, spec, verifiers,
     )
 
 
-@pytest.mark.parametrize("switch", ["critic", "context_manager"])
-def test_a_switch_without_an_implementation_is_refused(switch, tmp_path):
+@pytest.mark.parametrize(("switch", "member"), [("critic", "Critic"), ("context_manager", "ContextManager")])
+def test_the_dereact_switches_are_accepted_and_add_their_member(switch, member, tmp_path):
+    """They were refused while not built (the trust issue); now each adds its pipeline member."""
     path = tmp_path / "exp.yaml"
     path.write_text(
         "kind: experiment\nname: x\ndataset: {path: sample}\nconfigurations:\n"
         f"  - name: D\n    {switch}: true\n"
     )
-    with pytest.raises(SpecError) as e:
-        load_file(path)
-    assert e.value.lines == [
-        f"{path}:6: configurations.0.{switch}: {switch} is not available yet (it must be false or left out)"
-    ]
-    for args in (["validate", str(path)], ["experiment", str(path), "--out", str(tmp_path / "out")]):
-        result = CliRunner().invoke(cli, args)
-        assert result.exit_code == 2, result.output
-        lines = [ln for ln in result.output.splitlines() if ln.strip()]
-        assert lines in ([e.value.lines[0]], [f"error: {e.value.lines[0]}"]), result.output
-    assert not (tmp_path / "out").exists()
-    # false is accepted, as is leaving it out
-    path.write_text(path.read_text().replace(": true", ": false"))
-    assert load_file(path)
+    [config] = load_file(path).configurations
+    assert config.verified
+    assert member in [type(m).__name__ for m in pipeline_of(config).members]
+    assert CliRunner().invoke(cli, ["validate", str(path)]).exit_code == 0

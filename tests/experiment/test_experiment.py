@@ -209,7 +209,7 @@ def test_dataset_filter_and_overrides(server, tmp_path):
     [
         ("attempts=0", "pilot.yaml: --set attempts: attempts: Input should be greater than or equal to 1"),
         ("atempts=3", "pilot.yaml: --set atempts: atempts: unknown field"),
-        ("models.critic=openai/x", "--set models.critic: models: unknown role 'critic'"),
+        ("models.brain=openai/x", "--set models.brain: models: unknown role 'brain'"),
         ("dataset.hops=[9]", "no task passes the experiment's dataset filter"),
         ("attempts", "--set attempts: expected KEY=VALUE"),
     ],

@@ -134,10 +134,10 @@ R3:
         ),
         (
             "experiments",
-            "kind: experiment\nname: x\nconfigurations:\n  - name: A\n    calls: {critic: {}}\n",
+            "kind: experiment\nname: x\nconfigurations:\n  - name: A\n    calls: {brain: {}}\n",
             5,
             "configurations.0.calls",
-            "unknown role 'critic' (roles: planner, executor, judge)",
+            "unknown role 'brain' (roles: planner, executor, judge, critic, context_manager)",
         ),
         (
             "memory",

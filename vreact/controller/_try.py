@@ -10,7 +10,9 @@ from vreact.config import Configuration
 from vreact.controller._context import AttemptContext
 from vreact.model import ReasoningRunaway
 from vreact.pipeline import (
+    ContextManager,
     ContextProfile,
+    Critic,
     DuplicateSearchRollback,
     Member,
     ParseGate,
@@ -38,14 +40,18 @@ RECOVER = (
 
 
 def pipeline_of(config: Configuration) -> Pipeline:
-    """A new try's members: the context profile (if named), the parse gate, the loop guards
-    (with guards on: the duplicate-search rollback if switched on, repeated calls, repeated
-    thoughts if switched on), then the configuration's own, in order."""
+    """A new try's members: the context profile (if named), the DeReAct context manager, the
+    parse gate, the loop guards (with guards on: the duplicate-search rollback if switched on,
+    repeated calls, repeated thoughts if switched on), the DeReAct critic, then the
+    configuration's own, in order."""
     g = config.guard
     members: list[Member] = []
     if config.profile:
         keep = config.keep_last_k if config.keep_last_k is not None else 5
         members.append(ContextProfile(config.profile, keep, config.context_tokens))
+    d = config.dereact
+    if config.context_manager:  # after a profile: the State, and the brain's history window
+        members.append(ContextManager(d.window, d.initial))
     members.append(ParseGate(strict=config.gates))
     if config.guards:  # a rollback first, so the other guards never count a dropped step
         if g.duplicate_search:
@@ -53,6 +59,8 @@ def pipeline_of(config: Configuration) -> Pipeline:
         members.append(RepetitionGuard(g.repeat_hint, g.repeat_stop))
         if g.text_repeat:
             members.append(TextRepetitionGuard(g.text_similarity, g.text_hint, g.text_stop))
+    if config.critic:  # after the free checks: a model call only for what they let through
+        members.append(Critic(d.kappa_min))
     members += [build_member(m.name, m.args) for m in config.pipeline]
     return Pipeline(members)
 
@@ -85,7 +93,9 @@ class ExecutorTry:
             if spent:
                 self._budget_stop(*spent)
                 return None
-            turn = Turn(self.subtask.component, self.subtask.objective, cap.used, [], list(self.history))
+            st = self.subtask
+            turn = Turn(st.component, st.objective, cap.used, [], list(self.history), ask=self._ask)
+            turn.retrieved = frozenset(self.retrieved)
             turn.messages = self._messages(turn.history)
             ended, done = self._step(turn, cap)
             if ended:
@@ -100,8 +110,8 @@ class ExecutorTry:
         hints: list[str] = []
         for phase in ("context", "call", "proposal"):
             if phase == "call":
-                if turn.history != self.history:  # a context member reshaped it
-                    turn.messages = self._messages(turn.history)
+                if turn.history != self.history or turn.sources:  # a context member shaped it
+                    turn.messages = self._messages(turn.history, turn.sources)
                 try:
                     turn.text = self.ctx.call("executor", turn.messages, STEP_SCHEMA).text
                 except ReasoningRunaway as e:  # the watchdog cut the reply off: a guard stop
@@ -115,6 +125,7 @@ class ExecutorTry:
             elif phase == "proposal":
                 turn.step = parse_step(turn.text)
             d = self.pipeline.run(phase, turn)
+            self._member_verdicts(turn)
             hints += self._hinted(turn, d.hints)
             kind = d.outcome.kind
             if kind == "rollback" and self.rollbacks < cap.limit:  # then it is spent like a block
@@ -137,7 +148,9 @@ class ExecutorTry:
         if not turn.final:
             self.searches += step.action == "search"
             turn.observation = run_tool(step, self.corpus, self.retrieved)
+            turn.retrieved = frozenset(self.retrieved)
         d = self.pipeline.run("result", turn)
+        self._member_verdicts(turn)
         hints += self._hinted(turn, d.hints)
         if d.outcome.kind == "stop":
             self._stopped(turn, d.outcome, d.member)
@@ -165,7 +178,9 @@ class ExecutorTry:
         self._record(turn, "")
         return self._artifact(turn.step)
 
-    def _messages(self, history: list[tuple[str, str]]) -> list[dict[str, str]]:
+    def _messages(
+        self, history: list[tuple[str, str]], extra: dict[str, Any] | None = None
+    ) -> list[dict[str, str]]:
         own = (self.subtask.component, ANSWER) if self.subtask.final else (self.subtask.component,)
         scope = self.ctx.scope(
             own,
@@ -174,6 +189,7 @@ class ExecutorTry:
                 "subtask.contract": self.subtask.contract,
                 "subtask.checks": list(self.subtask.checks),
                 "try.steps": list(history),
+                **(extra or {}),
             },
         )
         messages = render_messages(self.ctx.assembler.build("executor", scope))
@@ -195,6 +211,20 @@ class ExecutorTry:
             else {"thought": turn.text, "action": None}
         )
         self.ctx.recorder.step(self.subtask.component, self.tries.used, turn.index, observation, **fields)
+
+    def _ask(self, role: str, sources: dict[str, Any], render: Any, schema: dict[str, Any]) -> str:
+        """A member's model call: the role's context under its row of memory/roles.yaml."""
+        scope = self.ctx.scope((self.subtask.component,), sources)
+        return self.ctx.call(role, render(self.ctx.assembler.build(role, scope)), schema).text
+
+    def _member_verdicts(self, turn: Turn) -> None:
+        """The verdicts members left beside their outcomes (a critic's accept, a gate's reject)."""
+        artifact = turn.step.call() if turn.step is not None else turn.text
+        for v in turn.verdicts if self.verified else []:
+            m = v.member
+            name, source = v.check_name or m.name, v.source or m.source
+            self._write(m.verifier, source, name, v.cause, v.detail, artifact, v.decision, v.args)
+        turn.verdicts.clear()
 
     def _hinted(self, turn: Turn, hints: list[tuple[Member, str]]) -> list[str]:
         """Each hint is an event; the notes go on the step's observation."""
@@ -224,20 +254,36 @@ class ExecutorTry:
         """The reject verdict of a member's block, stop or veto, when it has a cause."""
         if outcome.cause and self.verified and member is not None:
             artifact = outcome.artifact if outcome.artifact is not None else outcome.detail
-            self._write(member.verifier, member.source, member.name, outcome.cause, outcome.detail, artifact)
+            m = member
+            self._write(
+                m.verifier, m.source, m.name, outcome.cause, outcome.detail, artifact, args=outcome.args
+            )
 
-    def _write(self, verifier: str, source: Any, name: str, cause: str, detail: str, artifact: str) -> None:
+    def _write(
+        self,
+        verifier: str,
+        source: Any,
+        name: str,
+        cause: str,
+        detail: str,
+        artifact: str,
+        decision: Any = "reject",
+        args: dict[str, Any] | None = None,
+    ) -> None:
+        """A verdict with what is left of the budget its verifier spends (vreact/v.py)."""
         assert verifier in V
+        left = self.ctx.budgets.of(verifier, self.subtask.component).left
         verdict = Verdict(
             verifier,
             self.subtask.component,
             source,
             name,
-            "reject",
+            decision,
             cause,
             detail,
-            self.tries.left,
+            left,
             artifact_hash(artifact),
+            dict(args or {}),
         )
         self.ctx.recorder.verdict(verdict, artifact)
 

@@ -10,7 +10,7 @@ Members are registered by name (``@member("name")``) and named in a configuratio
 ``pipeline:``; a member that raises stops the try with cause ``verifier_error``.
 """
 
-from vreact.pipeline import _builtin, _profiles  # noqa: F401  (register the built-in members)
+from vreact.pipeline import _builtin, _dereact, _profiles  # noqa: F401  (register the built-in members)
 from vreact.pipeline._builtin import DuplicateSearchRollback, ParseGate, RepetitionGuard, TextRepetitionGuard
 from vreact.pipeline._core import (
     PASS,
@@ -31,12 +31,15 @@ from vreact.pipeline._core import (
     stop,
     veto,
 )
+from vreact.pipeline._dereact import ContextManager, Critic, window
 from vreact.pipeline._profiles import ContextProfile
 
 __all__ = [
     "PASS",
     "PHASES",
+    "ContextManager",
     "ContextProfile",
+    "Critic",
     "DuplicateSearchRollback",
     "Member",
     "ParseGate",
@@ -56,4 +59,5 @@ __all__ = [
     "rollback",
     "stop",
     "veto",
+    "window",
 ]

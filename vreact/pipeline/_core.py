@@ -45,6 +45,7 @@ class StepOutcome:
     cause: str = ""
     detail: str = ""
     artifact: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)  # recorded with the verdict
 
 
 PASS = StepOutcome("pass")
@@ -58,16 +59,29 @@ def rollback(note: str, cause: str = "", detail: str = "") -> StepOutcome:
     return StepOutcome("rollback", note, cause, detail)
 
 
-def block(feedback: str, cause: str = "", detail: str = "") -> StepOutcome:
-    return StepOutcome("block", feedback, cause, detail)
+def block(feedback: str, cause: str = "", detail: str = "", **args: Any) -> StepOutcome:
+    return StepOutcome("block", feedback, cause, detail, args=args)
 
 
 def stop(cause: str, detail: str, observation: str = "", artifact: str | None = None) -> StepOutcome:
     return StepOutcome("stop", observation, cause, detail, artifact)
 
 
-def veto(reason: str, cause: str = "", detail: str = "") -> StepOutcome:
-    return StepOutcome("veto", reason, cause, detail)
+def veto(reason: str, cause: str = "", detail: str = "", **args: Any) -> StepOutcome:
+    return StepOutcome("veto", reason, cause, detail, args=args)
+
+
+@dataclass(frozen=True)
+class MemberVerdict:
+    """A verdict a member leaves beside its outcome (recorded by the try)."""
+
+    member: Member
+    decision: str
+    cause: str = ""
+    detail: str = ""
+    check_name: str = ""  # default: the member's name
+    source: str = ""  # default: the member's source
+    args: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -84,6 +98,24 @@ class Turn:
     text: str = ""
     step: Step | None = None
     observation: str | None = None
+    #: what a context member adds to the executor's context (e.g. the DeReAct State)
+    sources: dict[str, Any] = field(default_factory=dict)
+    retrieved: frozenset[str] = frozenset()  # paragraph ids this try has seen
+    #: a role's call for members that ask a model (the critic, the context manager): its
+    #: context is assembled under memory/roles.yaml and the call is recorded
+    ask: (
+        Callable[[str, dict[str, Any], Callable[[dict[str, Any]], list[Message]], dict[str, Any]], str] | None
+    ) = None
+    #: verdicts a member leaves beside its outcome (a critic's accept, a State gate's reject)
+    verdicts: list[MemberVerdict] = field(default_factory=list)
+
+    def accept(self, member: Member, **args: Any) -> None:
+        """Record that ``member`` accepted this step (e.g. a critic's accept)."""
+        self.verdicts.append(MemberVerdict(member, "accept", args=args))
+
+    def reject(self, member: Member, cause: str, detail: str, check_name: str = "", source: str = "") -> None:
+        """Record a reject by ``member`` (or one of its gates) that does not decide the step."""
+        self.verdicts.append(MemberVerdict(member, "reject", cause, detail, check_name, source))
 
     @property
     def final(self) -> bool:

@@ -119,6 +119,9 @@ def render_messages(context: dict[str, Any]) -> list[Message]:
     if checks:
         lines.append("Your finish is checked: " + "; ".join(CHECK_TEXT.get(c, c) for c in checks))
     lines += failure_lines(context.get("failures.own") or [], "Earlier tries were rejected:")
+    if "state" in context:  # the DeReAct context manager's evidence-only State (it replaces)
+        facts = [f"- {f['fact']} [{', '.join(f['paragraph_ids'])}]" for f in context["state"]]
+        lines += ["Verified facts so far:", *(facts or ["(none yet)"])]
     messages: list[Message] = [
         {"role": "system", "content": _SYSTEM},
         {"role": "user", "content": "\n".join(lines)},

@@ -109,7 +109,11 @@ CONTEXT_FIELDS: dict[str, str] = {
     "subtask.contract": "this subtask's L3 contract",
     "subtask.checks": "the checks R1 applies to this subtask",
     "failures.own": "this component's own failure entries in this attempt",
-    "try.steps": "the steps of the current try (never an earlier try's)",
+    "try.steps": "the steps of the current try (never an earlier try's; with a context manager the "
+    "brain sees a window of them)",
+    "state": "the DeReAct State: facts of this try, each citing the paragraphs it rests on",
+    "proposal": "the executor's proposed step: intent (thought) and command (action, input, evidence)",
+    "result": "what the proposed step returned (the tool's observation, or the proposed final)",
     "artifact": "the artifact under verification",
     "condition": "the one condition a gate checks",
     "paired_level": "the specification level a judge's verifier pairs with",

@@ -1,0 +1,106 @@
+"""DeReAct's two externalised decisions (seed 000, Algorithm 1) as pipeline members: the critic
+authorises each proposal before it runs (``proposal``: block); the context manager keeps the
+evidence-only State (``context``: the brain reads it and a history window; ``result``: it
+rebuilds the State and certifies or vetoes a proposed final)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from vreact.pipeline._core import PASS, Member, StepOutcome, Turn, block, member, veto
+from vreact.roles import context_manager as cm
+from vreact.roles import critic
+from vreact.v import Source
+
+
+def window(history: list[tuple[str, str]], size: int, initial: int) -> list[tuple[str, str]]:
+    """The brain's view of the try's raw steps: all of them up to ``size``, else the first
+    ``initial`` and the last ``size - initial``."""
+    if len(history) <= size:
+        return list(history)
+    return history[:initial] + history[len(history) - (size - initial) :]
+
+
+@member("critic")
+class Critic(Member):
+    """Reject, a confidence below ``kappa_min`` or an unreadable answer: the action never runs,
+    its feedback is the next observation, and the step is spent."""
+
+    verifier: ClassVar[str] = "critic"
+    source: ClassVar[Source] = "judge"
+
+    def __init__(self, kappa_min: float = 0.7) -> None:
+        self.kappa_min = kappa_min
+
+    def proposal(self, turn: Turn) -> StepOutcome:
+        if turn.step is None or turn.ask is None:
+            return PASS
+        sources: dict[str, Any] = {
+            "subtask.objective": turn.objective,
+            "proposal": critic.proposal(turn.step),
+        }
+        if "state" in turn.sources:
+            sources["state"] = turn.sources["state"]
+        else:  # no context manager: the critic reads the try's raw steps (Ablation B)
+            sources["try.steps"] = list(turn.history)
+        text = turn.ask("critic", sources, critic.render_messages, critic.CRITIC_SCHEMA)
+        ok, cause, feedback, confidence = critic.decide(text, self.kappa_min)
+        if ok:
+            turn.accept(self, confidence=confidence)
+            return PASS
+        return block(f"critic: {feedback}", cause, feedback, confidence=confidence)
+
+
+@member("context_manager")
+class ContextManager(Member):
+    """The State belongs to this try (one instance per try); each fact must cite paragraphs the
+    try retrieved (``state_grounded``), else the old State is kept and a success is not certified."""
+
+    verifier: ClassVar[str] = "context_manager"
+    source: ClassVar[Source] = "judge"
+
+    def __init__(self, window: int = 25, initial: int = 5) -> None:
+        self.size, self.initial = window, initial
+        self.state: list[dict[str, Any]] = []
+
+    def context(self, turn: Turn) -> StepOutcome:
+        turn.sources["state"] = list(self.state)
+        turn.history = window(turn.history, self.size, self.initial)
+        return PASS
+
+    def result(self, turn: Turn) -> StepOutcome:
+        if turn.step is None or turn.ask is None:
+            return PASS
+        result = (
+            turn.observation if not turn.final else f"proposed final: {turn.step.action} {turn.step.input!r}"
+        )
+        sources = {
+            "subtask.objective": turn.objective,
+            "state": list(self.state),
+            "proposal": critic.proposal(turn.step),
+            "result": result,
+        }
+        update = cm.parse(turn.ask("context_manager", sources, cm.render_messages, cm.CM_SCHEMA))
+        if update is None:
+            return (
+                veto("the context manager could not read the result; go on", "cm_format")
+                if turn.final
+                else PASS
+            )
+        facts = [{"fact": f.fact, "paragraph_ids": [str(i) for i in f.paragraph_ids]} for f in update.state]
+        stray = sorted({i for f in facts for i in f["paragraph_ids"]} - turn.retrieved)
+        if stray or any(not f["paragraph_ids"] for f in facts):
+            why = f"the State cites {', '.join(stray) or 'no paragraph'} (not retrieved in this try)"
+            turn.reject(self, "state_ungrounded", why, check_name="state_grounded", source="gate")
+            if turn.final and update.status == "success":
+                return veto(
+                    "continue: the facts are not all grounded in what you retrieved", "state_ungrounded", why
+                )
+            return PASS  # the old State is kept
+        self.state = facts
+        if not turn.final:
+            return PASS
+        if update.status == "success":
+            turn.accept(self, status="success")
+            return PASS
+        return veto(f"continue: {update.reason}", "cm_continue", update.reason)
