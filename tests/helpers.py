@@ -81,11 +81,15 @@ def role_of(messages: list[dict[str, str]]) -> str:
         return "planner"
     if system.startswith("You are a strict judge"):
         return "judge"
+    if system.startswith("You check one proposed action"):
+        return "critic"
+    if system.startswith("You keep the verified facts"):
+        return "context_manager"
     return "executor"
 
 
 def by_role(**scripts: list[Any]) -> MockModel:
-    """A mock model with one script per role (planner, executor, judge)."""
+    """A mock model with one script per role (planner, executor, judge, critic, context_manager)."""
     from vreact.model import MockScriptExhausted
 
     its = {role: iter(outputs) for role, outputs in scripts.items()}
@@ -108,6 +112,17 @@ def plan(*subtasks: tuple[str, str, list[str], str]) -> dict[str, Any]:
 
 def judged(decision: str = "accept", confidence: float = 0.9, reason: str = "fine") -> dict[str, Any]:
     return {"reason": reason, "decision": decision, "confidence": confidence}
+
+
+def criticised(decision: str = "accept", confidence: float = 0.9, feedback: str = "") -> dict[str, Any]:
+    return {"decision": decision, "confidence": confidence, "feedback": feedback}
+
+
+def managed(
+    status: str = "continue", facts: list[tuple[str, list[str]]] = (), reason: str = ""
+) -> dict[str, Any]:
+    state = [{"fact": f, "paragraph_ids": ids} for f, ids in facts]
+    return {"status": status, "state": state, "reason": reason}
 
 
 def report_of(store: Store, *args: Any, **kwargs: Any) -> dict[str, Any]:
