@@ -368,9 +368,9 @@ def test_summary_figures_match_the_report(site):
     seen = set()
     for td in cells:
         key, name = td.attrs["data-key"], td.attrs["data-config"]
-        if key.startswith("comparisons."):
-            _, i, field = key.split(".", 2)
-            want = report["comparisons"][int(i)][field]
+        if key.startswith(("comparisons.", "veto_yield.")):
+            top, i, field = key.split(".", 2)
+            want = report[top][int(i)][field]
         else:
             want = _dig(report["configs"][name], key)
         assert json.loads(td.attrs["data-value"]) == want, (name, key)

@@ -19,6 +19,7 @@ SHIPPED = [
     REPO / "memory/roles.yaml",
     REPO / "experiments/pilot.yaml",
     REPO / "experiments/ablation.yaml",
+    REPO / "experiments/dereact.yaml",
 ]
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vreact.records import AttemptRecord, RunRecords, Store, TaskRecord, VerdictRecord, read_run
+from vreact.report import dereact
 from vreact.report.model import (
     Attribution,
     ConfigReport,
@@ -93,7 +94,8 @@ def compute(
             f"baseline {baseline!r} is not a configuration of run {records.id} ({', '.join(names)})"
         )
     comparisons = _comparisons(attempts, tasks, names, baseline or (names[0] if names else ""), iterations)
-    return Report(run=records.id, configs=configs, comparisons=comparisons)
+    yields = dereact.veto_yield(attempts, tasks, names, success)
+    return Report(run=records.id, configs=configs, comparisons=comparisons, veto_yield=yields)
 
 
 def config_order(records: RunRecords) -> list[str]:
@@ -314,7 +316,12 @@ def _config_report(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) 
     """The figures of one configuration, and the same figures per hop count."""
     hops = sorted({_hops(tasks[a.task_id]) for a in attempts})
     by_hops = {str(h): _figures([a for a in attempts if _hops(tasks[a.task_id]) == h], tasks) for h in hops}
-    return ConfigReport(**dict(_figures(attempts, tasks)), by_hops=by_hops, guards=_guards(attempts, tasks))
+    return ConfigReport(
+        **dict(_figures(attempts, tasks)),
+        by_hops=by_hops,
+        guards=_guards(attempts, tasks),
+        dereact=dereact.rates(attempts),
+    )
 
 
 def _guards(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> GuardReport:

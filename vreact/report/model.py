@@ -132,11 +132,39 @@ class GuardReport(_Figures):
     stopped_then_correct: int
 
 
+class DeReActRates(_Figures):
+    """The critic's rejection rate (rejections / proposed actions) and the context manager's
+    veto rate (vetoes / proposed finals)."""
+
+    proposals: int
+    critic_rejections: int
+    critic_rejection_rate: float | None
+    finals: int
+    vetoes: int
+    veto_rate: float | None
+
+
+class VetoYield(_Figures):
+    """A configuration against ``react`` on the (task, attempt) pairs both ran (seed 000, Table 4)."""
+
+    config: str
+    pairs: int
+    vetoed_pairs: int
+    vetoed_share: float
+    success_vetoed: float | None  # its success on the pairs it vetoed in
+    react_success_vetoed: float | None  # react's success on the same pairs
+    yield_: float | None = Field(alias="yield")  # the difference
+    failed_pairs: int
+    react_success_on_failed: float | None  # Pass@1 parity: react's success where it failed
+
+
 class ConfigReport(HopsReport):
-    """A configuration's figures, the same figures per hop count, and its loop guards."""
+    """A configuration's figures, the same figures per hop count, its loop guards, and its
+    DeReAct rates (when a critic or a context manager ran)."""
 
     by_hops: dict[str, HopsReport]
     guards: GuardReport | None = None
+    dereact: DeReActRates | None = None
 
 
 class Comparison(_Figures):
@@ -166,3 +194,4 @@ class Report(_Figures):
     run: int | None
     configs: dict[str, ConfigReport]
     comparisons: list[Comparison]
+    veto_yield: list[VetoYield] = []

@@ -133,6 +133,17 @@ def _guarded(report: Report) -> Iterator[Row]:
             yield Row(n, (n,), r.guards, key="guards.")
 
 
+def _dereact(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        if r.dereact is not None:
+            yield Row(n, (n,), r.dereact, key="dereact.")
+
+
+def _veto_yield(report: Report) -> Iterator[Row]:
+    for i, y in enumerate(report.veto_yield):
+        yield Row(y.config, (y.config,), y, key=f"veto_yield.{i}.")
+
+
 def _accounting() -> tuple[Column, ...]:
     return (
         Column("exec", "executed"),
@@ -306,6 +317,39 @@ TABLES: tuple[Table, ...] = (
             Column("then correct", "stopped_then_correct"),
         ),
         _guarded,
+        optional=True,
+    ),
+    Table(
+        "DeReAct: critic rejections per proposed action, context-manager vetoes per proposed final",
+        "Every proposal the critic decided on, and every finish or abstain the context manager decided on.",
+        ("config",),
+        (
+            Column("proposals", "proposals"),
+            Column("critic rej", "critic_rejections"),
+            Column("rate", "critic_rejection_rate"),
+            Column("finals", "finals"),
+            Column("vetoes", "vetoes"),
+            Column("rate", "veto_rate"),
+        ),
+        _dereact,
+        optional=True,
+    ),
+    Table(
+        "Veto yield over (task, attempt) pairs matched with react",
+        "On the pairs with a veto: this configuration's success and react's (yield = the "
+        "difference); on the pairs it failed, react's success (Pass@1 parity).",
+        ("config",),
+        (
+            Column("pairs", "pairs"),
+            Column("vetoed", "vetoed_pairs"),
+            Column("share", "vetoed_share"),
+            Column("success", "success_vetoed"),
+            Column("react", "react_success_vetoed"),
+            Column("yield", "yield_"),
+            Column("failed", "failed_pairs"),
+            Column("react on failed", "react_success_on_failed"),
+        ),
+        _veto_yield,
         optional=True,
     ),
 )
