@@ -1,11 +1,12 @@
-"""The ``vreact`` command line: demo, run, experiment, report, view, validate, schema, cache,
-models."""
+"""The ``vreact`` command line: demo, run, experiment, report, view, diagnose, validate, schema,
+cache, models."""
 
 from __future__ import annotations
 
 import click
 
 from vreact.cli._cache import cache
+from vreact.cli._diagnose import diagnose
 from vreact.cli._models import models
 from vreact.cli._report import report
 from vreact.cli._run import demo, experiment, run
@@ -19,7 +20,7 @@ def cli() -> None:
     """vreact: a V-model verification layer for LLM agents."""
 
 
-for command in (demo, run, experiment, report, view, validate, schema, cache, models):
+for command in (demo, run, experiment, report, view, diagnose, validate, schema, cache, models):
     cli.add_command(command)
 
 

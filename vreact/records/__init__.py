@@ -6,6 +6,7 @@ from vreact.records.migrations import MIGRATIONS
 from vreact.records.reader import (
     AttemptRecord,
     CallRecord,
+    DiagnosisRecord,
     EventRecord,
     LedgerRecord,
     RunRecords,
@@ -24,6 +25,7 @@ __all__ = [
     "MIGRATIONS",
     "AttemptRecord",
     "CallRecord",
+    "DiagnosisRecord",
     "EventRecord",
     "LedgerRecord",
     "RunDirBusy",

@@ -258,6 +258,27 @@ def _m010_events(db: sqlite_utils.Database) -> None:
         )
 
 
+def _m011_diagnoses(db: sqlite_utils.Database) -> None:
+    # vreact diagnose: an independent judge's ratings of a sampled trajectory (seed 000, Table 5)
+    db.table("diagnoses").create(
+        {
+            "id": int,
+            "attempt_id": int,
+            "judge": str,
+            "state": str,
+            "validation": str,
+            "evidence_complete": int,
+            "constraints_satisfied": int,
+            "admitted_guessing": int,
+            "reason": str,
+            "created": float,
+        },
+        pk="id",
+        foreign_keys=[("attempt_id", "attempts")],
+    )
+    db.table("diagnoses").create_index(["attempt_id"])
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -270,4 +291,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m008_transcripts,
     _m009_check_name,
     _m010_events,
+    _m011_diagnoses,
 ]

@@ -129,6 +129,21 @@ class StepRecord:
 
 
 @dataclass(frozen=True)
+class DiagnosisRecord:
+    """A row of ``diagnoses``: an independent judge's ratings of one attempt's trajectory."""
+
+    id: int
+    attempt_id: int
+    judge: str
+    state: str  # GOOD | MIXED | POOR | N/A
+    validation: str  # GOOD | MIXED | POOR | N/A
+    evidence_complete: bool
+    constraints_satisfied: bool
+    admitted_guessing: bool
+    reason: str | None
+
+
+@dataclass(frozen=True)
 class EventRecord:
     """A row of ``events``: a pipeline member's hint or rollback at one step of a try."""
 
@@ -182,6 +197,7 @@ class AttemptRecord:
     steps: list[StepRecord] = field(default_factory=list)
     ledger: list[LedgerRecord] = field(default_factory=list)
     events: list[EventRecord] = field(default_factory=list)
+    diagnoses: list[DiagnosisRecord] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -280,6 +296,7 @@ def _children(store: Store, sub: str, run_id: int, transcripts: bool) -> dict[st
         "steps": _grouped(_step(s) for s in rows("steps", "id")),
         "ledger": _grouped(_ledger(r) for r in rows("ledger", "id")),
         "events": _grouped(_event(r) for r in rows("events", "id")),
+        "diagnoses": _grouped(_diagnosis(r) for r in rows("diagnoses", "id")),
     }
 
 
@@ -359,6 +376,20 @@ def _step(s: dict[str, Any]) -> StepRecord:
     )
 
 
+def _diagnosis(r: dict[str, Any]) -> DiagnosisRecord:
+    return DiagnosisRecord(
+        id=r["id"],
+        attempt_id=r["attempt_id"],
+        judge=r["judge"],
+        state=r["state"],
+        validation=r["validation"],
+        evidence_complete=bool(r["evidence_complete"]),
+        constraints_satisfied=bool(r["constraints_satisfied"]),
+        admitted_guessing=bool(r["admitted_guessing"]),
+        reason=r["reason"],
+    )
+
+
 def _event(r: dict[str, Any]) -> EventRecord:
     return EventRecord(
         id=r["id"],
@@ -409,4 +440,5 @@ def _attempt(a: dict[str, Any], children: dict[str, list[Any]]) -> AttemptRecord
         steps=children["steps"],
         ledger=children["ledger"],
         events=children["events"],
+        diagnoses=children["diagnoses"],
     )

@@ -128,7 +128,7 @@ class Store:
         """Delete attempts a killed process left running, with everything they wrote."""
         ids = [r["id"] for r in self.db.query("select id from attempts where outcome = 'running'")]
         with self.db.conn:
-            for table in ("ledger", "failures", "steps", "events"):
+            for table in ("ledger", "failures", "steps", "events", "diagnoses"):
                 self.db.execute(
                     f"delete from {table} where attempt_id in "
                     "(select id from attempts where outcome = 'running')"
@@ -195,6 +195,14 @@ class Store:
             fields["evidence"] = json.dumps(fields["evidence"])
         row = {"attempt_id": attempt_id, "component": component, "try": try_, "step": index, **fields}
         self.db.table("steps").insert(row)
+
+    def replace_diagnoses(self, judge: str, rows: list[dict[str, Any]]) -> None:
+        """A judge's diagnoses of this folder's attempts: a rerun with the same judge replaces
+        that judge's rows."""
+        with self.db.conn:
+            self.db.execute("delete from diagnoses where judge = ?", [judge])
+            stamped = [{**r, "judge": judge, "created": time.time()} for r in rows]
+            self.db.table("diagnoses").insert_all(stamped)
 
     def record_event(
         self, attempt_id: int, component: str, try_: int, index: int, guard: str, kind: str, detail: str

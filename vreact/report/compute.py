@@ -10,11 +10,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vreact.records import AttemptRecord, RunRecords, Store, TaskRecord, VerdictRecord, read_run
+from vreact.records import (
+    AttemptRecord,
+    CallRecord,
+    DiagnosisRecord,
+    RunRecords,
+    Store,
+    TaskRecord,
+    VerdictRecord,
+    read_run,
+)
 from vreact.report import dereact
 from vreact.report.model import (
     Attribution,
     ConfigReport,
+    DiagnosisReport,
     GuardFires,
     GuardReport,
     HopsReport,
@@ -203,7 +213,7 @@ class _Tally:
         self.c["executed"] += 1
         self.c["plan_fallbacks"] += a.plan_fallback
         attempt_money = 0.0
-        for call in a.calls:  # what was paid for, crashed attempts included
+        for call in _own(a.calls):  # what was paid for, crashed attempts included
             self.spend["retries"] += call.retries or 0
             if call.cost_usd is not None:
                 self.spend["priced_calls"] += 1
@@ -254,7 +264,7 @@ class _Tally:
 
     def _cost(self, a: AttemptRecord) -> None:
         mine: Counter[str] = Counter()
-        for call in a.calls:
+        for call in _own(a.calls):
             mine["llm_calls"] += 1
             mine["exec_steps"] += call.role == "executor" and call.status == "ok"
             mine["prompt_tokens"] += call.prompt_tokens or 0
@@ -312,6 +322,43 @@ def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> Hop
     )
 
 
+def _own(calls: list[CallRecord]) -> list[CallRecord]:
+    """The attempt's own calls: not those ``vreact diagnose`` made about it afterwards."""
+    return [c for c in calls if c.role != "diagnosis"]
+
+
+def _diagnosis(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> DiagnosisReport | None:
+    """% GOOD and % POOR of the State and of final-answer validation (of those rated, not N/A),
+    and the grounding rate (evidence complete and constraints satisfied) overall, among correct
+    and among incorrect answers."""
+    rated = [(a, d) for a in attempts for d in a.diagnoses]
+    if not rated:
+        return None
+
+    def pct(field: str, value: str) -> float | None:
+        seen = [getattr(d, field) for _, d in rated if getattr(d, field) != "N/A"]
+        return round(100 * seen.count(value) / len(seen), 1) if seen else None
+
+    def grounded(pairs: list[tuple[AttemptRecord, DiagnosisRecord]]) -> float | None:
+        ok = [d.evidence_complete and d.constraints_satisfied for _, d in pairs]
+        return round(100 * sum(ok) / len(ok), 1) if ok else None
+
+    answers = [(a, d) for a, d in rated if a.outcome == "answer"]
+    right = [(a, d) for a, d in answers if success(a, tasks[a.task_id])]
+    wrong = [(a, d) for a, d in answers if not success(a, tasks[a.task_id])]
+    return DiagnosisReport(
+        rated=len(rated),
+        state_good=pct("state", "GOOD"),
+        state_poor=pct("state", "POOR"),
+        validation_good=pct("validation", "GOOD"),
+        validation_poor=pct("validation", "POOR"),
+        grounded=grounded(rated),
+        grounded_correct=grounded(right),
+        grounded_incorrect=grounded(wrong),
+        admitted_guessing=round(100 * sum(d.admitted_guessing for _, d in rated) / len(rated), 1),
+    )
+
+
 def _config_report(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> ConfigReport:
     """The figures of one configuration, and the same figures per hop count."""
     hops = sorted({_hops(tasks[a.task_id]) for a in attempts})
@@ -321,6 +368,7 @@ def _config_report(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) 
         by_hops=by_hops,
         guards=_guards(attempts, tasks),
         dereact=dereact.rates(attempts),
+        diagnosis=_diagnosis(attempts, tasks),
     )
 
 

@@ -158,6 +158,22 @@ class VetoYield(_Figures):
     react_success_on_failed: float | None  # Pass@1 parity: react's success where it failed
 
 
+class DiagnosisReport(_Figures):
+    """``vreact diagnose``'s ratings (seed 000, Tables 5, 7, 22), in %: the State and final-answer
+    validation rated GOOD or POOR (of those not N/A), and the grounding rate (evidence complete
+    and constraints satisfied) overall, among correct and among incorrect answers."""
+
+    rated: int
+    state_good: float | None
+    state_poor: float | None
+    validation_good: float | None
+    validation_poor: float | None
+    grounded: float | None
+    grounded_correct: float | None
+    grounded_incorrect: float | None
+    admitted_guessing: float
+
+
 class ConfigReport(HopsReport):
     """A configuration's figures, the same figures per hop count, its loop guards, and its
     DeReAct rates (when a critic or a context manager ran)."""
@@ -165,6 +181,7 @@ class ConfigReport(HopsReport):
     by_hops: dict[str, HopsReport]
     guards: GuardReport | None = None
     dereact: DeReActRates | None = None
+    diagnosis: DiagnosisReport | None = None
 
 
 class Comparison(_Figures):

@@ -139,6 +139,12 @@ def _dereact(report: Report) -> Iterator[Row]:
             yield Row(n, (n,), r.dereact, key="dereact.")
 
 
+def _diagnosed(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        if r.diagnosis is not None:
+            yield Row(n, (n,), r.diagnosis, key="diagnosis.")
+
+
 def _veto_yield(report: Report) -> Iterator[Row]:
     for i, y in enumerate(report.veto_yield):
         yield Row(y.config, (y.config,), y, key=f"veto_yield.{i}.")
@@ -350,6 +356,25 @@ TABLES: tuple[Table, ...] = (
             Column("react on failed", "react_success_on_failed"),
         ),
         _veto_yield,
+        optional=True,
+    ),
+    Table(
+        "Diagnosis (vreact diagnose): State and final-answer validation, grounding (%)",
+        "An independent judge, blind to the gold answer and the outcome, rated sampled trajectories; "
+        "grounded = evidence complete and constraints satisfied.",
+        ("config",),
+        (
+            Column("rated", "rated"),
+            Column("State GOOD", "state_good"),
+            Column("POOR", "state_poor"),
+            Column("valid GOOD", "validation_good"),
+            Column("POOR", "validation_poor"),
+            Column("grounded", "grounded"),
+            Column("correct", "grounded_correct"),
+            Column("incorrect", "grounded_incorrect"),
+            Column("guessing", "admitted_guessing"),
+        ),
+        _diagnosed,
         optional=True,
     ),
 )
