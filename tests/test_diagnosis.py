@@ -34,7 +34,8 @@ def folder(tmp_path, task, spec, verifiers, roles):
     )
     cm = Configuration(name="A", context_manager=True, budgets={"r1": 1})
     model = by_role(
-        executor=[search("Nissedal"), abstain("no paragraph says")], context_manager=[managed(), managed("success")]
+        executor=[search("Nissedal"), abstain("no paragraph says")],
+        context_manager=[managed(), managed("success")],
     )
     attempt(cm, task, model, store, spec, verifiers, roles)
     store.db.execute("update attempts set run_id = (select max(id) from runs)")  # one run of both
