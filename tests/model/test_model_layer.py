@@ -153,7 +153,7 @@ def test_a_rerun_is_served_by_the_cache_and_reproduces_the_report(tmp_path: Path
 
     # the same records, so the same report (only the run id differs)
     rep1, rep2 = report_json(first), report_json(second)
-    assert set(rep1) == set(rep2) == {"run", "configs", "comparisons"}
+    assert set(rep1) == set(rep2) == {"run", "configs", "comparisons", "veto_yield"}
     assert list(rep1["configs"]) == ["N", "VG"]
     assert rep1["configs"] == rep2["configs"] and rep1["comparisons"] == rep2["comparisons"]
     check_accounting(second, ["N", "VG"], 5)

@@ -44,6 +44,9 @@ COST_FIELDS = ("llm_calls", "prompt_tokens", "completion_tokens")
 #: over scoreable ones).
 DISTRIBUTED = ("llm_calls", "exec_steps", "prompt_tokens", "completion_tokens", "cost_usd")
 
+#: The roles whose calls are a judge's cost: LLM judges, and DeReAct's critic and context manager.
+JUDGING = ("judge", "critic", "context_manager")
+
 
 def _mean(total: float, n: int) -> float | None:
     return round(total / n, 3) if n else None
@@ -142,6 +145,8 @@ def _pass(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> PassAt
     p1 = [sum(v) / len(v) for v in per_task.values()]
     pk = [pass_at_k(len(v), sum(v), k) for v in per_task.values()]
     (m1, se1), (mk, sek) = mean_se(p1), mean_se(pk)
+    runs = [[v[i] for v in per_task.values()] for i in range(k)]  # attempt i over every task
+    by_attempt = mean_se([sum(r) / len(r) for r in runs]) if k > 1 else None
     return PassAtK(
         k=k,
         tasks=len(per_task),
@@ -149,6 +154,8 @@ def _pass(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> PassAt
         pass1_se=round(se1, 4),
         passk=round(mk, 4),
         passk_se=round(sek, 4),
+        pass1_attempts=round(by_attempt[0], 4) if by_attempt else None,
+        pass1_se_attempts=round(by_attempt[1], 4) if by_attempt else None,
     )
 
 
@@ -201,6 +208,7 @@ class _Tally:
     money: float = 0.0
     cost: Counter[str] = field(default_factory=Counter)
     judge: Counter[str] = field(default_factory=Counter)
+    roles: dict[str, Counter[str]] = field(default_factory=lambda: {r: Counter() for r in JUDGING})
     spend: Counter[str] = field(default_factory=Counter)
     rejections: Counter[tuple[str, str]] = field(default_factory=Counter)  # by (source, level)
     corrected: Counter[tuple[str, str]] = field(default_factory=Counter)
@@ -269,10 +277,11 @@ class _Tally:
             mine["exec_steps"] += call.role == "executor" and call.status == "ok"
             mine["prompt_tokens"] += call.prompt_tokens or 0
             mine["completion_tokens"] += call.completion_tokens or 0
-            if call.role == "judge":
-                self.judge["llm_calls"] += 1
-                self.judge["prompt_tokens"] += call.prompt_tokens or 0
-                self.judge["completion_tokens"] += call.completion_tokens or 0
+            if call.role in JUDGING:  # the judges, and DeReAct's critic and context manager
+                for counts in (self.judge, self.roles[call.role]):
+                    counts["llm_calls"] += 1
+                    counts["prompt_tokens"] += call.prompt_tokens or 0
+                    counts["completion_tokens"] += call.completion_tokens or 0
         self.cost.update(mine)
         for k in DISTRIBUTED[:-1]:
             self.per_attempt[k].append(mine[k])
@@ -313,7 +322,7 @@ def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> Hop
         group_answer_sufficiency_f1=_round(groups["group_answer_sufficiency_f1"]),
         group_support_sufficiency_f1=_round(groups["group_support_sufficiency_f1"]),
         plan_fallbacks=c["plan_fallbacks"] if attempts else None,
-        attribution=_attribution(t.rejections, t.corrected, t.judge, scoreable),
+        attribution=_attribution(t.rejections, t.corrected, t.judge, scoreable, t.roles),
         pass_=_pass(attempts, tasks),
         cost_distribution={
             k: distribution(t.per_attempt[k]) if k != "cost_usd" or priced else None for k in DISTRIBUTED
@@ -428,6 +437,7 @@ def _attribution(
     corrected: Counter[tuple[str, str]],
     judge: Counter[str],
     scoreable: int,
+    roles: dict[str, Counter[str]],
 ) -> Attribution:
     """VReAct's Table 6: rejections, corrections and their rate by source and by level, and
     the marginal cost of each source (gates and guards make no model calls)."""
@@ -446,4 +456,5 @@ def _attribution(
         by_source={s: rates(0, s) for s in SOURCES},
         by_level={lv: rates(1, lv) for lv in LEVELS},
         marginal_cost={s: marginal(judge if s == "judge" else Counter()) for s in SOURCES},
+        role_cost={r: marginal(roles[r]) for r in JUDGING[1:] if roles[r]["llm_calls"]},
     )

@@ -42,7 +42,8 @@ class Attribution(_Figures):
 
     by_source: dict[str, Rates]
     by_level: dict[str, Rates]
-    marginal_cost: dict[str, MarginalCost]
+    marginal_cost: dict[str, MarginalCost]  # the judge's counts the critic's and the CM's calls too
+    role_cost: dict[str, MarginalCost] = {}  # the critic's and the CM's calls, each alone
 
 
 class PassAtK(_Figures):
@@ -54,6 +55,10 @@ class PassAtK(_Figures):
     pass1_se: float = Field(alias="pass@1_se")
     passk: float = Field(alias="pass@k")
     passk_se: float = Field(alias="pass@k_se")
+    #: Pass@1's standard error over attempts (seed 000's "across the runs"): per attempt index the
+    #: mean success over tasks, and the s.e. of those means; None with one attempt per task
+    pass1_attempts: float | None = Field(None, alias="pass@1_by_attempt")
+    pass1_se_attempts: float | None = Field(None, alias="pass@1_se_over_attempts")
 
 
 class Distribution(_Figures):

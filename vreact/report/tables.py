@@ -101,6 +101,12 @@ def _with_pass(report: Report) -> Iterator[Row]:
             yield Row(n, (n,), r.pass_, key="pass.")
 
 
+def _over_attempts(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        if r.pass_ is not None and r.pass_.pass1_se_attempts is not None:
+            yield Row(n, (n,), r.pass_, key="pass.")
+
+
 def _comparisons(report: Report) -> Iterator[Row]:
     for i, c in enumerate(report.comparisons):
         yield Row(f"{c.a} vs {c.b}", (c.a, c.b), c, key=f"comparisons.{i}.")
@@ -137,6 +143,12 @@ def _dereact(report: Report) -> Iterator[Row]:
     for n, r in _configs(report):
         if r.dereact is not None:
             yield Row(n, (n,), r.dereact, key="dereact.")
+
+
+def _role_cost(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        for role, cost in r.attribution.role_cost.items():
+            yield Row(n, (n, role), cost, key=f"attribution.role_cost.{role}.")
 
 
 def _diagnosed(report: Report) -> Iterator[Row]:
@@ -375,6 +387,34 @@ TABLES: tuple[Table, ...] = (
             Column("guessing", "admitted_guessing"),
         ),
         _diagnosed,
+        optional=True,
+    ),
+    Table(
+        "Model calls of the critic and the context manager (counted in the judge row above)",
+        "Both are model calls that judge (source judge): their cost, each on its own row.",
+        ("config", "by"),
+        (
+            Column("calls", "llm_calls"),
+            Column("p tok", "prompt_tokens"),
+            Column("c tok", "completion_tokens"),
+            Column("calls/a", "llm_calls_per_attempt"),
+            Column("p tok/a", "prompt_tokens_per_attempt"),
+            Column("c tok/a", "completion_tokens_per_attempt"),
+        ),
+        _role_cost,
+        optional=True,
+    ),
+    Table(
+        "Pass@1 (%) with its standard error over attempts and over tasks",
+        "Over attempts: per attempt index, the mean success over tasks; the s.e. of those means "
+        "(seed 000's across the runs). Over tasks: as in the Pass@1 table.",
+        ("config",),
+        (
+            Column("k", "k"),
+            Column("over attempts", ("pass1_attempts", "pass1_se_attempts"), "pm"),
+            Column("over tasks", ("pass1", "pass1_se"), "pm"),
+        ),
+        _over_attempts,
         optional=True,
     ),
 )
