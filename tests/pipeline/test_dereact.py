@@ -10,6 +10,7 @@ from tests.helpers import attempt, by_role, criticised, finish, managed, read, s
 from vreact.config import Configuration
 from vreact.pipeline import window
 from vreact.records import read_run
+from vreact.report import compute
 from vreact.tools import Corpus
 
 DEREACT = Configuration(name="dereact", critic=True, context_manager=True, budgets={"r1": 1})
@@ -118,6 +119,9 @@ def test_an_ungrounded_state_is_rejected_and_the_old_one_kept(task_nissedal, sto
     assert all("made up" not in p for p in executor_prompts)
     assert "- Norway is named after the north [6]" in executor_prompts[-1]
     assert outcome.kind == "answer"
+    # the report's veto rate counts the CM's decisions on finals, not its State gate's rejects
+    rates = compute(store).configs["ablation_a"].dereact
+    assert rates is not None and (rates.finals, rates.vetoes, rates.veto_rate) == (2, 1, 0.5)
 
 
 def test_the_brain_prompt_holds_only_the_latest_state(task_nissedal, store, spec, verifiers, roles):

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sized
 
-from vreact.records import AttemptRecord, TaskRecord
+from vreact.records import AttemptRecord, TaskRecord, VerdictRecord
 from vreact.report.model import DeReActRates, VetoYield
 
 #: The configuration veto yield is measured against (the brain alone).
 REACT = "react"
+
+
+def _cm_decision(v: VerdictRecord) -> bool:
+    """The context manager's own decision on a proposed final (not its State gate's)."""
+    return v.verifier == "context_manager" and v.source == "judge"
 
 
 def rates(attempts: list[AttemptRecord]) -> DeReActRates | None:
@@ -57,11 +62,9 @@ def veto_yield(
         if name == REACT or not pairs:
             continue
         vetoed = [
-            k
-            for k in pairs
-            if any(v.verifier == "context_manager" and v.decision == "reject" for v in mine[k].verdicts)
+            k for k in pairs if any(_cm_decision(v) and v.decision == "reject" for v in mine[k].verdicts)
         ]
-        if not any(v.verifier == "context_manager" for k in pairs for v in mine[k].verdicts):
+        if not any(_cm_decision(v) for k in pairs for v in mine[k].verdicts):
             continue
         won = [k for k in vetoed if ok(mine[k], tasks[k[0]])]
         theirs = [k for k in vetoed if ok(react[k], tasks[k[0]])]
