@@ -142,6 +142,22 @@ class Configuration(BaseModel):
                 raise ValueError(f"unknown role {role!r} (roles: {', '.join(CALL_ROLES)})")
         return calls
 
+    @model_validator(mode="after")
+    def _no_idle_settings(self) -> Configuration:
+        """A setting its component never reads is refused, not silently ignored."""
+        g, given = self.guard, self.model_fields_set
+        if (g.text_repeat or g.duplicate_search) and not self.guards:
+            raise ValueError(
+                "guard.text_repeat and guard.duplicate_search are loop guards: they need guards: true"
+            )
+        if self.keep_last_k is not None and self.profile is None:
+            raise ValueError("keep_last_k needs a profile (simple or benchmark)")
+        if "context_tokens" in given and self.profile != "benchmark":
+            raise ValueError("context_tokens is the benchmark profile's: it needs profile: benchmark")
+        if "dereact" in given and not (self.critic or self.context_manager):
+            raise ValueError("dereact settings need critic: true or context_manager: true")
+        return self
+
     def settings_for(self, role: str, seed: int | None = None) -> GenerateSettings:
         """How ``role``'s model calls are made: its overrides, else this configuration's values."""
         own = self.calls.get(role) or CallSettings()
