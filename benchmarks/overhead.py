@@ -204,6 +204,31 @@ def vreact_worker(name: str, n_tasks: int, attempts: int, work: Path, cache: Pat
     }
 
 
+def profiled(args: argparse.Namespace) -> dict[str, Any]:
+    """A vreact worker whose attempts run under cProfile (they run in the runner's worker
+    thread, which a profiler of the main thread does not see)."""
+    import cProfile
+    import pstats
+
+    from vreact.experiment import runner
+
+    profiles: list[cProfile.Profile] = []
+    attempt = runner.run_attempt
+
+    def run_attempt(*a: Any, **kw: Any) -> Any:
+        prof = cProfile.Profile()
+        profiles.append(prof)
+        return prof.runcall(attempt, *a, **kw)
+
+    runner.run_attempt = run_attempt  # type: ignore[assignment]
+    result = vreact_worker(args.worker, args.tasks, args.attempts, args.work, args.cache)
+    stats = pstats.Stats(profiles[0])
+    for prof in profiles[1:]:
+        stats.add(prof)
+    stats.dump_stats(str(args.profile_out))
+    return result
+
+
 # --- the peers' workers (run in the peers' venv: they import nothing of vreact) ---------------
 
 
@@ -396,13 +421,7 @@ def main() -> None:
         elif args.worker == "pydantic-ai":
             result = pydantic_ai_worker(args.tasks, args.attempts)
         elif args.profile_out:
-            import cProfile
-
-            prof = cProfile.Profile()
-            result = prof.runcall(
-                vreact_worker, args.worker, args.tasks, args.attempts, args.work, args.cache
-            )
-            prof.dump_stats(str(args.profile_out))
+            result = profiled(args)
         else:
             result = vreact_worker(args.worker, args.tasks, args.attempts, args.work, args.cache)
         print(json.dumps(result))
@@ -419,8 +438,8 @@ def main() -> None:
 
             out = tmp / "profile.out"
             r = run_worker(args.profile, args, tmp, profile=out)
-            pstats.Stats(str(out)).sort_stats("cumulative").print_stats(45)
-            pstats.Stats(str(out)).sort_stats("tottime").print_stats(30)
+            pstats.Stats(str(out)).sort_stats("cumulative").print_stats(60)
+            pstats.Stats(str(out)).sort_stats("tottime").print_stats(40)
             print(
                 f"{args.profile}: {per_call_ms(r):.2f} ms per model call under cProfile ({r['calls']} calls)"
             )

@@ -45,17 +45,39 @@ class Rejection:
         )
 
 
+#: Gates built once per spec and verifier set (by identity), not per attempt: a gate's check
+#: keeps no state between calls, so every attempt of a run shares them. A spec or verifier set
+#: is not edited in place once loaded (a changed one is a new object, and builds anew).
+_BUILT: dict[tuple[int, int], tuple[TaskSpec, VerifierSet, dict[str, tuple[Gate, ...]]]] = {}
+_BUILT_MAX = 32
+
+
+def built_gates(spec: TaskSpec, verifiers: VerifierSet) -> dict[str, tuple[Gate, ...]]:
+    """Each configured verifier's gates, built from ``verifiers`` with the L1 answer
+    requirements of ``spec`` as defaults (made on first use, then shared)."""
+    key = (id(spec), id(verifiers))
+    hit = _BUILT.get(key)
+    if hit is not None and hit[0] is spec and hit[1] is verifiers:
+        return hit[2]
+    defaults = spec.requirements.answer.model_dump()
+    gates: dict[str, tuple[Gate, ...]] = {
+        k: tuple(build_gate(g.name, g.args, defaults) for g in getattr(verifiers, k).gates)
+        for k in CONFIGURED
+    }
+    if len(_BUILT) >= _BUILT_MAX:
+        _BUILT.clear()
+    _BUILT[key] = (spec, verifiers, gates)  # the objects are kept, so their ids stay theirs
+    return gates
+
+
 class Verifiers:
     """The configured verifiers (plan, R1, R2, R3) of one configuration: gates when gates are
     on, judges when judges are on."""
 
     def __init__(self, config: Configuration, spec: TaskSpec, verifiers: VerifierSet) -> None:
-        defaults = spec.requirements.answer.model_dump()
         specs = {k: getattr(verifiers, k) for k in CONFIGURED}
-        self.gates: dict[str, list[Gate]] = {
-            k: [build_gate(g.name, g.args, defaults) for g in v.gates] if config.gates else []
-            for k, v in specs.items()
-        }
+        built = built_gates(spec, verifiers) if config.gates else {}
+        self.gates: dict[str, list[Gate]] = {k: list(built.get(k, ())) for k in specs}
         self.judges: dict[str, JudgeSpec | None] = {
             k: v.judge if config.judges else None for k, v in specs.items()
         }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import typing
 from collections.abc import Callable
@@ -60,9 +61,16 @@ class GateFactory:
     kinds: frozenset[str]
     description: str
 
-    @property
+    @functools.cached_property
     def parameters(self) -> dict[str, inspect.Parameter]:
+        """The factory's parameters (read once: a signature does not change)."""
         return dict(inspect.signature(self.factory).parameters)
+
+    @functools.cached_property
+    def adapters(self) -> dict[str, tuple[Any, TypeAdapter[Any]]]:
+        """A validator per annotated parameter, with its type: made once, not per check."""
+        hints = typing.get_type_hints(self.factory)
+        return {k: (hints[k], TypeAdapter(hints[k])) for k in self.parameters if k in hints}
 
 
 _REGISTRY: dict[str, GateFactory] = {}
@@ -110,14 +118,15 @@ def check_gate_args(name: str, args: dict[str, Any]) -> None:
     missing = [p for p, spec in params.items() if spec.default is inspect.Parameter.empty and p not in args]
     if missing:
         raise ValueError(f"gate {name!r} needs argument(s): {', '.join(missing)}")
-    hints = typing.get_type_hints(gate_factory(name).factory)
+    adapters = gate_factory(name).adapters
     for key, value in args.items():
-        if key in hints:
+        if key in adapters:
+            hint, adapter = adapters[key]
             try:
-                TypeAdapter(hints[key]).validate_python(value, strict=True)
+                adapter.validate_python(value, strict=True)
             except ValidationError:
                 raise ValueError(
-                    f"gate {name!r}: argument {key!r} must be {getattr(hints[key], '__name__', hints[key])}, "
+                    f"gate {name!r}: argument {key!r} must be {getattr(hint, '__name__', hint)}, "
                     f"not {value!r}"
                 ) from None
 
