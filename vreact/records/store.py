@@ -6,15 +6,18 @@ Only ``Store.record_verdict`` writes the success ledger and the failure index.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
+from sqlite_utils.db import NotFoundError
 
 from vreact.records.migrations import MIGRATIONS
 from vreact.verdict import Verdict
@@ -26,8 +29,47 @@ def message_hash(message: dict[str, str]) -> str:
     return hashlib.sha256(blob).hexdigest()[:20]
 
 
+@functools.lru_cache(maxsize=256)
+def _insert_sql(table: str, columns: tuple[str, ...], verb: str = "insert") -> str:
+    names = ", ".join(f'"{c}"' for c in columns)
+    return f'{verb} into "{table}" ({names}) values ({", ".join("?" * len(columns))})'
+
+
+_VERDICT_COLUMNS = (
+    "attempt_id",
+    "level",
+    "component",
+    "source",
+    "verifier",
+    "check_name",
+    "args",
+    "decision",
+    "cause",
+    "detail",
+    "budget_left",
+    "artifact_hash",
+)
+#: A verdict and its place in the attempt (``seq``: how many verdicts the attempt had before it).
+_VERDICT_SQL = (
+    f"insert into verdicts ({', '.join(_VERDICT_COLUMNS)}, seq)"
+    f" values ({', '.join('?' * len(_VERDICT_COLUMNS))},"
+    " (select count(*) from verdicts where attempt_id = ?))"
+)
+
+
+def _value(v: Any) -> Any:
+    """A column value as sqlite-utils would store it: dicts, lists and tuples as JSON."""
+    if isinstance(v, (dict, list, tuple)):
+        return json.dumps(v, default=repr, ensure_ascii=False)
+    return v
+
+
 class Store:
-    """The records of one run folder."""
+    """The records of one run folder.
+
+    The schema is sqlite-utils' (migrations); the writes of an attempt are plain prepared
+    statements, each record in one transaction: a call with its transcript's messages, a verdict
+    with its ledger or failure row (so a crash never leaves one without the other)."""
 
     def __init__(self, path: str | Path) -> None:
         """Open (and migrate) the store. One Store per thread: concurrent attempts each open
@@ -44,10 +86,40 @@ class Store:
     def close(self) -> None:
         self.db.conn.close()
 
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, committed at the end (rolled back on an error). It takes the
+        write lock at once (waiting for other writers), so it never fails half-way on a lock."""
+        conn = self.db.conn
+        if conn.in_transaction:  # part of the caller's
+            yield conn
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
+
+    def _row(self, conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> int:
+        """Insert one row inside the caller's transaction; its rowid."""
+        cur = conn.execute(_insert_sql(table, tuple(row)), [_value(v) for v in row.values()])
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
     def _insert(self, table: str, row: dict[str, Any]) -> int:
-        pk = self.db.table(table).insert(row).last_pk
-        assert pk is not None
-        return int(pk)
+        with self._transaction() as conn:
+            return self._row(conn, table, row)
+
+    def _update(self, table: str, pk: int, fields: dict[str, Any]) -> None:
+        sets = ", ".join(f'"{c}" = ?' for c in fields)
+        with self._transaction() as conn:
+            cur = conn.execute(
+                f'update "{table}" set {sets} where id = ?', [*(_value(v) for v in fields.values()), pk]
+            )
+            if cur.rowcount == 0:
+                raise NotFoundError(f"no {table} row with id {pk}")
 
     def _migrate(self) -> None:
         done = (
@@ -122,23 +194,23 @@ class Store:
         return self._insert("attempts", row)
 
     def finish_attempt(self, attempt_id: int, fields: dict[str, Any]) -> None:
-        self.db.table("attempts").update(attempt_id, {**fields, "finished": time.time()})
+        self._update("attempts", attempt_id, {**fields, "finished": time.time()})
 
     def discard_unfinished(self) -> int:
         """Delete attempts a killed process left running, with everything they wrote."""
         ids = [r["id"] for r in self.db.query("select id from attempts where outcome = 'running'")]
-        with self.db.conn:
+        with self._transaction() as conn:  # all or nothing
             for table in ("ledger", "failures", "steps", "events", "diagnoses"):
-                self.db.execute(
+                conn.execute(
                     f"delete from {table} where attempt_id in "
                     "(select id from attempts where outcome = 'running')"
                 )
             for table in ("verdicts", "model_calls"):
-                self.db.execute(
+                conn.execute(
                     f"delete from {table} where attempt_id in "
                     "(select id from attempts where outcome = 'running')"
                 )
-            self.db.execute("delete from attempts where outcome = 'running'")
+            conn.execute("delete from attempts where outcome = 'running'")
         return len(ids)
 
     # --- calls and verdicts -------------------------------------------------------------
@@ -160,47 +232,50 @@ class Store:
         messages: list[dict[str, str]] | None = None,
         response: str | None = None,
     ) -> int:
-        """Record one model call with its transcript; return its id."""
+        """Record one model call with its transcript (in one transaction); return its id."""
         hashes = None
+        rows: list[Sequence[Any]] = []
         if messages is not None:
-            rows = [
-                {"hash": message_hash(m), "role": m.get("role", ""), "content": m.get("content", "")}
-                for m in messages
-            ]
-            self.db.table("messages").insert_all(rows, pk="hash", ignore=True)
-            hashes = json.dumps([r["hash"] for r in rows])
-        return self._insert(
-            "model_calls",
-            {
-                "messages": hashes,
-                "response": response,
-                "endpoint": endpoint,
-                "retries": retries,
-                "cached": int(cached),
-                "cost_usd": cost_usd,
-                "attempt_id": attempt_id,
-                "role": role,
-                "model": model,
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "latency_ms": round(latency_ms, 1),
-                "status": status,
-                "error": error,
-            },
-        )
+            rows = [(message_hash(m), m.get("role", ""), m.get("content", "")) for m in messages]
+            hashes = json.dumps([r[0] for r in rows])
+        with self._transaction() as conn:
+            if rows:
+                conn.executemany(
+                    _insert_sql("messages", ("hash", "role", "content"), "insert or ignore"), rows
+                )
+            return self._row(
+                conn,
+                "model_calls",
+                {
+                    "messages": hashes,
+                    "response": response,
+                    "endpoint": endpoint,
+                    "retries": retries,
+                    "cached": int(cached),
+                    "cost_usd": cost_usd,
+                    "attempt_id": attempt_id,
+                    "role": role,
+                    "model": model,
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "latency_ms": round(latency_ms, 1),
+                    "status": status,
+                    "error": error,
+                },
+            )
 
     def record_step(self, attempt_id: int, component: str, try_: int, index: int, **fields: Any) -> None:
         """One executor step of a try: thought, action, input, evidence, observation, call_id."""
         if isinstance(fields.get("evidence"), list):
             fields["evidence"] = json.dumps(fields["evidence"])
         row = {"attempt_id": attempt_id, "component": component, "try": try_, "step": index, **fields}
-        self.db.table("steps").insert(row)
+        self._insert("steps", row)
 
     def replace_diagnoses(self, judge: str, rows: list[dict[str, Any]]) -> None:
         """A judge's diagnoses of this folder's attempts: a rerun with the same judge replaces
         that judge's rows."""
-        with self.db.conn:
-            self.db.execute("delete from diagnoses where judge = ?", [judge])
+        with self._transaction() as conn:  # all or nothing
+            conn.execute("delete from diagnoses where judge = ?", [judge])
             stamped = [{**r, "judge": judge, "created": time.time()} for r in rows]
             self.db.table("diagnoses").insert_all(stamped)
 
@@ -209,7 +284,7 @@ class Store:
     ) -> None:
         """A hint or a rollback of a pipeline member: an event, never memory."""
         row = {"attempt_id": attempt_id, "component": component, "try": try_, "step": index}
-        self.db.table("events").insert({**row, "guard": guard, "kind": kind, "detail": detail})
+        self._insert("events", {**row, "guard": guard, "kind": kind, "detail": detail})
 
     def record_verdict(self, attempt_id: int, verdict: Verdict, artifact: Any = None) -> int:
         """Write a verdict; an accept appends to the ledger, a reject to the failure index.
@@ -217,46 +292,39 @@ class Store:
 
         This is the only writer of ``ledger`` and ``failures``: memory is written by verdicts.
         """
-        with self.db.conn:
+        blob = json.dumps(artifact, default=str)
+        with self._transaction() as conn:
             if artifact is not None:
-                self.db.execute(
+                conn.execute(
                     "insert or ignore into artifacts (hash, json) values (?, ?)",
-                    [verdict.artifact_hash, json.dumps(artifact, default=str)],
+                    [verdict.artifact_hash, blob],
                 )
-            seq = self.db.execute(
-                "select count(*) from verdicts where attempt_id = ?", [attempt_id]
-            ).fetchone()[0]
-            vid = self._insert(
-                "verdicts",
-                {
-                    "attempt_id": attempt_id,
-                    "seq": seq,
-                    "level": verdict.level,
-                    "component": verdict.component,
-                    "source": verdict.source,
-                    "verifier": verdict.verifier,
-                    "check_name": verdict.check_name,
-                    "args": json.dumps(verdict.args, default=str),
-                    "decision": verdict.decision,
-                    "cause": verdict.cause,
-                    "detail": verdict.detail,
-                    "budget_left": verdict.budget_left,
-                    "artifact_hash": verdict.artifact_hash,
-                },
+            v = verdict
+            row = (attempt_id, v.level, v.component, v.source, v.verifier, v.check_name)
+            args = json.dumps(v.args, default=str)
+            cur = conn.execute(
+                _VERDICT_SQL,
+                (*row, args, v.decision, v.cause, v.detail, v.budget_left, v.artifact_hash, attempt_id),
             )
+            assert cur.lastrowid is not None
+            vid = cur.lastrowid
             if verdict.accepted:
-                self.db.table("ledger").insert(
+                self._row(
+                    conn,
+                    "ledger",
                     {
                         "verdict_id": vid,
                         "attempt_id": attempt_id,
                         "level": verdict.level,
                         "component": verdict.component,
                         "artifact_hash": verdict.artifact_hash,
-                        "artifact": json.dumps(artifact, default=str),
-                    }
+                        "artifact": blob,
+                    },
                 )
             else:
-                self.db.table("failures").insert(
+                self._row(
+                    conn,
+                    "failures",
                     {
                         "verdict_id": vid,
                         "attempt_id": attempt_id,
@@ -267,7 +335,7 @@ class Store:
                         "check_name": verdict.check_name,
                         "cause": verdict.cause,
                         "detail": verdict.detail,
-                    }
+                    },
                 )
         return vid
 
