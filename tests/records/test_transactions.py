@@ -1,0 +1,67 @@
+"""A verdict and its memory row (the ledger's for an accept, the failure index's for a reject)
+are one transaction: a process that dies between the verdict's insert and the commit leaves
+neither. The process really dies (``os._exit`` from SQLite's statement trace), no clean-up runs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from vreact.records import Store
+
+#: Runs in a subprocess: one attempt's verdict, dying (before the statement runs) at the
+#: ledger's or failure index's insert (argv[3] "memory_row"), or at the commit after it ("commit").
+KILLED = textwrap.dedent(
+    """
+    import os, re, sys
+
+    from vreact.records import Store
+    from vreact.tasks.dataset import Task
+    from vreact.verdict import Verdict
+
+    db, decision, at = sys.argv[1:4]
+    store = Store(db)
+    run = store.new_run({}, "mock/x", "t")
+    store.add_tasks([Task(id="t1", question="q?", paragraphs=[], answer="a").record()])
+    attempt = store.start_attempt(run, "VG", "t1", 0, 0)
+    seen = []  # the verdict's insert, then its memory row's
+
+    def trace(sql):
+        low = " ".join(sql.lower().split())
+        if re.match(r'insert into [\\["]?verdicts', low):
+            seen.append("verdict")
+        elif seen == ["verdict"] and re.match(r'insert into [\\["]?(ledger|failures)', low):
+            if at == "memory_row":
+                os._exit(17)  # the process dies here, mid-transaction
+            seen.append("memory_row")
+        elif seen == ["verdict", "memory_row"] and low.startswith("commit"):
+            os._exit(17)
+
+    store.db.conn.set_trace_callback(trace)
+    cause = "" if decision == "accept" else "unsupported"
+    verdict = Verdict("R1", "executor.s1", "gate", "supported", decision, cause, "", 2, "h")
+    store.record_verdict(attempt, verdict, {"answer": "x"})
+    print("verdict recorded, never killed:", seen)
+    """
+)
+
+
+@pytest.mark.parametrize("decision", ["accept", "reject"])
+@pytest.mark.parametrize("at", ["memory_row", "commit"])
+def test_a_verdict_and_its_memory_row_are_one_transaction(tmp_path, decision, at):
+    db = tmp_path / "vreact.db"
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED, str(db), decision, at], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 17, done.stdout + done.stderr
+    store = Store(db)  # what another process finds afterwards
+    counts = {
+        t: next(store.query(f"select count(*) as n from {t}"))["n"]
+        for t in ("verdicts", "ledger", "failures")
+    }
+    assert counts == {"verdicts": 0, "ledger": 0, "failures": 0}
+    assert [r["outcome"] for r in store.query("select outcome from attempts")] == ["running"]
