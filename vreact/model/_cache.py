@@ -30,16 +30,32 @@ def request_key(request: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
 
 
+_GET = "select text, prompt_tokens, completion_tokens, latency_ms from responses where key = ?"
+#: An upsert: a key answered again keeps the latest completion.
+_PUT = (
+    "insert into responses (key, model, text, prompt_tokens, completion_tokens, latency_ms, created)"
+    " values (?, ?, ?, ?, ?, ?, ?) on conflict (key) do update set model = excluded.model,"
+    " text = excluded.text, prompt_tokens = excluded.prompt_tokens,"
+    " completion_tokens = excluded.completion_tokens, latency_ms = excluded.latency_ms,"
+    " created = excluded.created"
+)
+
+
 class ResponseCache:
-    """``DIR/responses.db``: completions by request key."""
+    """``DIR/responses.db``: completions by request key.
+
+    Each thread reads and writes through its own connection (no lock: SQLite's WAL lets readers
+    run beside the one writer). A write is committed without an fsync (``synchronous=NORMAL``):
+    it survives the process being killed, not the machine losing power, and a lost entry is
+    only asked again."""
 
     def __init__(self, directory: str | Path | None = None) -> None:
         self.path = Path(directory or default_cache_dir()) / "responses.db"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # shared by the threads of a concurrent run: one connection, one lock
+        # the schema, count and clear; gets and puts use each thread's own connection
         self.db = sqlite_utils.Database(sqlite3.connect(self.path, timeout=60, check_same_thread=False))
         self.db.execute("PRAGMA journal_mode=WAL")
-        self._lock = threading.Lock()
+        self._local = threading.local()
         self.table = self.db.table("responses")
         if not self.table.exists():
             self.table.create(
@@ -55,26 +71,24 @@ class ResponseCache:
                 pk="key",
             )
 
+    def _conn(self) -> sqlite3.Connection:
+        """This thread's connection (closed when the thread ends and drops it)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)  # each write commits
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
     def get(self, key: str) -> Completion | None:
-        with self._lock:
-            rows = list(self.db.query("select * from responses where key = ?", [key]))
-        if not rows:
+        row = self._conn().execute(_GET, [key]).fetchone()
+        if row is None:
             return None
-        r = rows[0]
-        return Completion(r["text"], r["prompt_tokens"], r["completion_tokens"], r["latency_ms"], cached=True)
+        return Completion(row[0], row[1], row[2], row[3], cached=True)
 
     def put(self, key: str, model: str, c: Completion) -> None:
-        row = {
-            "key": key,
-            "model": model,
-            "text": c.text,
-            "prompt_tokens": c.prompt_tokens,
-            "completion_tokens": c.completion_tokens,
-            "latency_ms": c.latency_ms,
-            "created": time.time(),
-        }
-        with self._lock:
-            self.table.upsert(row, pk="key")
+        row = (key, model, c.text, c.prompt_tokens, c.completion_tokens, c.latency_ms, time.time())
+        self._conn().execute(_PUT, row)
 
     def count(self) -> int:
         return self.table.count
