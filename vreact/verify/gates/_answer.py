@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from vreact.tasks.metrics import normalize_answer
@@ -276,13 +277,17 @@ def multi_hop(min_paragraphs: int = 1) -> Check:
     return check
 
 
+#: A cited paragraph's normalised text: the same paragraphs are checked again and again.
+_normalized_text = functools.lru_cache(maxsize=4096)(normalize_answer)
+
+
 def support_score(answer: str, text: str) -> float:
     """How much of ``answer`` appears in ``text``: 1.0 when it does verbatim (normalised), else
     the share of its words found there."""
     ans = _tokens(answer)
     if not ans:
         return 0.0
-    norm = normalize_answer(text)
+    norm = _normalized_text(text)
     if " ".join(ans) in norm:
         return 1.0
     words = set(norm.split())
