@@ -57,9 +57,16 @@ class Recorder:
         )
 
     def verdict(self, verdict: Verdict, artifact: Any = None) -> None:
-        self.store.record_verdict(self.attempt_id, verdict, artifact)
-        if not verdict.accepted:
-            self.last_reject[verdict.component] = verdict
+        self.verdicts([verdict], artifact)
+
+    def verdicts(self, verdicts: list[Verdict], artifact: Any = None) -> None:
+        """Verdicts on one artifact, in order, written in one transaction."""
+        if not verdicts:
+            return
+        self.store.record_verdicts(self.attempt_id, verdicts, artifact)
+        for verdict in verdicts:
+            if not verdict.accepted:
+                self.last_reject[verdict.component] = verdict
 
     def event(self, component: str, try_: int, index: int, guard: str, kind: str, detail: str) -> None:
         """A hint or rollback of a pipeline member (never memory, never a rejection)."""

@@ -57,6 +57,15 @@ _VERDICT_SQL = (
 )
 
 
+_LEDGER_SQL = _insert_sql(
+    "ledger", ("verdict_id", "attempt_id", "level", "component", "artifact_hash", "artifact")
+)
+_FAILURE_SQL = _insert_sql(
+    "failures",
+    ("verdict_id", "attempt_id", "level", "component", "source", "verifier", "check_name", "cause", "detail"),
+)
+
+
 def _value(v: Any) -> Any:
     """A column value as sqlite-utils would store it: dicts, lists and tuples as JSON."""
     if isinstance(v, (dict, list, tuple)):
@@ -292,52 +301,37 @@ class Store:
 
         This is the only writer of ``ledger`` and ``failures``: memory is written by verdicts.
         """
+        return self.record_verdicts(attempt_id, [verdict], artifact)[0]
+
+    def record_verdicts(self, attempt_id: int, verdicts: list[Verdict], artifact: Any = None) -> list[int]:
+        """Write verdicts on one artifact, in order, each with its ledger or failure row, all in
+        one transaction (as ``record_verdict`` does one); return their ids."""
         blob = json.dumps(artifact, default=str)
+        ids: list[int] = []
         with self._transaction() as conn:
             if artifact is not None:
-                conn.execute(
-                    "insert or ignore into artifacts (hash, json) values (?, ?)",
-                    [verdict.artifact_hash, blob],
+                hashes = dict.fromkeys(v.artifact_hash for v in verdicts)
+                conn.executemany(
+                    "insert or ignore into artifacts (hash, json) values (?, ?)", [(h, blob) for h in hashes]
                 )
-            v = verdict
-            row = (attempt_id, v.level, v.component, v.source, v.verifier, v.check_name)
-            args = json.dumps(v.args, default=str)
-            cur = conn.execute(
-                _VERDICT_SQL,
-                (*row, args, v.decision, v.cause, v.detail, v.budget_left, v.artifact_hash, attempt_id),
-            )
-            assert cur.lastrowid is not None
-            vid = cur.lastrowid
-            if verdict.accepted:
-                self._row(
-                    conn,
-                    "ledger",
-                    {
-                        "verdict_id": vid,
-                        "attempt_id": attempt_id,
-                        "level": verdict.level,
-                        "component": verdict.component,
-                        "artifact_hash": verdict.artifact_hash,
-                        "artifact": blob,
-                    },
+            for v in verdicts:
+                row = (attempt_id, v.level, v.component, v.source, v.verifier, v.check_name)
+                args = json.dumps(v.args, default=str)
+                cur = conn.execute(
+                    _VERDICT_SQL,
+                    (*row, args, v.decision, v.cause, v.detail, v.budget_left, v.artifact_hash, attempt_id),
                 )
-            else:
-                self._row(
-                    conn,
-                    "failures",
-                    {
-                        "verdict_id": vid,
-                        "attempt_id": attempt_id,
-                        "level": verdict.level,
-                        "component": verdict.component,
-                        "source": verdict.source,
-                        "verifier": verdict.verifier,
-                        "check_name": verdict.check_name,
-                        "cause": verdict.cause,
-                        "detail": verdict.detail,
-                    },
-                )
-        return vid
+                assert cur.lastrowid is not None
+                vid = cur.lastrowid
+                ids.append(vid)
+                if v.accepted:
+                    conn.execute(_LEDGER_SQL, (vid, attempt_id, v.level, v.component, v.artifact_hash, blob))
+                else:
+                    where = (vid, attempt_id, v.level, v.component)
+                    conn.execute(
+                        _FAILURE_SQL, (*where, v.source, v.verifier, v.check_name, v.cause, v.detail)
+                    )
+        return ids
 
     # --- reads (the assembler's and the reports') ----------------------------------------
 
@@ -347,7 +341,7 @@ class Store:
         if component is not None:
             sql += " and component = ?"
             params.append(component)
-        return list(self.db.query(sql + " order by id", params))
+        return self._rows(sql + " order by id", params)
 
     def ledger(self, attempt_id: int, component: str | None = None) -> list[dict[str, Any]]:
         sql = "select * from ledger where attempt_id = ?"
@@ -355,7 +349,12 @@ class Store:
         if component is not None:
             sql += " and component = ?"
             params.append(component)
-        return list(self.db.query(sql + " order by id", params))
+        return self._rows(sql + " order by id", params)
+
+    def _rows(self, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+        cur = self.db.conn.execute(sql, params)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
     def query(self, sql: str, params: Any = None) -> Iterator[dict[str, Any]]:
         return self.db.query(sql, params or [])

@@ -94,6 +94,7 @@ class Verifiers:
         ident = artifact.identity()
         h = artifact_hash(ident)
         left = ctx.budgets.of(verifier, component).left
+        accepts: list[Verdict] = []  # recorded together (one transaction), before what follows
         for g in self.gates[verifier]:
             if not g.applies_to(artifact):
                 continue
@@ -102,9 +103,10 @@ class Verifiers:
             except Exception as e:  # fail closed: a verifier that raises rejects
                 result = reject("verifier_error", f"{type(e).__name__}: {e}")
             if not result.ok:
+                ctx.recorder.verdicts(accepts, ident)
                 return Rejection(verifier, "gate", g.name, result, g.args, ident)
-            accept = Verdict(verifier, component, "gate", g.name, "accept", "", "", left, h, g.args)
-            ctx.recorder.verdict(accept, ident)
+            accepts.append(Verdict(verifier, component, "gate", g.name, "accept", "", "", left, h, g.args))
+        ctx.recorder.verdicts(accepts, ident)
         judge = self.judges[verifier]
         if judge is None:
             return None
