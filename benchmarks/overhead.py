@@ -3,9 +3,12 @@ driven by an instant scripted model over the same tasks (real MuSiQue-Full recor
 tests/data/musique/), no network.
 
     .venv/bin/python benchmarks/overhead.py [--rounds 5] [--tasks 80] [--attempts 3]
+    .venv/bin/python benchmarks/overhead.py --compare ../base       # + NAME@before from a checkout
     .venv/bin/python benchmarks/overhead.py --profile VG-warm     # cProfile one contender
 
-framework ms per model call = (wall of the run - time spent inside the model) / model calls.
+framework ms per model call = (wall of the run - time spent inside the model) / model calls
+(the table's last column counts the process's CPU time instead of the wall clock: steadier on a
+busy machine).
 
 Contenders (one fresh subprocess each per round, the order rotating round by round):
 
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -186,9 +190,9 @@ def vreact_worker(name: str, n_tasks: int, attempts: int, work: Path, cache: Pat
         attempts=attempts,
         concurrency=1,
     )
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     run_experiment(experiment, work)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     db = sqlite3.connect(work / "vreact.db")
     calls = db.execute("select count(*) from model_calls").fetchone()[0]
     outcomes = dict(db.execute("select outcome, count(*) from attempts group by outcome").fetchall())
@@ -196,6 +200,7 @@ def vreact_worker(name: str, n_tasks: int, attempts: int, work: Path, cache: Pat
     db.close()
     return {
         "wall": wall,
+        "cpu": cpu,
         "model": scripted.seconds,
         "calls": calls,
         "inner_calls": scripted.calls,
@@ -295,14 +300,14 @@ def smolagents_worker(n_tasks: int, attempts: int) -> dict[str, Any]:
         return str(content or "")
 
     tasks = read_tasks(n_tasks)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     search, model = Search(), Scripted(model_id="bench/scripted")
     agent = ToolCallingAgent(tools=[search], model=model, max_steps=4, verbosity_level=LogLevel.OFF)
     for _ in range(attempts):
         for task in tasks:  # one agent, reset for each task (its usual use)
             search.paragraphs, model.task = task["paragraphs"], task
             agent.run(task["question"], reset=True)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     return {
         "wall": wall,
         "model": spent["seconds"],
@@ -346,12 +351,12 @@ def pydantic_ai_worker(n_tasks: int, attempts: int) -> dict[str, Any]:
         return peer_search(current["task"]["paragraphs"], query)
 
     tasks = read_tasks(n_tasks)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for _ in range(attempts):
         for task in tasks:  # one agent for every task (its usual use)
             current["task"] = task
             agent.run_sync(task["question"])
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     return {
         "wall": wall,
         "model": spent["seconds"],
@@ -372,32 +377,35 @@ def setup_peers() -> None:
     subprocess.run(pip, check=True)
 
 
-def run_worker(name: str, args: argparse.Namespace, tmp: Path, profile: Path | None = None) -> dict[str, Any]:
-    """One timed run of one contender, in a fresh process."""
+def run_worker(
+    contender: str, args: argparse.Namespace, tmp: Path, profile: Path | None = None
+) -> dict[str, Any]:
+    """One timed run of one contender, in a fresh process. ``NAME@before`` runs NAME with the
+    checkout given by ``--compare`` first on PYTHONPATH."""
+    name, _, other = contender.partition("@")
+    env = dict(os.environ)
+    if other:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(args.compare), env.get("PYTHONPATH")]))
     work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=tmp))
     cache = work / "cache"
     python = str(PEERS_PYTHON) if name in PEER else sys.executable
-    base = [
-        python,
-        str(Path(__file__).resolve()),
-        "--tasks",
-        str(args.tasks),
-        "--attempts",
-        str(args.attempts),
-    ]
+    script = str(Path(__file__).resolve())
+    base = [python, script, "--tasks", str(args.tasks), "--attempts", str(args.attempts)]
     if name == "VG-warm":  # the cache is filled by an untimed run in another process
         prime = [*base, "--worker", "VG-cold", "--work", str(work / "prime"), "--cache", str(cache)]
-        subprocess.run(prime, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(prime, check=True, stdout=subprocess.DEVNULL, env=env)
     cmd = [*base, "--worker", name, "--work", str(work / "run"), "--cache", str(cache)]
     if profile is not None:
         cmd += ["--profile-out", str(profile)]
-    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
     shutil.rmtree(work, ignore_errors=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def per_call_ms(r: dict[str, Any]) -> float:
-    return (r["wall"] - r["model"]) / max(r["calls"], 1) * 1000
+def per_call_ms(r: dict[str, Any], clock: str = "wall") -> float:
+    """Framework ms per model call; ``clock="cpu"`` counts the process's CPU time instead of
+    the wall clock (steadier on a busy machine; the figure is the wall clock's)."""
+    return (r[clock] - r["model"]) / max(r["calls"], 1) * 1000
 
 
 def main() -> None:
@@ -407,6 +415,12 @@ def main() -> None:
     ap.add_argument("--attempts", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated contenders (default: all)")
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument(
+        "--compare",
+        type=Path,
+        metavar="CHECKOUT",
+        help="also run each vreact contender from this checkout (as NAME@before), interleaved",
+    )
     ap.add_argument("--setup", action="store_true", help="(re)make the peers' venv and exit")
     ap.add_argument("--profile", metavar="CONTENDER", help="cProfile one run of a vreact contender")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -450,13 +464,16 @@ def main() -> None:
             ap.error(f"unknown contender(s) {unknown}; known: {', '.join((*VREACT, *PEER))}")
         if args.no_peers:
             names = [n for n in names if n not in PEER]
+        if args.compare:
+            names += [f"{n}@before" for n in names if n in VREACT]
         if any(n in PEER for n in names) and not PEERS_PYTHON.exists():
             print("making the peers' venv (benchmarks/peers/.venv) ...", flush=True)
             setup_peers()
         checkout = next((p for p in sys.path if p and Path(p, "vreact", "__init__.py").is_file()), "")
         print(
             f"{args.tasks} tasks x {args.attempts} attempts per run, {args.rounds} interleaved rounds,"
-            f" instant scripted models; vreact from {checkout or 'the installed package'}",
+            f" instant scripted models; vreact from {checkout or 'the installed package'}"
+            + (f", NAME@before from {args.compare}" if args.compare else ""),
             flush=True,
         )
         results: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
@@ -466,7 +483,7 @@ def main() -> None:
                 res = run_worker(name, args, tmp)
                 results[name].append(res)
                 print(
-                    f"  round {r + 1} {name:<12} {per_call_ms(res):6.2f} ms/call  ({res['calls']} calls)",
+                    f"  round {r + 1} {name:<14} {per_call_ms(res):6.2f} ms/call  ({res['calls']} calls)",
                     flush=True,
                 )
         report(results, args.rounds)
@@ -476,16 +493,17 @@ def main() -> None:
 
 def report(results: dict[str, list[dict[str, Any]]], rounds: int) -> None:
     print()
-    print(f"{'contender':<12} {'calls':>6} {'min ms':>7} {'median ms':>9} {'x ' + ANCHOR:>14}")
+    print(f"{'contender':<14} {'calls':>6} {'min ms':>7} {'median ms':>9} {'x ' + ANCHOR:>14} {'cpu ms':>7}")
     medians = {n: statistics.median(per_call_ms(r) for r in rs) for n, rs in results.items()}
     anchor = medians.get(ANCHOR)
     for name, rs in results.items():
         ms = [per_call_ms(r) for r in rs]
+        cpu = statistics.median(per_call_ms(r, "cpu") for r in rs)
         ratio = f"{medians[name] / anchor:.2f}" if anchor else "-"
-        print(f"{name:<12} {rs[0]['calls']:>6} {min(ms):>7.2f} {medians[name]:>9.2f} {ratio:>14}")
+        print(f"{name:<14} {rs[0]['calls']:>6} {min(ms):>7.2f} {medians[name]:>9.2f} {ratio:>14} {cpu:>7.2f}")
         detail = rs[0].get("detail")
         if detail:
-            print(f"{'':<12} {detail}")
+            print(f"{'':<14} {detail}")
     figure = ", ".join(f"{n} {m:.2f}" for n, m in medians.items())
     ratios = ""
     if anchor:
