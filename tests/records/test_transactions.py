@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+from tests.conftest import REPO
 from vreact.records import Store
 
 #: Runs in a subprocess: one attempt's verdict, dying (before the statement runs) at the
@@ -65,3 +66,54 @@ def test_a_verdict_and_its_memory_row_are_one_transaction(tmp_path, decision, at
     }
     assert counts == {"verdicts": 0, "ledger": 0, "failures": 0}
     assert [r["outcome"] for r in store.query("select outcome from attempts")] == ["running"]
+
+
+#: Runs in a subprocess: a VG attempt whose first try is rejected at R1 and whose second answers,
+#: dying at the memory-row insert numbered argv[2] (1-based), before it runs.
+KILLED_ATTEMPT = textwrap.dedent(
+    """
+    import os, re, sys
+
+    from tests.conftest import FULL
+    from tests.helpers import attempt, solve
+    from vreact.records import Store
+    from vreact.spec import builtin_configs, load_roles, load_spec, load_verifiers
+    from vreact.tasks.dataset import load_tasks
+
+    task = next(t for t in load_tasks(FULL) if t.answerable)
+    store = Store(sys.argv[1])
+    die_at, rows = int(sys.argv[2]), []
+
+    def trace(sql):
+        if re.match(r'insert into [\\\\["]?(ledger|failures)', " ".join(sql.lower().split())):
+            rows.append(sql)
+            if len(rows) == die_at:
+                os._exit(17)
+
+    store.db.conn.set_trace_callback(trace)
+    script = solve(task, answer="Zanzibar") + solve(task)
+    attempt(builtin_configs()["VG"], task, script, store, load_spec(), load_verifiers(), load_roles())
+    print("attempt ended, never killed; memory rows:", len(rows))
+    """
+)
+
+
+@pytest.mark.parametrize("die_at", [1, 2, 6, 9])
+def test_an_attempt_killed_mid_verdict_leaves_no_verdict_without_its_memory_row(tmp_path, die_at):
+    db = tmp_path / "vreact.db"
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_ATTEMPT, str(db), str(die_at)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert done.returncode == 17, done.stdout + done.stderr
+    store = Store(db)
+    orphans = store.query(
+        "select v.id from verdicts v where not exists (select 1 from ledger l where l.verdict_id = v.id)"
+        " and not exists (select 1 from failures f where f.verdict_id = v.id)"
+    )
+    assert list(orphans) == []
+    memory = next(store.query("select (select count(*) from ledger) + (select count(*) from failures) as n"))
+    assert memory["n"] < die_at  # the transaction that was cut off left nothing

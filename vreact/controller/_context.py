@@ -60,10 +60,11 @@ class Recorder:
         self.verdicts([verdict], artifact)
 
     def verdicts(self, verdicts: list[Verdict], artifact: Any = None) -> None:
-        """Verdicts on one artifact, in order, written in one transaction."""
+        """Verdicts on one artifact, in order, written in one transaction (with the next
+        record: the store holds them back until then, or until memory is read)."""
         if not verdicts:
             return
-        self.store.record_verdicts(self.attempt_id, verdicts, artifact)
+        self.store.defer_verdicts(self.attempt_id, verdicts, artifact)
         for verdict in verdicts:
             if not verdict.accepted:
                 self.last_reject[verdict.component] = verdict

@@ -11,7 +11,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -78,7 +78,13 @@ class Store:
 
     The schema is sqlite-utils' (migrations); the writes of an attempt are plain prepared
     statements, each record in one transaction: a call with its transcript's messages, a verdict
-    with its ledger or failure row (so a crash never leaves one without the other)."""
+    with its ledger or failure row (so a crash never leaves one without the other).
+
+    Steps, events and the recorder's verdicts are held back and written with the next
+    transaction (the next call's record, the attempt's end), or before any read of this store
+    (so the assembler always reads the failure index whole), or on ``flush``/``close``. A process
+    killed before that loses them with the attempt, which is unfinished, and discarded on resume.
+    """
 
     def __init__(self, path: str | Path) -> None:
         """Open (and migrate) the store. One Store per thread: concurrent attempts each open
@@ -90,10 +96,20 @@ class Store:
         # a commit survives the process being killed (not the machine losing power)
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
+        self._pending: list[Callable[[sqlite3.Connection], Any]] = []  # writes held back
         self._migrate()
 
     def close(self) -> None:
-        self.db.conn.close()
+        try:
+            self.flush()
+        finally:
+            self.db.conn.close()
+
+    def flush(self) -> None:
+        """Write what is held back (in one transaction)."""
+        if self._pending:
+            with self._transaction():
+                pass
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -105,6 +121,9 @@ class Store:
             return
         conn.execute("BEGIN IMMEDIATE")
         try:
+            pending, self._pending = self._pending, []
+            for write in pending:
+                write(conn)
             yield conn
         except BaseException:
             conn.rollback()
@@ -278,7 +297,7 @@ class Store:
         if isinstance(fields.get("evidence"), list):
             fields["evidence"] = json.dumps(fields["evidence"])
         row = {"attempt_id": attempt_id, "component": component, "try": try_, "step": index, **fields}
-        self._insert("steps", row)
+        self._pending.append(lambda conn: self._row(conn, "steps", row))
 
     def replace_diagnoses(self, judge: str, rows: list[dict[str, Any]]) -> None:
         """A judge's diagnoses of this folder's attempts: a rerun with the same judge replaces
@@ -293,7 +312,8 @@ class Store:
     ) -> None:
         """A hint or a rollback of a pipeline member: an event, never memory."""
         row = {"attempt_id": attempt_id, "component": component, "try": try_, "step": index}
-        self._insert("events", {**row, "guard": guard, "kind": kind, "detail": detail})
+        row.update(guard=guard, kind=kind, detail=detail)
+        self._pending.append(lambda conn: self._row(conn, "events", row))
 
     def record_verdict(self, attempt_id: int, verdict: Verdict, artifact: Any = None) -> int:
         """Write a verdict; an accept appends to the ledger, a reject to the failure index.
@@ -307,30 +327,42 @@ class Store:
         """Write verdicts on one artifact, in order, each with its ledger or failure row, all in
         one transaction (as ``record_verdict`` does one); return their ids."""
         blob = json.dumps(artifact, default=str)
-        ids: list[int] = []
         with self._transaction() as conn:
-            if artifact is not None:
-                hashes = dict.fromkeys(v.artifact_hash for v in verdicts)
-                conn.executemany(
-                    "insert or ignore into artifacts (hash, json) values (?, ?)", [(h, blob) for h in hashes]
-                )
-            for v in verdicts:
-                row = (attempt_id, v.level, v.component, v.source, v.verifier, v.check_name)
-                args = json.dumps(v.args, default=str)
-                cur = conn.execute(
-                    _VERDICT_SQL,
-                    (*row, args, v.decision, v.cause, v.detail, v.budget_left, v.artifact_hash, attempt_id),
-                )
-                assert cur.lastrowid is not None
-                vid = cur.lastrowid
-                ids.append(vid)
-                if v.accepted:
-                    conn.execute(_LEDGER_SQL, (vid, attempt_id, v.level, v.component, v.artifact_hash, blob))
-                else:
-                    where = (vid, attempt_id, v.level, v.component)
-                    conn.execute(
-                        _FAILURE_SQL, (*where, v.source, v.verifier, v.check_name, v.cause, v.detail)
-                    )
+            return self._verdicts(conn, attempt_id, verdicts, blob if artifact is not None else None)
+
+    def defer_verdicts(self, attempt_id: int, verdicts: list[Verdict], artifact: Any = None) -> None:
+        """``record_verdicts`` held back to the next transaction or read (the recorder's): each
+        verdict and its ledger or failure row still go in one transaction."""
+        blob = json.dumps(artifact, default=str)  # now: what the verdicts' hash is of
+        kept = blob if artifact is not None else None
+        self._pending.append(lambda conn: self._verdicts(conn, attempt_id, list(verdicts), kept))
+
+    def _verdicts(
+        self, conn: sqlite3.Connection, attempt_id: int, verdicts: list[Verdict], artifact: str | None
+    ) -> list[int]:
+        """The verdicts' rows; ``artifact`` is the artifact's JSON (None: no artifact)."""
+        blob = artifact if artifact is not None else "null"
+        ids: list[int] = []
+        if artifact is not None:
+            hashes = dict.fromkeys(v.artifact_hash for v in verdicts)
+            conn.executemany(
+                "insert or ignore into artifacts (hash, json) values (?, ?)", [(h, blob) for h in hashes]
+            )
+        for v in verdicts:
+            row = (attempt_id, v.level, v.component, v.source, v.verifier, v.check_name)
+            args = json.dumps(v.args, default=str)
+            cur = conn.execute(
+                _VERDICT_SQL,
+                (*row, args, v.decision, v.cause, v.detail, v.budget_left, v.artifact_hash, attempt_id),
+            )
+            assert cur.lastrowid is not None
+            vid = cur.lastrowid
+            ids.append(vid)
+            if v.accepted:
+                conn.execute(_LEDGER_SQL, (vid, attempt_id, v.level, v.component, v.artifact_hash, blob))
+            else:
+                where = (vid, attempt_id, v.level, v.component)
+                conn.execute(_FAILURE_SQL, (*where, v.source, v.verifier, v.check_name, v.cause, v.detail))
         return ids
 
     # --- reads (the assembler's and the reports') ----------------------------------------
@@ -352,9 +384,11 @@ class Store:
         return self._rows(sql + " order by id", params)
 
     def _rows(self, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+        self.flush()
         cur = self.db.conn.execute(sql, params)
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
     def query(self, sql: str, params: Any = None) -> Iterator[dict[str, Any]]:
+        self.flush()  # a read sees everything recorded
         return self.db.query(sql, params or [])
