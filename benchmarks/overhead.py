@@ -310,6 +310,7 @@ def smolagents_worker(n_tasks: int, attempts: int) -> dict[str, Any]:
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     return {
         "wall": wall,
+        "cpu": cpu,
         "model": spent["seconds"],
         "calls": spent["calls"],
         "attempts": len(tasks) * attempts,
@@ -359,6 +360,7 @@ def pydantic_ai_worker(n_tasks: int, attempts: int) -> dict[str, Any]:
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     return {
         "wall": wall,
+        "cpu": cpu,
         "model": spent["seconds"],
         "calls": spent["calls"],
         "attempts": len(tasks) * attempts,
