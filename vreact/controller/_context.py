@@ -11,6 +11,7 @@ from vreact.config import Configuration
 from vreact.memory import ContextAssembler, Scope
 from vreact.model import Completion, Message, Model, ModelError, ReasoningRunaway, endpoint_of
 from vreact.records import Store
+from vreact.records.store import RowId
 from vreact.tasks.dataset import Task
 from vreact.verdict import Verdict
 
@@ -18,15 +19,18 @@ from vreact.verdict import Verdict
 @dataclass
 class Recorder:
     """Writes one attempt's records: every model call (failed ones too), every verdict (the
-    only writer of memory) and every executor step (for people and tools, never a role)."""
+    only writer of memory) and every executor step (for people and tools, never a role).
+
+    The store holds them back and writes them together with its next transaction or read (the
+    assembler reads the failure index before each prompt), each verdict with its memory row."""
 
     store: Store
     attempt_id: int
-    last_call: int | None = None  # the id of the last model call recorded
+    last_call: RowId | None = None  # the id of the last model call recorded (once written)
     last_reject: dict[str, Verdict] = field(default_factory=dict)  # by component
 
     def call(self, role: str, model: Model, messages: list[Message], c: Completion) -> None:
-        self.last_call = self.store.record_call(
+        self.last_call = self.store.defer_call(
             self.attempt_id,
             role,
             model.name,
@@ -42,7 +46,7 @@ class Recorder:
         )
 
     def failed_call(self, role: str, model: Model, messages: list[Message], e: ModelError) -> None:
-        self.store.record_call(
+        self.store.defer_call(
             self.attempt_id,
             role,
             model.name,

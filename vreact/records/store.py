@@ -73,6 +73,12 @@ def _value(v: Any) -> Any:
     return v
 
 
+class RowId:
+    """The id of a row held back: None until it is written."""
+
+    value: int | None = None
+
+
 class Store:
     """The records of one run folder.
 
@@ -80,7 +86,7 @@ class Store:
     statements, each record in one transaction: a call with its transcript's messages, a verdict
     with its ledger or failure row (so a crash never leaves one without the other).
 
-    Steps, events and the recorder's verdicts are held back and written with the next
+    Calls, steps, events and verdicts the recorder makes are held back and written with the next
     transaction (the next call's record, the attempt's end), or before any read of this store
     (so the assembler always reads the failure index whole), or on ``flush``/``close``. A process
     killed before that loses them with the attempt, which is unfinished, and discarded on resume.
@@ -261,43 +267,85 @@ class Store:
         response: str | None = None,
     ) -> int:
         """Record one model call with its transcript (in one transaction); return its id."""
+        write = self._call(
+            attempt_id, role, model, prompt_tokens, completion_tokens, latency_ms, status, error,
+            retries, cached, cost_usd, endpoint, messages, response,
+        )  # fmt: skip
+        with self._transaction() as conn:
+            return write(conn)
+
+    def defer_call(self, *args: Any, **kwargs: Any) -> RowId:
+        """``record_call`` (with its arguments) held back to the next transaction or read (the
+        recorder's); its id is known once written (a step that names it is written after it)."""
+        write, ref = self._call(*args, **kwargs), RowId()
+
+        def written(conn: sqlite3.Connection) -> None:
+            ref.value = write(conn)
+
+        self._pending.append(written)
+        return ref
+
+    def _call(
+        self,
+        attempt_id: int,
+        role: str,
+        model: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        latency_ms: float,
+        status: str = "ok",
+        error: str = "",
+        retries: int = 0,
+        cached: bool = False,
+        cost_usd: float | None = None,
+        endpoint: str | None = None,
+        messages: list[dict[str, str]] | None = None,
+        response: str | None = None,
+    ) -> Callable[[sqlite3.Connection], int]:
+        """The writer of one call's row and its transcript's messages (made now, written later)."""
         hashes = None
         rows: list[Sequence[Any]] = []
         if messages is not None:
             rows = [(message_hash(m), m.get("role", ""), m.get("content", "")) for m in messages]
             hashes = json.dumps([r[0] for r in rows])
-        with self._transaction() as conn:
+        row = {
+            "messages": hashes,
+            "response": response,
+            "endpoint": endpoint,
+            "retries": retries,
+            "cached": int(cached),
+            "cost_usd": cost_usd,
+            "attempt_id": attempt_id,
+            "role": role,
+            "model": model,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "latency_ms": round(latency_ms, 1),
+            "status": status,
+            "error": error,
+        }
+
+        def write(conn: sqlite3.Connection) -> int:
             if rows:
                 conn.executemany(
                     _insert_sql("messages", ("hash", "role", "content"), "insert or ignore"), rows
                 )
-            return self._row(
-                conn,
-                "model_calls",
-                {
-                    "messages": hashes,
-                    "response": response,
-                    "endpoint": endpoint,
-                    "retries": retries,
-                    "cached": int(cached),
-                    "cost_usd": cost_usd,
-                    "attempt_id": attempt_id,
-                    "role": role,
-                    "model": model,
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "latency_ms": round(latency_ms, 1),
-                    "status": status,
-                    "error": error,
-                },
-            )
+            return self._row(conn, "model_calls", row)
+
+        return write
 
     def record_step(self, attempt_id: int, component: str, try_: int, index: int, **fields: Any) -> None:
         """One executor step of a try: thought, action, input, evidence, observation, call_id."""
         if isinstance(fields.get("evidence"), list):
             fields["evidence"] = json.dumps(fields["evidence"])
         row = {"attempt_id": attempt_id, "component": component, "try": try_, "step": index, **fields}
-        self._pending.append(lambda conn: self._row(conn, "steps", row))
+
+        def write(conn: sqlite3.Connection) -> None:
+            if isinstance(row.get("call_id"), RowId):  # a call held back too: written by now
+                row["call_id"] = row["call_id"].value
+            self._row(conn, "steps", row)
+
+        self._pending.append(write)
 
     def replace_diagnoses(self, judge: str, rows: list[dict[str, Any]]) -> None:
         """A judge's diagnoses of this folder's attempts: a rerun with the same judge replaces
