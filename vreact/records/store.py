@@ -233,6 +233,8 @@ class Store:
     def discard_unfinished(self) -> int:
         """Delete attempts a killed process left running, with everything they wrote."""
         ids = [r["id"] for r in self.db.query("select id from attempts where outcome = 'running'")]
+        if not ids:
+            return 0
         with self._transaction() as conn:  # all or nothing
             for table in ("ledger", "failures", "steps", "events", "diagnoses"):
                 conn.execute(
