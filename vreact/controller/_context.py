@@ -21,8 +21,9 @@ class Recorder:
     """Writes one attempt's records: every model call (failed ones too), every verdict (the
     only writer of memory) and every executor step (for people and tools, never a role).
 
-    The store holds them back and writes them together with its next transaction or read (the
-    assembler reads the failure index before each prompt), each verdict with its memory row."""
+    The store holds them back and writes them together, at the latest when memory is read with
+    a verdict held back (the assembler reads the failure index before each prompt) or when the
+    attempt ends; each verdict with its memory row."""
 
     store: Store
     attempt_id: int

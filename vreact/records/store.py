@@ -73,6 +73,10 @@ def _value(v: Any) -> Any:
     return v
 
 
+#: Writes held back at most before a read of memory writes them anyway.
+_HOLD_MAX = 64
+
+
 class RowId:
     """The id of a row held back: None until it is written."""
 
@@ -87,9 +91,10 @@ class Store:
     with its ledger or failure row (so a crash never leaves one without the other).
 
     Calls, steps, events and verdicts the recorder makes are held back and written with the next
-    transaction (the next call's record, the attempt's end), or before any read of this store
-    (so the assembler always reads the failure index whole), or on ``flush``/``close``. A process
-    killed before that loses them with the attempt, which is unfinished, and discarded on resume.
+    transaction (the attempt's end), or before a read of this store (of memory, when a verdict is
+    held back: the assembler always reads the failure index whole), or on ``flush``/``close``. A
+    process killed before that loses them with the attempt, which is unfinished, and discarded on
+    resume.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -103,6 +108,7 @@ class Store:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self._pending: list[Callable[[sqlite3.Connection], Any]] = []  # writes held back
+        self._memory_pending = False  # a verdict among them: memory reads must see it
         self._migrate()
 
     def close(self) -> None:
@@ -127,7 +133,7 @@ class Store:
             return
         conn.execute("BEGIN IMMEDIATE")
         try:
-            pending, self._pending = self._pending, []
+            pending, self._pending, self._memory_pending = self._pending, [], False
             for write in pending:
                 write(conn)
             yield conn
@@ -386,6 +392,7 @@ class Store:
         blob = json.dumps(artifact, default=str)  # now: what the verdicts' hash is of
         kept = blob if artifact is not None else None
         self._pending.append(lambda conn: self._verdicts(conn, attempt_id, list(verdicts), kept))
+        self._memory_pending = True
 
     def _verdicts(
         self, conn: sqlite3.Connection, attempt_id: int, verdicts: list[Verdict], artifact: str | None
@@ -434,7 +441,9 @@ class Store:
         return self._rows(sql + " order by id", params)
 
     def _rows(self, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-        self.flush()
+        """Rows of the ledger or the failure index, with every verdict recorded so far."""
+        if self._memory_pending or len(self._pending) > _HOLD_MAX:
+            self.flush()
         cur = self.db.conn.execute(sql, params)
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
