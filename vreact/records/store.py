@@ -1,7 +1,8 @@
 """The run store: one SQLite file (``DIR/vreact.db``) through sqlite-utils.
 
 The schema only changes through the append-only ``MIGRATIONS`` list (vreact/records/migrations.py).
-Only ``Store.record_verdict`` writes the success ledger and the failure index.
+Only the verdict writers (``Store.record_verdict`` and its batch forms) write the success
+ledger and the failure index, each verdict in one transaction with its row there.
 """
 
 from __future__ import annotations
