@@ -163,14 +163,19 @@ def measure(what: str, run_dir: Path, repeat: int, profile: Path | None) -> dict
     """The minimum of ``repeat`` runs of one command (imports done by a first, untimed run)."""
     fn = WHAT[what]
     fn(run_dir)
-    took = []
+    took, cpu = [], []
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         fn(run_dir)
         took.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - started_cpu)
     if profile is not None:
         cProfile.runctx("fn(run_dir)", globals(), {"fn": fn, "run_dir": run_dir}, str(profile))
-    return {"seconds": min(took), "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "seconds": min(took),
+        "cpu": min(cpu),
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def in_process(what: str, run_dir: Path, repeat: int, profile: Path | None = None) -> dict[str, Any]:
@@ -218,8 +223,13 @@ def main() -> None:
     print(
         f"run folders of {', '.join(map(str, sizes))} attempts built in {time.perf_counter() - started:.0f} s"
     )
-    print(f"minimum of {args.repeat} runs each, each command in its own process (peak RSS: that process's)")
-    head = f"{'attempts':>8} {'report s':>9} {'--json s':>9} {'view s':>8} {'HTML MB':>8} {'KB/attempt':>10}"
+    print(
+        f"minimum of {args.repeat} runs each, each command in its own process (peak RSS: that "
+        "process's); seconds of wall time (CPU time)"
+    )
+    head = (
+        f"{'attempts':>8} {'report s':>12} {'--json s':>12} {'view s':>12} {'HTML MB':>8} {'KB/attempt':>10}"
+    )
     print(head + f" {'report RSS':>10} {'view RSS':>9}")
     rows = {}
     for size in sizes:
@@ -227,8 +237,9 @@ def main() -> None:
         r, j, v = (in_process(w, d, args.repeat) for w in ("report", "report --json", "view"))
         html = (d / "report.html").stat().st_size
         rows[size] = (r, j, v, html)
+        wc = " ".join(f"{m['seconds']:5.2f} ({m['cpu']:4.2f})" for m in (r, j, v))
         print(
-            f"{size:>8} {r['seconds']:9.2f} {j['seconds']:9.2f} {v['seconds']:8.2f} {html / 1e6:8.2f} "
+            f"{size:>8} {wc} {html / 1e6:8.2f} "
             f"{html / size / 1e3:10.1f} {r['rss_mb']:8.0f}MB {v['rss_mb']:7.0f}MB"
         )
     big = sizes[-1]
@@ -239,14 +250,15 @@ def main() -> None:
     print(f"\ncProfile of {slow} at {big} attempts (cumulative):\n{top(profile)}")
     small = sizes[0]
     growth = ", ".join(
-        f"{name} x{rows[big][i]['seconds'] / max(rows[small][i]['seconds'], 1e-9):.1f}"
+        f"{name} CPU x{rows[big][i]['cpu'] / max(rows[small][i]['cpu'], 1e-9):.1f}"
         for i, name in ((0, "report"), (2, "view"))
     )
     if args.keep is None:
         shutil.rmtree(root, ignore_errors=True)
     print(
         f"\nat {big:,} attempts: vreact report {r['seconds']:.2f} s (--json {j['seconds']:.2f} s), "
-        f"vreact view {v['seconds']:.2f} s, report.html {html / 1e6:.2f} MB, peak RSS report "
+        f"vreact view {v['seconds']:.2f} s (CPU {r['cpu']:.2f}, {j['cpu']:.2f}, {v['cpu']:.2f} s), "
+        f"report.html {html / 1e6:.2f} MB, peak RSS report "
         f"{r['rss_mb']:.0f} MB / view {v['rss_mb']:.0f} MB; {small} -> {big} attempts "
         f"(x{big / small:.0f}): {growth}"
     )
