@@ -44,7 +44,7 @@ def pack_pages(pages: dict[int, str]) -> str:
     """The attempt pages as app.js reads them: a JSON object from attempt id to page HTML,
     gzip-compressed (reproducibly: no time stamp), in base64."""
     data = json.dumps({str(k): v for k, v in pages.items()}, ensure_ascii=False, separators=(",", ":"))
-    return base64.b64encode(gzip.compress(data.encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")
+    return base64.b64encode(gzip.compress(data.encode("utf-8"), compresslevel=6, mtime=0)).decode("ascii")
 
 
 def attempt_pages(html: str) -> dict[int, str]:
