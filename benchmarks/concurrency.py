@@ -1,0 +1,130 @@
+"""Concurrency efficiency of `vreact run`: how close a run comes to the wall time of its model
+calls laid end to end over ``concurrency`` lanes, against a loopback OpenAI-compatible server
+that answers every request in exactly ``--latency`` seconds.
+
+    .venv/bin/python benchmarks/concurrency.py [--concurrency 8,32,64] [--attempts 200]
+    .venv/bin/python benchmarks/concurrency.py --concurrency 32      # quick
+
+Each attempt is configuration N on a real MuSiQue record (tests/data/musique/) and makes
+exactly two executor calls: the server answers a search, then (once the request carries the
+search's result) a finish. The real CLI runs in a subprocess with ``--concurrency C
+--endpoint-concurrency C`` and no response cache; its run's records give the wall time
+(runs.started to runs.finished) and the request count (model_calls), so
+
+    efficiency = requests x latency / C / wall        (1.0 is ideal)
+
+Also printed: attempts that crashed, 'database is locked' anywhere (records or stderr), and
+the run process's peak RSS. The last line is the figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.fakes.scripted_server import ScriptedServer  # noqa: E402
+
+MUSIQUE = REPO / "tests" / "data" / "musique" / "musique_full_train_80.jsonl"
+CALLS_PER_ATTEMPT = 2
+
+
+def reply(body: dict[str, Any]) -> str:
+    """A search first; a finish once the executor's history (a third message) is there."""
+    messages = body.get("messages") or []
+    if len(messages) > 2:
+        step = {"thought": "found it", "action": "finish", "input": "an answer", "evidence": ["1"]}
+    else:
+        step = {"thought": "look", "action": "search", "input": "the question", "evidence": []}
+    return json.dumps(step)
+
+
+def run_once(url: str, concurrency: int, attempts: int, tasks: int, out: Path, src: Path) -> dict[str, Any]:
+    """One `vreact run` in a subprocess; what its records and its rusage say."""
+    per_task = -(-attempts // tasks)
+    cmd = [
+        *(sys.executable, "-m", "vreact.cli"),
+        *("run", "--dataset", str(MUSIQUE), "--limit", str(tasks), "--configs", "N"),
+        *("--attempts", str(per_task), "--model", "openai/bench", "--base-url", url, "--no-cache"),
+        *("--concurrency", str(concurrency), "--endpoint-concurrency", str(concurrency)),
+        *("--out", str(out / "run"), "--timeout", "60", "--call-timeout", "120"),
+    ]
+    env = {**os.environ, "VREACT_CACHE_DIR": str(out / "cache"), "PYTHONPATH": str(src)}
+    env.pop("OPENAI_BASE_URL", None)
+    with open(out / "stderr.txt", "wb") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=out)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    stderr = (out / "stderr.txt").read_text(errors="replace")
+    if proc.returncode != 0:
+        raise SystemExit(f"vreact run exited {proc.returncode}:\n{stderr[-3000:]}")
+    db = sqlite3.connect(out / "run" / "vreact.db")
+    started, finished = db.execute("select started, finished from runs").fetchone()
+    done, crashed = db.execute(
+        "select count(*), count(*) filter (where outcome = 'crash') from attempts"
+    ).fetchone()
+    requests = db.execute("select count(*) from model_calls").fetchone()[0]
+    locked = (
+        db.execute("select count(*) from attempts where error like '%locked%'").fetchone()[0]
+        + db.execute("select count(*) from model_calls where error like '%locked%'").fetchone()[0]
+    )
+    db.close()
+    locked += stderr.count("database is locked")
+    return {
+        "attempts": done,
+        "crashed": crashed,
+        "requests": requests,
+        "wall": finished - started,
+        "locked": locked,
+        "rss_mb": usage.ru_maxrss / 1024,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--concurrency", default="8,32,64", help="comma-separated values")
+    ap.add_argument("--attempts", type=int, default=200)
+    ap.add_argument("--tasks", type=int, default=20, help="MuSiQue records the attempts share")
+    ap.add_argument("--latency", type=float, default=0.2, help="seconds per server reply")
+    ap.add_argument("--src", type=Path, default=REPO, help="the vreact source tree to run (a before)")
+    args = ap.parse_args()
+    levels = [int(c) for c in args.concurrency.split(",")]
+    print(
+        f"{args.attempts} attempts of N x {CALLS_PER_ATTEMPT} calls, server latency "
+        f"{args.latency * 1000:.0f} ms, vreact run in a subprocess, no cache"
+    )
+    print(
+        f"{'conc':>4} {'attempts':>8} {'requests':>8} {'wall s':>7} {'ideal s':>7} "
+        f"{'effic.':>6} {'crashed':>7} {'locked':>6} {'RSS MB':>6}"
+    )
+    figures = []
+    with ScriptedServer(reply, latency=args.latency) as server:
+        for c in levels:
+            with tempfile.TemporaryDirectory(prefix=f"vreact-conc{c}-") as tmp:
+                r = run_once(server.base_url, c, args.attempts, args.tasks, Path(tmp), args.src.resolve())
+            ideal = r["requests"] * args.latency / c
+            eff = ideal / r["wall"]
+            figures.append(f"{c}: {eff:.2f}")
+            print(
+                f"{c:>4} {r['attempts']:>8} {r['requests']:>8} {r['wall']:>7.2f} {ideal:>7.2f} "
+                f"{eff:>6.2f} {r['crashed']:>7} {r['locked']:>6} {r['rss_mb']:>6.0f}",
+                flush=True,
+            )
+            if r["requests"] != r["attempts"] * CALLS_PER_ATTEMPT:
+                print(
+                    f"  note: {r['requests'] / r['attempts']:.2f} calls per attempt, not {CALLS_PER_ATTEMPT}"
+                )
+    print("concurrency efficiency (ideal wall / wall): " + ", ".join(figures))
+
+
+if __name__ == "__main__":
+    main()
