@@ -6,12 +6,17 @@ that answers every request in exactly ``--latency`` seconds.
     .venv/bin/python benchmarks/concurrency.py --concurrency 32      # quick
 
 Each attempt is configuration N on a real MuSiQue record (tests/data/musique/) and makes
-exactly two executor calls: the server answers a search, then (once the request carries the
-search's result) a finish. The real CLI runs in a subprocess with ``--concurrency C
---endpoint-concurrency C`` and no response cache; its run's records give the wall time
-(runs.started to runs.finished) and the request count (model_calls), so
+exactly ``--calls`` executor calls (default 5, so 192 attempts make 960 requests): the server
+answers searches, each new, until the executor's history holds ``calls - 1`` of them, then a
+finish. The real CLI runs in a subprocess with ``--concurrency C --endpoint-concurrency C``
+and no response cache; its run's records give the wall time (runs.started to runs.finished)
+and the request count (model_calls), so
 
     efficiency = requests x latency / C / wall        (1.0 is ideal)
+
+The attempts are alike, so they run in waves of C: 192 attempts (a multiple of 8, 32 and 64)
+keep the last wave full. With 200, the last wave at 32 would hold 8 attempts and cap the
+figure at 200/32/7 = 0.89 whatever vreact did (at 64: 0.78).
 
 Also printed: attempts that crashed, 'database is locked' anywhere (records or stderr), and
 the run process's peak RSS. The last line is the figure.
@@ -22,10 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,22 +42,28 @@ sys.path.insert(0, str(REPO))
 from tests.fakes.scripted_server import ScriptedServer  # noqa: E402
 
 MUSIQUE = REPO / "tests" / "data" / "musique" / "musique_full_train_80.jsonl"
-CALLS_PER_ATTEMPT = 2
+_SEARCH_LINE = re.compile(r"^\d+\. search ", re.MULTILINE)
 
 
-def reply(body: dict[str, Any]) -> str:
-    """A search first; a finish once the executor's history (a third message) is there."""
-    messages = body.get("messages") or []
-    if len(messages) > 2:
-        step = {"thought": "found it", "action": "finish", "input": "an answer", "evidence": ["1"]}
-    else:
-        step = {"thought": "look", "action": "search", "input": "the question", "evidence": []}
-    return json.dumps(step)
+def replier(calls: int) -> Callable[[dict[str, Any]], str]:
+    """Searches until the executor's history holds ``calls - 1`` of them; then a finish."""
+
+    def reply(body: dict[str, Any]) -> str:
+        messages = body.get("messages") or []
+        history = str(messages[2].get("content") or "") if len(messages) > 2 else ""
+        searched = len(_SEARCH_LINE.findall(history))
+        if searched + 1 >= calls:
+            step = {"thought": "found it", "action": "finish", "input": "an answer", "evidence": ["1"]}
+        else:
+            step = {"thought": "look", "action": "search", "input": f"query {searched}", "evidence": []}
+        return json.dumps(step)
+
+    return reply
 
 
 def run_once(url: str, concurrency: int, attempts: int, tasks: int, out: Path, src: Path) -> dict[str, Any]:
     """One `vreact run` in a subprocess; what its records and its rusage say."""
-    per_task = -(-attempts // tasks)
+    per_task = attempts // tasks
     cmd = [
         *(sys.executable, "-m", "vreact.cli"),
         *("run", "--dataset", str(MUSIQUE), "--limit", str(tasks), "--configs", "N"),
@@ -92,14 +105,17 @@ def run_once(url: str, concurrency: int, attempts: int, tasks: int, out: Path, s
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--concurrency", default="8,32,64", help="comma-separated values")
-    ap.add_argument("--attempts", type=int, default=200)
-    ap.add_argument("--tasks", type=int, default=20, help="MuSiQue records the attempts share")
+    ap.add_argument("--attempts", type=int, default=192)
+    ap.add_argument("--tasks", type=int, default=24, help="MuSiQue records the attempts share")
+    ap.add_argument("--calls", type=int, default=5, help="model calls per attempt")
     ap.add_argument("--latency", type=float, default=0.2, help="seconds per server reply")
     ap.add_argument("--src", type=Path, default=REPO, help="the vreact source tree to run (a before)")
     args = ap.parse_args()
     levels = [int(c) for c in args.concurrency.split(",")]
+    if args.attempts % args.tasks:
+        ap.error("--attempts must be a multiple of --tasks")
     print(
-        f"{args.attempts} attempts of N x {CALLS_PER_ATTEMPT} calls, server latency "
+        f"{args.attempts} attempts of N x {args.calls} calls, server latency "
         f"{args.latency * 1000:.0f} ms, vreact run in a subprocess, no cache"
     )
     print(
@@ -107,7 +123,7 @@ def main() -> None:
         f"{'effic.':>6} {'crashed':>7} {'locked':>6} {'RSS MB':>6}"
     )
     figures = []
-    with ScriptedServer(reply, latency=args.latency) as server:
+    with ScriptedServer(replier(args.calls), latency=args.latency) as server:
         for c in levels:
             with tempfile.TemporaryDirectory(prefix=f"vreact-conc{c}-") as tmp:
                 r = run_once(server.base_url, c, args.attempts, args.tasks, Path(tmp), args.src.resolve())
@@ -119,10 +135,8 @@ def main() -> None:
                 f"{eff:>6.2f} {r['crashed']:>7} {r['locked']:>6} {r['rss_mb']:>6.0f}",
                 flush=True,
             )
-            if r["requests"] != r["attempts"] * CALLS_PER_ATTEMPT:
-                print(
-                    f"  note: {r['requests'] / r['attempts']:.2f} calls per attempt, not {CALLS_PER_ATTEMPT}"
-                )
+            if r["requests"] != r["attempts"] * args.calls:
+                print(f"  note: {r['requests'] / r['attempts']:.2f} calls per attempt, not {args.calls}")
     print("concurrency efficiency (ideal wall / wall): " + ", ".join(figures))
 
 
