@@ -18,8 +18,9 @@ The attempts are alike, so they run in waves of C: 192 attempts (a multiple of 8
 keep the last wave full. With 200, the last wave at 32 would hold 8 attempts and cap the
 figure at 200/32/7 = 0.89 whatever vreact did (at 64: 0.78).
 
-Also printed: attempts that crashed, 'database is locked' anywhere (records or stderr), and
-the run process's peak RSS. The last line is the figure.
+Also printed: attempts that crashed, 'database is locked' anywhere (records or stderr), the
+run process's peak RSS, and its CPU time (start-up included) per request, a figure that
+other load on the machine disturbs less than the wall time. The last line is the figure.
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def run_once(url: str, concurrency: int, attempts: int, tasks: int, out: Path, s
         "wall": finished - started,
         "locked": locked,
         "rss_mb": usage.ru_maxrss / 1024,
+        "cpu": usage.ru_utime + usage.ru_stime,
     }
 
 
@@ -120,7 +122,7 @@ def main() -> None:
     )
     print(
         f"{'conc':>4} {'attempts':>8} {'requests':>8} {'wall s':>7} {'ideal s':>7} "
-        f"{'effic.':>6} {'crashed':>7} {'locked':>6} {'RSS MB':>6}"
+        f"{'effic.':>6} {'crashed':>7} {'locked':>6} {'RSS MB':>6} {'CPU ms/req':>10}"
     )
     figures = []
     with ScriptedServer(replier(args.calls), latency=args.latency) as server:
@@ -132,7 +134,8 @@ def main() -> None:
             figures.append(f"{c}: {eff:.2f}")
             print(
                 f"{c:>4} {r['attempts']:>8} {r['requests']:>8} {r['wall']:>7.2f} {ideal:>7.2f} "
-                f"{eff:>6.2f} {r['crashed']:>7} {r['locked']:>6} {r['rss_mb']:>6.0f}",
+                f"{eff:>6.2f} {r['crashed']:>7} {r['locked']:>6} {r['rss_mb']:>6.0f} "
+                f"{r['cpu'] * 1000 / r['requests']:>10.1f}",
                 flush=True,
             )
             if r["requests"] != r["attempts"] * args.calls:

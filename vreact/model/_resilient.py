@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import queue
 import random
 import threading
 import time
@@ -71,20 +72,59 @@ _SLOTS: dict[str, threading.BoundedSemaphore] = {}
 _SLOTS_LOCK = threading.Lock()
 
 
-def _submit(fn: Callable[..., Completion], *args: Any, **kwargs: Any) -> Future[Completion]:
-    """Run ``fn`` in a daemon thread. Not a ThreadPoolExecutor: the interpreter joins its workers
-    at exit, so one request to a stalled server would hold the process until the HTTP timeout."""
-    future: Future[Completion] = Future()
+class _Workers:
+    """Daemon threads that make requests, kept between calls: a thread per request cost more
+    CPU than the request at a few dozen in flight. A thread is started only when none is idle,
+    so there are as many as requests were ever in flight at once (stalled ones included), and
+    one idle for ``idle`` seconds ends. Not a ThreadPoolExecutor: the interpreter joins its
+    workers at exit, so one request to a stalled server would hold the process until the HTTP
+    timeout; these are daemons."""
 
-    def work() -> None:
-        if future.set_running_or_notify_cancel():
+    def __init__(self, idle: float = 60.0) -> None:
+        self.idle = idle
+        self._jobs: queue.SimpleQueue[tuple[Future[Completion], Callable[[], Completion]]] = (
+            queue.SimpleQueue()
+        )
+        self._lock = threading.Lock()
+        self._free = 0  # idle workers no queued job is promised to
+        self.threads = 0  # workers alive
+
+    def submit(self, fn: Callable[[], Completion]) -> Future[Completion]:
+        """Run ``fn`` in a worker; its result or exception comes in the future."""
+        future: Future[Completion] = Future()
+        with self._lock:
+            start = self._free == 0
+            if start:
+                self.threads += 1
+            else:
+                self._free -= 1  # this job is that worker's
+        self._jobs.put((future, fn))
+        if start:
+            threading.Thread(target=self._work, name="vreact-call", daemon=True).start()
+        return future
+
+    def _work(self) -> None:
+        while True:
             try:
-                future.set_result(fn(*args, **kwargs))
-            except BaseException as e:  # handed to the waiting caller
-                future.set_exception(e)
+                future, fn = self._jobs.get(timeout=self.idle)
+            except queue.Empty:
+                with self._lock:
+                    if self._free > 0:  # no job is promised to an idle worker: this one may go
+                        self._free -= 1
+                        self.threads -= 1
+                        return
+                continue  # a job was promised just now: it is on its way
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn())
+                except BaseException as e:  # handed to the waiting caller
+                    future.set_exception(e)
+            del future, fn  # hold no reply while idle
+            with self._lock:
+                self._free += 1
 
-    threading.Thread(target=work, name="vreact-call", daemon=True).start()
-    return future
+
+_WORKERS = _Workers()
 
 
 def _slot(endpoint: str, limit: int) -> threading.BoundedSemaphore:
@@ -185,7 +225,7 @@ class ResilientModel:
             finally:
                 slot.release()
 
-        future = _submit(request)
+        future = _WORKERS.submit(request)
         remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
         try:
             return future.result(timeout=remaining)
