@@ -11,8 +11,6 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +70,41 @@ _SLOTS: dict[str, threading.BoundedSemaphore] = {}
 _SLOTS_LOCK = threading.Lock()
 
 
+class _Call:
+    """One request handed to a worker: ``fn``, then its result or its exception. ``done`` is a
+    plain lock, released when the request ended: the cheapest hand-off between two threads
+    (a Future's Condition costs several)."""
+
+    __slots__ = ("done", "error", "fn", "result")
+
+    def __init__(self, fn: Callable[[], Completion]) -> None:
+        self.fn: Callable[[], Completion] | None = fn
+        self.result: Completion | None = None
+        self.error: BaseException | None = None
+        self.done = threading.Lock()
+        self.done.acquire()
+
+    def run(self) -> None:
+        try:
+            assert self.fn is not None
+            self.result = self.fn()
+        except BaseException as e:  # handed to the waiting caller
+            self.error = e
+        self.fn = None
+        self.done.release()
+
+    def wait(self, timeout: float | None) -> Completion:
+        """The result (or the exception raised) once the request ended; TimeoutError when it has
+        not within ``timeout`` seconds (None: no limit). The request goes on regardless."""
+        if not self.done.acquire(timeout=-1 if timeout is None else timeout):
+            raise TimeoutError
+        if self.error is not None:
+            error, self.error = self.error, None  # no reference cycle through the traceback
+            raise error
+        assert self.result is not None
+        return self.result
+
+
 class _Workers:
     """Daemon threads that make requests, kept between calls: a thread per request cost more
     CPU than the request at a few dozen in flight. A thread is started only when none is idle,
@@ -82,44 +115,38 @@ class _Workers:
 
     def __init__(self, idle: float = 60.0) -> None:
         self.idle = idle
-        self._jobs: queue.SimpleQueue[tuple[Future[Completion], Callable[[], Completion]]] = (
-            queue.SimpleQueue()
-        )
+        self._calls: queue.SimpleQueue[_Call] = queue.SimpleQueue()
         self._lock = threading.Lock()
-        self._free = 0  # idle workers no queued job is promised to
+        self._free = 0  # idle workers no queued call is promised to
         self.threads = 0  # workers alive
 
-    def submit(self, fn: Callable[[], Completion]) -> Future[Completion]:
-        """Run ``fn`` in a worker; its result or exception comes in the future."""
-        future: Future[Completion] = Future()
+    def submit(self, fn: Callable[[], Completion]) -> _Call:
+        """Run ``fn`` in a worker; wait for it with the returned call's ``wait``."""
+        call = _Call(fn)
         with self._lock:
             start = self._free == 0
             if start:
                 self.threads += 1
             else:
-                self._free -= 1  # this job is that worker's
-        self._jobs.put((future, fn))
+                self._free -= 1  # this call is that worker's
+        self._calls.put(call)
         if start:
             threading.Thread(target=self._work, name="vreact-call", daemon=True).start()
-        return future
+        return call
 
     def _work(self) -> None:
         while True:
             try:
-                future, fn = self._jobs.get(timeout=self.idle)
+                call = self._calls.get(timeout=self.idle)
             except queue.Empty:
                 with self._lock:
-                    if self._free > 0:  # no job is promised to an idle worker: this one may go
+                    if self._free > 0:  # no call is promised to an idle worker: this one may go
                         self._free -= 1
                         self.threads -= 1
                         return
-                continue  # a job was promised just now: it is on its way
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(fn())
-                except BaseException as e:  # handed to the waiting caller
-                    future.set_exception(e)
-            del future, fn  # hold no reply while idle
+                continue  # a call was promised just now: it is on its way
+            call.run()
+            del call  # hold no reply while idle
             with self._lock:
                 self._free += 1
 
@@ -156,6 +183,8 @@ class ResilientModel:
         schema: dict[str, Any] | None = None,
         settings: GenerateSettings = DEFAULT_SETTINGS,
     ) -> Completion:
+        if self.cache is None:
+            return self._priced(self._with_retries(messages, schema, settings))
         key = request_key(
             {
                 "model": self.name,
@@ -165,11 +194,10 @@ class ResilientModel:
                 **dataclasses.asdict(settings),  # temperature, max_tokens, seed: the keys of old caches
             }
         )
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+        if (hit := self.cache.get(key)) is not None:
             return self._priced(hit)
         completion = self._with_retries(messages, schema, settings)
-        if self.cache is not None:
-            self.cache.put(key, self.name, completion)
+        self.cache.put(key, self.name, completion)
         return self._priced(completion)
 
     def _priced(self, c: Completion) -> Completion:
@@ -225,11 +253,11 @@ class ResilientModel:
             finally:
                 slot.release()
 
-        future = _WORKERS.submit(request)
+        call = _WORKERS.submit(request)
         remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
         try:
-            return future.result(timeout=remaining)
-        except FutureTimeout:
+            return call.wait(remaining)
+        except TimeoutError:
             raise CallTimeoutError(self._timeout_message(None)) from None
 
     def _timeout_message(self, retries: int | None) -> str:
