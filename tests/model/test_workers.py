@@ -4,6 +4,7 @@ slot a stalled request holds behave as with a thread per request."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any
@@ -115,3 +116,25 @@ def test_the_workers_are_daemons() -> None:
     names = [t for t in threading.enumerate() if t.name == "vreact-call"]
     assert names and all(t.daemon for t in names)
     release.set()
+
+
+def test_a_forked_child_makes_calls_while_its_parent_has_one_in_flight() -> None:
+    release = threading.Event()
+    inner = SlowModel(release=release)
+    model = resilient(inner, "test://fork", concurrency=1, call_timeout=5)
+    parent = threading.Thread(target=model.generate, args=("parent",))
+    parent.start()  # holds the endpoint's only slot and a worker
+    while inner.in_flight == 0:
+        time.sleep(0.01)
+    pid = os.fork()
+    if pid == 0:  # the child: no parent's worker or slot is there to wait for
+        code = 1
+        try:
+            inner.release = None
+            code = 0 if model.generate("child").text == "reply child" else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    release.set()
+    parent.join()
+    assert os.waitstatus_to_exitcode(status) == 0

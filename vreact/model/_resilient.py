@@ -115,6 +115,10 @@ class _Workers:
 
     def __init__(self, idle: float = 60.0) -> None:
         self.idle = idle
+        self.reset()
+
+    def reset(self) -> None:
+        """No workers (a forked child has none of its parent's threads)."""
         self._calls: queue.SimpleQueue[_Call] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._free = 0  # idle workers no queued call is promised to
@@ -152,6 +156,17 @@ class _Workers:
 
 
 _WORKERS = _Workers()
+
+
+def _after_fork() -> None:
+    """A forked child has none of its parent's threads: no workers, and no request holds a slot."""
+    global _SLOTS_LOCK
+    _WORKERS.reset()
+    _SLOTS.clear()
+    _SLOTS_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def _slot(endpoint: str, limit: int) -> threading.BoundedSemaphore:
