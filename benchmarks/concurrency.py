@@ -19,8 +19,9 @@ keep the last wave full. With 200, the last wave at 32 would hold 8 attempts and
 figure at 200/32/7 = 0.89 whatever vreact did (at 64: 0.78).
 
 Also printed: attempts that crashed, 'database is locked' anywhere (records or stderr), the
-run process's peak RSS, and its CPU time (start-up included) per request, a figure that
-other load on the machine disturbs less than the wall time. The last line is the figure.
+run process's peak RSS, its CPU time (start-up included) per request, a figure that other
+load on the machine disturbs less than the wall time, and the mean latency of a call as the
+records have it (the server's share is ``--latency``). The last line is the figure.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def run_once(url: str, concurrency: int, attempts: int, tasks: int, out: Path, s
     done, crashed = db.execute(
         "select count(*), count(*) filter (where outcome = 'crash') from attempts"
     ).fetchone()
-    requests = db.execute("select count(*) from model_calls").fetchone()[0]
+    requests, call_ms = db.execute("select count(*), avg(latency_ms) from model_calls").fetchone()
     locked = (
         db.execute("select count(*) from attempts where error like '%locked%'").fetchone()[0]
         + db.execute("select count(*) from model_calls where error like '%locked%'").fetchone()[0]
@@ -101,6 +102,7 @@ def run_once(url: str, concurrency: int, attempts: int, tasks: int, out: Path, s
         "locked": locked,
         "rss_mb": usage.ru_maxrss / 1024,
         "cpu": usage.ru_utime + usage.ru_stime,
+        "call_ms": call_ms,
     }
 
 
@@ -122,7 +124,7 @@ def main() -> None:
     )
     print(
         f"{'conc':>4} {'attempts':>8} {'requests':>8} {'wall s':>7} {'ideal s':>7} "
-        f"{'effic.':>6} {'crashed':>7} {'locked':>6} {'RSS MB':>6} {'CPU ms/req':>10}"
+        f"{'effic.':>6} {'crashed':>7} {'locked':>6} {'RSS MB':>6} {'CPU ms/req':>10} {'call ms':>7}"
     )
     figures = []
     with ScriptedServer(replier(args.calls), latency=args.latency) as server:
@@ -135,7 +137,7 @@ def main() -> None:
             print(
                 f"{c:>4} {r['attempts']:>8} {r['requests']:>8} {r['wall']:>7.2f} {ideal:>7.2f} "
                 f"{eff:>6.2f} {r['crashed']:>7} {r['locked']:>6} {r['rss_mb']:>6.0f} "
-                f"{r['cpu'] * 1000 / r['requests']:>10.1f}",
+                f"{r['cpu'] * 1000 / r['requests']:>10.1f} {r['call_ms']:>7.0f}",
                 flush=True,
             )
             if r["requests"] != r["attempts"] * args.calls:
