@@ -2,8 +2,9 @@
 calls laid end to end over ``concurrency`` lanes, against a loopback OpenAI-compatible server
 that answers every request in exactly ``--latency`` seconds.
 
-    .venv/bin/python benchmarks/concurrency.py [--concurrency 8,32,64] [--attempts 200]
+    .venv/bin/python benchmarks/concurrency.py [--concurrency 8,32,64] [--attempts 192]
     .venv/bin/python benchmarks/concurrency.py --concurrency 32      # quick
+    .venv/bin/python benchmarks/concurrency.py --src ../old-checkout  # another tree's vreact
 
 Each attempt is configuration N on a real MuSiQue record (tests/data/musique/) and makes
 exactly ``--calls`` executor calls (default 5, so 192 attempts make 960 requests): the server
