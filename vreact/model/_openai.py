@@ -132,10 +132,14 @@ class OpenAIModel:
         try:
             resp = self._create(kwargs)
             if self.watchdog is not None:
-                text, prompt, completion = self._streamed(resp, self.watchdog)
+                text, prompt, completion, cached = self._streamed(resp, self.watchdog)
                 latency = (time.perf_counter() - started) * 1000
                 return Completion(
-                    text, prompt_tokens=prompt, completion_tokens=completion, latency_ms=latency
+                    text,
+                    prompt_tokens=prompt,
+                    completion_tokens=completion,
+                    latency_ms=latency,
+                    cached_tokens=cached,
                 )
         except openai.APIStatusError as e:
             msg = str(e).lower()
@@ -157,11 +161,12 @@ class OpenAIModel:
             prompt_tokens=usage.prompt_tokens if usage else 0,
             completion_tokens=usage.completion_tokens if usage else 0,
             latency_ms=(time.perf_counter() - started) * 1000,
+            cached_tokens=cached_tokens(usage),
         )
 
     @staticmethod
-    def _streamed(stream: Any, watchdog: Watchdog) -> tuple[str, int, int]:
-        """Read a streamed reply: (text, prompt tokens, completion tokens). While it has produced
+    def _streamed(stream: Any, watchdog: Watchdog) -> tuple[str, int, int, int | None]:
+        """Read a streamed reply: (text, prompt, completion and cached prompt tokens). While it has produced
         only reasoning (``reasoning_content`` deltas, or an open ``<think>`` block in the answer
         channel) the watchdog may abort it (ReasoningRunaway), closing the connection."""
         answer: list[str] = []
@@ -184,4 +189,12 @@ class OpenAIModel:
             stream.close()
         text = "".join(answer)
         completion = usage.completion_tokens if usage else (len(text) + reasoning) // 4
-        return text, usage.prompt_tokens if usage else 0, completion
+        return text, usage.prompt_tokens if usage else 0, completion, cached_tokens(usage)
+
+
+def cached_tokens(usage: Any) -> int | None:
+    """The prompt tokens a server says it served from its prompt cache (OpenAI's
+    ``usage.prompt_tokens_details.cached_tokens``), or None when it does not say."""
+    details = getattr(usage, "prompt_tokens_details", None) if usage is not None else None
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    return cached if isinstance(cached, int) else None

@@ -159,8 +159,10 @@ class Store:
         endpoint: str | None = None,
         messages: list[dict[str, str]] | None = None,
         response: str | None = None,
+        cached_tokens: int | None = None,
     ) -> int:
-        """Record one model call with its transcript; return its id."""
+        """Record one model call with its transcript; return its id. ``cached_tokens``: the
+        prompt tokens the server said it reused from its prompt cache (None: it did not say)."""
         hashes = None
         if messages is not None:
             rows = [
@@ -177,6 +179,7 @@ class Store:
                 "endpoint": endpoint,
                 "retries": retries,
                 "cached": int(cached),
+                "cached_tokens": cached_tokens,
                 "cost_usd": cost_usd,
                 "attempt_id": attempt_id,
                 "role": role,
