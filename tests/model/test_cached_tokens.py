@@ -19,7 +19,7 @@ from vreact.model import Completion, MockModel
 from vreact.model._anthropic import AnthropicModel
 from vreact.model._base import DEFAULT_SETTINGS, Watchdog
 from vreact.model._openai import OpenAIModel, cached_tokens
-from vreact.records import Store
+from vreact.records import Store, read_run
 from vreact.records.migrations import MIGRATIONS
 
 MESSAGES = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "2+2?"}]
@@ -98,6 +98,8 @@ def test_each_call_records_its_cached_tokens(task_nissedal, store, spec, verifie
     attempt(Configuration(name="N"), task_nissedal, model, store, spec, verifiers, roles)
     rows = list(store.query("select prompt_tokens, cached_tokens from model_calls order by id"))
     assert rows and all(r["cached_tokens"] == r["prompt_tokens"] // 2 for r in rows)
+    [read] = read_run(store).attempts
+    assert [c.cached_tokens for c in read.calls] == [r["cached_tokens"] for r in rows]
 
 
 def test_an_old_folder_gets_the_column_empty(tmp_path) -> None:
