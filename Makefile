@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: demo test lint evidence install-local install-test install-evidence clean
+.PHONY: demo test lint evidence bench bench-quick install-local install-test install-evidence clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -49,6 +49,24 @@ test: install-test
 	$(BIN)/ruff check vreact tests
 	$(BIN)/mypy vreact
 	$(BIN)/python -m pytest -q
+
+# Benchmarks (benchmarks/README.md holds the latest figures and what each row measures). Each
+# prints its figure last. The overhead benchmark makes the peers' own venv (smolagents,
+# pydantic-ai-slim) in benchmarks/peers/.venv on first use.
+BENCH := $(BIN)/python benchmarks
+bench-quick: install-test
+	$(BENCH)/overhead.py --rounds 3 --tasks 20 --attempts 2
+	$(BENCH)/concurrency.py --concurrency 32
+	$(BENCH)/retrieval.py --quick
+
+bench: install-test
+	$(BENCH)/overhead.py
+	$(BENCH)/concurrency.py
+	$(BENCH)/retrieval.py
+	$(BENCH)/prefix_cache.py
+	$(BENCH)/startup.py
+	$(BENCH)/report_view.py
+	$(BENCH)/records_size.py
 
 lint: install-test
 	$(BIN)/ruff check vreact tests

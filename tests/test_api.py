@@ -38,3 +38,25 @@ def test_run_an_experiment_and_read_it_back_from_python(tmp_path, monkeypatch):
     # schema-valid nonsense never passes VG's gates: every VG attempt shows its verdicts
     assert vg and all(a.verdicts and a.outcome == "abstain" for a in vg)
     assert all(c.messages and c.response is not None for a in records.attempts for c in a.calls)
+
+
+def test_every_public_name_resolves_and_import_vreact_loads_none_of_them():
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, vreact; before = {m for m in sys.modules if m.startswith('vreact.')};"
+        " [getattr(vreact, n) for n in vreact.__all__]; import vreact.report.html;"
+        " print(sorted(before), vreact.report.__module__, vreact.report.__name__)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[]", "vreact.report.compute", "compute"]
+    for name in vreact.__all__:
+        assert getattr(vreact, name) is not None
+    assert set(vreact.__all__) <= set(dir(vreact))
+    from vreact.report import compute
+
+    assert vreact.report is compute  # the function, though the subpackage vreact.report is imported
+    from vreact import report
+
+    assert report is compute

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from tests.fakes._loopback import JSON
@@ -9,15 +10,18 @@ from tests.fakes.chaos_server import ChaosServer, _completion
 
 
 class ScriptedServer(ChaosServer):
-    """Answers each chat completion with ``reply(request body)``; keeps every request."""
+    """Answers each chat completion with ``reply(request body)``, ``latency`` seconds after it
+    came; keeps every request."""
 
-    def __init__(self, reply: Callable[[JSON], str]) -> None:
-        super().__init__()
+    def __init__(self, reply: Callable[[JSON], str], latency: float = 0.0) -> None:
+        super().__init__(latency=latency)
         self.reply = reply
 
     def handle_completion(
         self, body: JSON, authorization: str | None = None
     ) -> tuple[int, JSON, dict[str, str]]:
+        if self.latency:
+            time.sleep(self.latency)
         with self._lock:
             self.requests.append(body)
             self._served += 1

@@ -115,7 +115,9 @@ def test_an_ungrounded_state_is_rejected_and_the_old_one_kept(task_nissedal, sto
     vetoes = [v for v in verdicts(store, "context_manager") if v["decision"] == "reject"]
     assert [v["cause"] for v in vetoes] == ["state_ungrounded"]  # the success that came with it
     # the brain's prompts hold the latest grounded State only, never the made-up fact
-    executor_prompts = [m[1]["content"] for m in model.calls if m[0]["content"].startswith("You answer")]
+    executor_prompts = [
+        "\n".join(c["content"] for c in m) for m in model.calls if m[0]["content"].startswith("You answer")
+    ]
     assert all("made up" not in p for p in executor_prompts)
     assert "- Norway is named after the north [6]" in executor_prompts[-1]
     assert outcome.kind == "answer"
@@ -134,7 +136,7 @@ def test_the_brain_prompt_holds_only_the_latest_state(task_nissedal, store, spec
         ],
     )
     _, _, model = attempt(CM, task_nissedal, model, store, spec, verifiers, roles)
-    last = [m for m in model.calls if m[0]["content"].startswith("You answer")][-1][1]["content"]
+    last = [m for m in model.calls if m[0]["content"].startswith("You answer")][-1][-1]["content"]
     assert "- second fact [10]" in last and "first fact" not in last
 
 

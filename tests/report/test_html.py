@@ -4,7 +4,8 @@ A real run folder is written by the project's own runner (``run_attempt``) with 
 models on real MuSiQue records: retries after gate, judge and guard rejections, abstentions at
 L1, L2 and by the agent, a crash and an answer with markup in it. The page is then loaded by
 the ``chromium`` binary: no console errors, one ``.verdict`` element per verdict row, summary
-figures equal to ``compute()``, model strings escaped, screenshots in build/screenshots/.
+figures equal to ``compute()``, model strings escaped, screenshots in build/screenshots/. The
+attempt pages are packed once in the file and put in the document on demand, one at a time.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from vreact.experiment import Job, ResolvedExperiment, run_attempt
 from vreact.model import MockModel
 from vreact.records import DB_NAME, Store
 from vreact.report import compute
-from vreact.report.html import fmt, write_html
+from vreact.report.html import attempt_pages, fmt, write_html
 from vreact.report.html.charts import outcome_parts
 from vreact.spec import builtin_configs
 
@@ -292,7 +293,11 @@ def test_the_page_is_self_contained_and_loads_without_console_errors(site):
     for fragment in ("", f"#attempt-{site['ids']['retry']}", f"#attempt-{site['ids']['declined']}"):
         root, messages, _ = site["load"](fragment)
         assert messages == [], f"console output on {fragment or 'the summary'}: {messages}"
-        assert root.select("verdict"), "the page did not load"
+        if fragment:
+            [section] = root.select("attempt")  # its page only, unpacked on demand
+            assert section.attrs["id"] == fragment[1:] and section.select("verdict"), "no attempt page"
+        else:
+            assert root.select("arow") and not root.select("attempt"), "the summary did not load"
 
 
 def _db_verdicts(store: Store, attempt_id: int) -> list[tuple[int, str, str, str]]:
@@ -341,9 +346,47 @@ def test_each_verdict_is_one_element_at_its_level(site, label):
 
 
 def test_every_verdict_of_the_run_is_drawn_once(site):
-    root, _, _ = site["load"]("")
+    pages = attempt_pages(site["page"].read_text())
+    attempts = [r["id"] for r in site["store"].query("select id from attempts order by id")]
+    assert sorted(pages) == attempts
+    drawn = 0
+    for aid, html in pages.items():
+        [section] = dom(html).select("attempt")
+        elements = section.select("verdict")
+        assert {e.attrs["data-attempt"] for e in elements} <= {str(aid)}
+        assert len(elements) == len(_db_verdicts(site["store"], aid))
+        drawn += len(elements)
     n = next(site["store"].query("select count(*) as n from verdicts"))["n"]
-    assert len(root.select("verdict")) == n > 50
+    assert drawn == n > 50
+
+
+def test_attempt_pages_open_on_demand_one_at_a_time(site, tmp_path):
+    """In one browser session: open an attempt, follow its "next" link, go back to the list;
+    each time the document holds the one page asked for (the router runs on hashchange)."""
+    first, second = site["ids"]["retry"], site["ids"]["abstain_l2"]
+    root, _, _ = site["load"](f"#attempt-{first}")
+    [nav] = by_id(root, f"attempt-{first}").select("nav")
+    assert f"#attempt-{second}" in [a.attrs.get("href") for a in nav.all(lambda n: n.tag == "a")]
+    steps = (f"#attempt-{second}", "#attempts")
+    for n, target in enumerate(steps, 1):
+        page = tmp_path / f"walk{n}.html"
+        hops = "".join(
+            f"setTimeout(function(){{location.hash={h!r};}},{200 * (i + 1)});"
+            for i, h in enumerate(steps[:n])
+        )
+        page.write_text(site["page"].read_text().replace("</body>", f"<script>{hops}</script></body>"))
+        text, messages = browse(page.as_uri() + f"#attempt-{first}", site["profile"], "--dump-dom")
+        assert messages == []
+        root = dom(text)
+        [body] = root.all(lambda n: n.tag == "body")
+        if target.startswith("#attempt-"):
+            assert body.attrs["data-view"] == target[1:]
+            assert [s.attrs["id"] for s in root.select("attempt")] == [target[1:]]
+            [head] = root.all(lambda n: n.tag == "head")
+            [title] = head.all(lambda n: n.tag == "title")
+            assert title.text().startswith(f"Attempt {second} ")
+        else:
+            assert body.attrs["data-view"] == "summary"
 
 
 def _dig(r: Any, key: str) -> Any:
@@ -403,6 +446,8 @@ def test_model_strings_are_escaped(site):
     assert not root.all(lambda n: n.tag == "img")
     section = by_id(root, f"attempt-{aid}")
     assert [n.text() for n in section.select("answer")][-1] == XSS
+    root, messages, _ = site["load"](f"#attempt-{site['ids']['judge_retry']}")
+    assert messages == []
     judge = by_id(root, f"attempt-{site['ids']['judge_retry']}")
     assert "thin <b>evidence</b>" in judge.text() and not judge.all(
         lambda n: n.tag == "b" and n.text() == "evidence"

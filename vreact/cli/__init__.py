@@ -1,27 +1,98 @@
 """The ``vreact`` command line: demo, run, experiment, report, view, diagnose, validate, schema,
-cache, models."""
+cache, models.
+
+Each command's module is imported only when that command runs (or its ``--help`` shows), so
+``vreact --help`` and ``vreact validate`` load none of what ``vreact run`` needs (the runner,
+the model SDKs, networkx, the report)."""
 
 from __future__ import annotations
 
+from importlib import import_module
+
 import click
 
-from vreact.cli._cache import cache
-from vreact.cli._diagnose import diagnose
-from vreact.cli._models import models
-from vreact.cli._report import report
-from vreact.cli._run import demo, experiment, run
-from vreact.cli._validate import schema, validate
-from vreact.cli._view import view
+#: Each command: the module that defines it, and the first paragraph of its help (what
+#: ``vreact --help`` lists without importing the module; tests/cli/test_cli.py checks that
+#: it is the command's own).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "cache": (
+        "vreact.cli._cache",
+        "The response cache: reruns of the same requests make no model calls.",
+    ),
+    "demo": (
+        "vreact.cli._run",
+        "Answer a few built-in sample questions (default N and VG) on the embedded model.",
+    ),
+    "diagnose": (
+        "vreact.cli._diagnose",
+        "Rate sampled complete trajectories of a run with an independent judge, blind to the gold "
+        "answer and to the outcome (State, final-answer validation, grounding); print the table.",
+    ),
+    "experiment": (
+        "vreact.cli._run",
+        "Run an experiment file (experiments/*.yaml, or a shipped name such as 'pilot'): its tasks, "
+        "configurations, models per role and attempts; print the report.",
+    ),
+    "models": (
+        "vreact.cli._models",
+        "List the llamacpp/ aliases: size, installed or not, how to install, licence.",
+    ),
+    "report": (
+        "vreact.cli._report",
+        "Print a run's tables again from its records (text, --markdown or --json).",
+    ),
+    "run": ("vreact.cli._run", "Run each configuration on each task; print the report."),
+    "schema": (
+        "vreact.cli._validate",
+        "Print (or write) the JSON Schemas of the declarative files and of the report.",
+    ),
+    "validate": (
+        "vreact.cli._validate",
+        "Check spec, verifier and role files; print FILE:LINE: field: message per error.",
+    ),
+    "view": (
+        "vreact.cli._view",
+        "Write a run as one offline HTML page (RUN_DIR/report.html): tables, charts, and the V of "
+        "every attempt with each verdict at its level.",
+    ),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose commands are imported on first use, from :data:`COMMANDS`."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, _ = COMMANDS[cmd_name]
+            command = getattr(import_module(module), cmd_name)
+            assert isinstance(command, click.Command)
+            self.add_command(command, cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's list of commands, each shortened from its help in :data:`COMMANDS` (or from
+        the command, when it was added some other way), without importing any."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(map(len, names))
+        rows = []
+        for name in names:
+            if name in self.commands:
+                command = self.commands[name]
+            else:
+                command = click.Command(name, help=COMMANDS[name][1])
+            if not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="vreact")
 def cli() -> None:
     """vreact: a V-model verification layer for LLM agents."""
-
-
-for command in (demo, run, experiment, report, view, diagnose, validate, schema, cache, models):
-    cli.add_command(command)
 
 
 def main() -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.markup import escape
 
-from vreact.records import DB_NAME
-from vreact.report import Report, compute, render
+if TYPE_CHECKING:
+    from vreact.report import Report
 
 console = Console()
 err = Console(stderr=True)
@@ -36,6 +37,9 @@ def user_errors(*kinds: type[Exception]) -> Iterator[None]:
 
 
 def print_report(out_dir: Path, run_id: int | None = None, report: Report | None = None) -> None:
+    from vreact.records import DB_NAME
+    from vreact.report import compute, render
+
     if report is None:
         report = compute(out_dir / DB_NAME, run_id)
     for table in render(report):

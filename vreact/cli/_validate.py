@@ -7,26 +7,27 @@ from pathlib import Path
 
 import click
 
-from vreact.cli._common import err
-from vreact.report import Report
-from vreact.spec import KINDS, validate_files
-
 
 @click.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 def validate(files: tuple[Path, ...]) -> None:
     """Check spec, verifier and role files; print FILE:LINE: field: message per error."""
+    from vreact.spec import validate_files
+
     errors = validate_files(list(files))
     for line in errors:
         click.echo(line, err=True)
     if errors:
         raise SystemExit(2)
-    err.print(f"{len(files)} file(s) valid", highlight=False)
+    click.echo(f"{len(files)} file(s) valid", err=True)
 
 
 def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
     """The JSON Schema of each kind of declarative file, and of ``vreact report --json``
     (``report``), generated from the models."""
+    from vreact.report import Report
+    from vreact.spec import KINDS
+
     schemas = {kind: model.model_json_schema() for kind, model in KINDS.items()}
     return {**schemas, "report": Report.model_json_schema(mode="serialization")}
 
@@ -47,4 +48,4 @@ def schema(write: Path | None) -> None:
     write.mkdir(parents=True, exist_ok=True)
     for kind, s in schemas.items():
         (write / f"{kind}.schema.json").write_text(json.dumps(s, indent=2) + "\n")
-        err.print(f"wrote {write / f'{kind}.schema.json'}", highlight=False)
+        click.echo(f"wrote {write / f'{kind}.schema.json'}", err=True)

@@ -44,6 +44,7 @@ class Recorder:
             endpoint=endpoint_of(model),
             messages=messages,
             response=c.text,
+            cached_tokens=c.cached_tokens,
         )
 
     def failed_call(self, role: str, model: Model, messages: list[Message], e: ModelError) -> None:

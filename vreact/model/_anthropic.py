@@ -177,9 +177,19 @@ class AnthropicModel:
         else:  # no tool call: the text as it came (a parse gate fails closed on it)
             text = "".join(b.text for b in blocks if b.type == "text")
         usage = resp.usage
+        # input_tokens leaves out what the prompt cache read or wrote: the prompt is all three
+        read = _count(usage, "cache_read_input_tokens")
+        written = _count(usage, "cache_creation_input_tokens")
         return Completion(
             text,
-            prompt_tokens=usage.input_tokens if usage else 0,
+            prompt_tokens=usage.input_tokens + (read or 0) + (written or 0) if usage else 0,
             completion_tokens=usage.output_tokens if usage else 0,
             latency_ms=(time.perf_counter() - started) * 1000,
+            cached_tokens=read,
         )
+
+
+def _count(usage: Any, name: str) -> int | None:
+    """A token count of Anthropic's usage, or None when the response does not carry it."""
+    value = getattr(usage, name, None) if usage is not None else None
+    return value if isinstance(value, int) else None

@@ -21,6 +21,8 @@ class Completion:
     cached: bool = False  # served from the response cache: no request was made
     retries: int = 0  # transient failures retried before this answer
     cost_usd: float | None = None  # estimated from the model's prices, when known
+    #: prompt tokens the server says it reused from its prompt cache (None: it does not say)
+    cached_tokens: int | None = None
 
 
 @dataclass(frozen=True)

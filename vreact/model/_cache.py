@@ -12,8 +12,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from vreact.model._base import Completion
 
 
@@ -52,6 +50,8 @@ class ResponseCache:
     def __init__(self, directory: str | Path | None = None) -> None:
         self.path = Path(directory or default_cache_dir()) / "responses.db"
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        import sqlite_utils  # 0.1 s to import: only when a cache is opened
+
         # the schema, count and clear; gets and puts use each thread's own connection
         self.db = sqlite_utils.Database(sqlite3.connect(self.path, timeout=60, check_same_thread=False))
         self.db.execute("PRAGMA journal_mode=WAL")

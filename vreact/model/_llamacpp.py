@@ -110,6 +110,7 @@ class LlamaCppModel:
         grammar = self._grammar(schema) if schema is not None else None
         started = time.perf_counter()
         with _LOCK:  # one llama context is not safe to share between threads
+            before = _evaluated(self.llm)
             try:
                 resp = self.llm.create_chat_completion(
                     messages=messages,
@@ -122,10 +123,33 @@ class LlamaCppModel:
                 if "context window" in str(e):
                     raise ContextLengthError(f"context_length: {e}") from e
                 raise
-        usage = resp.get("usage") or {}
+            usage = resp.get("usage") or {}
+            prompt = usage.get("prompt_tokens", 0)
+            cached = _reused(before, _evaluated(self.llm), prompt)
         return Completion(
             resp["choices"][0]["message"].get("content") or "",
-            prompt_tokens=usage.get("prompt_tokens", 0),
+            prompt_tokens=prompt,
             completion_tokens=usage.get("completion_tokens", 0),
             latency_ms=(time.perf_counter() - started) * 1000,
+            cached_tokens=cached,
         )
+
+
+def _evaluated(llm: Any) -> list[int] | None:
+    """The tokens a llama context holds evaluated (its KV cache), when it exposes them."""
+    ids, n = getattr(llm, "input_ids", None), getattr(llm, "n_tokens", None)
+    return [int(t) for t in ids[:n]] if ids is not None and isinstance(n, int) else None
+
+
+def _reused(before: list[int] | None, after: list[int] | None, prompt: int) -> int | None:
+    """The prompt tokens llama.cpp kept from the previous call's KV cache: the longest common
+    prefix of what it held before and this prompt (but its last token, which it always
+    evaluates), as ``Llama.generate`` matches it; None when the context does not say."""
+    if before is None or after is None or prompt <= 0:
+        return None
+    n = 0
+    for a, b in zip(before, after[: prompt - 1], strict=False):
+        if a != b:
+            break
+        n += 1
+    return n

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import queue
 import random
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,20 +70,103 @@ _SLOTS: dict[str, threading.BoundedSemaphore] = {}
 _SLOTS_LOCK = threading.Lock()
 
 
-def _submit(fn: Callable[..., Completion], *args: Any, **kwargs: Any) -> Future[Completion]:
-    """Run ``fn`` in a daemon thread. Not a ThreadPoolExecutor: the interpreter joins its workers
-    at exit, so one request to a stalled server would hold the process until the HTTP timeout."""
-    future: Future[Completion] = Future()
+class _Call:
+    """One request handed to a worker: ``fn``, then its result or its exception. ``done`` is a
+    plain lock, released when the request ended: the cheapest hand-off between two threads
+    (a Future's Condition costs several)."""
 
-    def work() -> None:
-        if future.set_running_or_notify_cancel():
+    __slots__ = ("done", "error", "fn", "result")
+
+    def __init__(self, fn: Callable[[], Completion]) -> None:
+        self.fn: Callable[[], Completion] | None = fn
+        self.result: Completion | None = None
+        self.error: BaseException | None = None
+        self.done = threading.Lock()
+        self.done.acquire()
+
+    def run(self) -> None:
+        try:
+            assert self.fn is not None
+            self.result = self.fn()
+        except BaseException as e:  # handed to the waiting caller
+            self.error = e
+        self.fn = None
+        self.done.release()
+
+    def wait(self, timeout: float | None) -> Completion:
+        """The result (or the exception raised) once the request ended; TimeoutError when it has
+        not within ``timeout`` seconds (None: no limit). The request goes on regardless."""
+        if not self.done.acquire(timeout=-1 if timeout is None else timeout):
+            raise TimeoutError
+        if self.error is not None:
+            error, self.error = self.error, None  # no reference cycle through the traceback
+            raise error
+        assert self.result is not None
+        return self.result
+
+
+class _Workers:
+    """Daemon threads that make requests, kept between calls: a thread per request cost more
+    CPU than the request at a few dozen in flight. A thread is started only when none is idle,
+    so there are as many as requests were ever in flight at once (stalled ones included), and
+    one idle for ``idle`` seconds ends. Not a ThreadPoolExecutor: the interpreter joins its
+    workers at exit, so one request to a stalled server would hold the process until the HTTP
+    timeout; these are daemons."""
+
+    def __init__(self, idle: float = 60.0) -> None:
+        self.idle = idle
+        self.reset()
+
+    def reset(self) -> None:
+        """No workers (a forked child has none of its parent's threads)."""
+        self._calls: queue.SimpleQueue[_Call] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._free = 0  # idle workers no queued call is promised to
+        self.threads = 0  # workers alive
+
+    def submit(self, fn: Callable[[], Completion]) -> _Call:
+        """Run ``fn`` in a worker; wait for it with the returned call's ``wait``."""
+        call = _Call(fn)
+        with self._lock:
+            start = self._free == 0
+            if start:
+                self.threads += 1
+            else:
+                self._free -= 1  # this call is that worker's
+        self._calls.put(call)
+        if start:
+            threading.Thread(target=self._work, name="vreact-call", daemon=True).start()
+        return call
+
+    def _work(self) -> None:
+        while True:
             try:
-                future.set_result(fn(*args, **kwargs))
-            except BaseException as e:  # handed to the waiting caller
-                future.set_exception(e)
+                call = self._calls.get(timeout=self.idle)
+            except queue.Empty:
+                with self._lock:
+                    if self._free > 0:  # no call is promised to an idle worker: this one may go
+                        self._free -= 1
+                        self.threads -= 1
+                        return
+                continue  # a call was promised just now: it is on its way
+            call.run()
+            del call  # hold no reply while idle
+            with self._lock:
+                self._free += 1
 
-    threading.Thread(target=work, name="vreact-call", daemon=True).start()
-    return future
+
+_WORKERS = _Workers()
+
+
+def _after_fork() -> None:
+    """A forked child has none of its parent's threads: no workers, and no request holds a slot."""
+    global _SLOTS_LOCK
+    _WORKERS.reset()
+    _SLOTS.clear()
+    _SLOTS_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def _slot(endpoint: str, limit: int) -> threading.BoundedSemaphore:
@@ -116,6 +198,8 @@ class ResilientModel:
         schema: dict[str, Any] | None = None,
         settings: GenerateSettings = DEFAULT_SETTINGS,
     ) -> Completion:
+        if self.cache is None:
+            return self._priced(self._with_retries(messages, schema, settings))
         key = request_key(
             {
                 "model": self.name,
@@ -125,11 +209,10 @@ class ResilientModel:
                 **dataclasses.asdict(settings),  # temperature, max_tokens, seed: the keys of old caches
             }
         )
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+        if (hit := self.cache.get(key)) is not None:
             return self._priced(hit)
         completion = self._with_retries(messages, schema, settings)
-        if self.cache is not None:
-            self.cache.put(key, self.name, completion)
+        self.cache.put(key, self.name, completion)
         return self._priced(completion)
 
     def _priced(self, c: Completion) -> Completion:
@@ -185,11 +268,11 @@ class ResilientModel:
             finally:
                 slot.release()
 
-        future = _submit(request)
+        call = _WORKERS.submit(request)
         remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
         try:
-            return future.result(timeout=remaining)
-        except FutureTimeout:
+            return call.wait(remaining)
+        except TimeoutError:
             raise CallTimeoutError(self._timeout_message(None)) from None
 
     def _timeout_message(self, retries: int | None) -> str:

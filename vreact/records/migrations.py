@@ -279,6 +279,13 @@ def _m011_diagnoses(db: sqlite_utils.Database) -> None:
     db.table("diagnoses").create_index(["attempt_id"])
 
 
+def _m012_cached_tokens(db: sqlite_utils.Database) -> None:
+    # the prompt tokens the server said it reused from its prompt cache (OpenAI's
+    # prompt_tokens_details.cached_tokens, Anthropic's cache_read_input_tokens, an in-process
+    # llama.cpp's kept KV prefix); NULL where it does not say, and for older rows
+    db.table("model_calls").add_column("cached_tokens", int)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -292,4 +299,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m009_check_name,
     _m010_events,
     _m011_diagnoses,
+    _m012_cached_tokens,
 ]

@@ -100,6 +100,7 @@ class CallRecord:
     model: str | None
     prompt_tokens: int | None
     completion_tokens: int | None
+    cached_tokens: int | None  # prompt tokens the server said it reused (None: not said)
     latency_ms: float | None
     status: str | None
     error: str | None
@@ -348,6 +349,7 @@ def _call(c: dict[str, Any], messages: dict[int, list[dict[str, str]]], transcri
         model=c["model"],
         prompt_tokens=c["prompt_tokens"],
         completion_tokens=c["completion_tokens"],
+        cached_tokens=c.get("cached_tokens"),
         latency_ms=c["latency_ms"],
         status=c["status"],
         error=c["error"],

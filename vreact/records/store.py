@@ -274,11 +274,14 @@ class Store:
         endpoint: str | None = None,
         messages: list[dict[str, str]] | None = None,
         response: str | None = None,
+        cached_tokens: int | None = None,
     ) -> int:
-        """Record one model call with its transcript (in one transaction); return its id."""
+        """Record one model call with its transcript (in one transaction); return its id.
+        ``cached_tokens``: the prompt tokens the server said it reused from its prompt cache
+        (None: it did not say)."""
         write = self._call(
             attempt_id, role, model, prompt_tokens, completion_tokens, latency_ms, status, error,
-            retries, cached, cost_usd, endpoint, messages, response,
+            retries, cached, cost_usd, endpoint, messages, response, cached_tokens,
         )  # fmt: skip
         with self._transaction() as conn:
             return write(conn)
@@ -310,6 +313,7 @@ class Store:
         endpoint: str | None = None,
         messages: list[dict[str, str]] | None = None,
         response: str | None = None,
+        cached_tokens: int | None = None,
     ) -> Callable[[sqlite3.Connection], int]:
         """The writer of one call's row and its transcript's messages (made now, written later)."""
         hashes = None
@@ -323,6 +327,7 @@ class Store:
             "endpoint": endpoint,
             "retries": retries,
             "cached": int(cached),
+            "cached_tokens": cached_tokens,
             "cost_usd": cost_usd,
             "attempt_id": attempt_id,
             "role": role,

@@ -118,22 +118,40 @@ def render_messages(context: dict[str, Any]) -> list[Message]:
     checks = context.get("subtask.checks")
     if checks:
         lines.append("Your finish is checked: " + "; ".join(CHECK_TEXT.get(c, c) for c in checks))
-    lines += failure_lines(context.get("failures.own") or [], "Earlier tries were rejected:")
-    if "state" in context:  # the DeReAct context manager's evidence-only State (it replaces)
-        facts = [f"- {f['fact']} [{', '.join(f['paragraph_ids'])}]" for f in context["state"]]
-        lines += ["Verified facts so far:", *(facts or ["(none yet)"])]
-    messages: list[Message] = [
-        {"role": "system", "content": _SYSTEM},
-        {"role": "user", "content": "\n".join(lines)},
-    ]
+    # Prefix-stable: what is fixed for the try first, the growing history next, and what changes
+    # from call to call (the State, the closing question) last, so that a call's prompt starts
+    # with the previous call's minus only that tail and a server's prompt cache reuses the rest.
+    # The DeReAct members' rejections are written while a try runs (their feedback is also a
+    # step's observation), so they go with the tail, not into the try's fixed header.
+    shown = (context.get("failures.own") or [])[-4:]
+    fixed = [f for f in shown if f.get("verifier") not in IN_TRY]
+    lines += failure_lines(fixed, "Earlier tries were rejected:")
+    state = failure_lines([f for f in shown if f.get("verifier") in IN_TRY], "Earlier tries were rejected:")
+    state += _state_lines(context["state"]) if "state" in context else []
+    messages: list[Message] = [{"role": "system", "content": _SYSTEM}]
     steps = context.get("try.steps") or []
-    if steps:
-        # the try so far as one user message, not as assistant turns a small model would copy
-        history = ["Your steps so far and what they returned:"]
-        history += [_step_line(i, text, obs) for i, (text, obs) in enumerate(steps, 1)]
-        history.append(_NEXT)
-        messages.append({"role": "user", "content": "\n".join(history)})
+    if not steps:
+        messages.append({"role": "user", "content": "\n".join(lines + state)})
+        return messages
+    messages.append({"role": "user", "content": "\n".join(lines)})
+    # the try so far as one user message, not as assistant turns a small model would copy
+    history = ["Your steps so far and what they returned:"]
+    history += [_step_line(i, text, obs) for i, (text, obs) in enumerate(steps, 1)]
+    history += [*state, _NEXT]
+    messages.append({"role": "user", "content": "\n".join(history)})
     return messages
+
+
+#: The verifiers whose rejections arrive while a try runs (a block or veto that does not end it).
+IN_TRY = frozenset({"critic", "context_manager"})
+#: Where the DeReAct State starts in the executor's prompt (it is rebuilt after every action).
+STATE_HEADING = "Verified facts so far:"
+
+
+def _state_lines(state: list[dict[str, Any]]) -> list[str]:
+    """The DeReAct context manager's evidence-only State (it replaces, never appends)."""
+    facts = [f"- {f['fact']} [{', '.join(f['paragraph_ids'])}]" for f in state]
+    return [STATE_HEADING, *(facts or ["(none yet)"])]
 
 
 #: What the try's history ends with: finishing is spelled out, so it is the natural next step.

@@ -5,10 +5,21 @@ the report's tables (vreact.report.tables), two charts (outcomes per configurati
 against coverage), a list of every attempt and one page per attempt (``#attempt-ID``) that
 draws the V. It reads the records only through :func:`vreact.records.read_run`. Every string
 that comes from the records is HTML-escaped: answers come from models.
+
+The attempt pages are written here, like the rest, but embedded once as one gzip-compressed
+JSON object (attempt id -> page), base64 in a ``<script type="application/gzip+base64">``;
+app.js unpacks it (the browser's own DecompressionStream) the first time an attempt is opened
+and puts that one page in the document. So the file stays about a tenth of the size of every
+page written out in full (16 KB an attempt), and the browser holds one attempt's page at a
+time, however many attempts the run has.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
+import re
 import time
 from pathlib import Path
 
@@ -22,7 +33,28 @@ HTML_NAME = "report.html"
 #: One colour per configuration, in report order (repeats after eight).
 PALETTE = ("#2563eb", "#d97706", "#059669", "#9333ea", "#dc2626", "#0891b2", "#65a30d", "#db2777")
 
-__all__ = ["HTML_NAME", "fmt", "render_html", "write_html"]
+__all__ = ["HTML_NAME", "attempt_pages", "fmt", "render_html", "write_html"]
+
+#: The element that holds the packed attempt pages.
+PAGES_ID = "attempt-pages"
+_PACKED = re.compile(rf'<script type="application/gzip\+base64" id="{PAGES_ID}">([A-Za-z0-9+/=]*)</script>')
+
+
+def pack_pages(pages: dict[int, str]) -> str:
+    """The attempt pages as app.js reads them: a JSON object from attempt id to page HTML,
+    gzip-compressed (reproducibly: no time stamp), in base64."""
+    data = json.dumps({str(k): v for k, v in pages.items()}, ensure_ascii=False, separators=(",", ":"))
+    return base64.b64encode(gzip.compress(data.encode("utf-8"), compresslevel=6, mtime=0)).decode("ascii")
+
+
+def attempt_pages(html: str) -> dict[int, str]:
+    """The page of each attempt that a page from :func:`render_html` holds, by attempt id (what
+    app.js unpacks in the browser)."""
+    found = _PACKED.search(html)
+    if found is None:
+        return {}
+    pages: dict[str, str] = json.loads(gzip.decompress(base64.b64decode(found.group(1))))
+    return {int(k): v for k, v in pages.items()}
 
 
 def _meta(records: RunRecords) -> list[str]:
@@ -72,8 +104,8 @@ def render_html(store: Store, run_id: int | None = None) -> str:
     resolved = records.run.config if records.run else {}
     cfgs = {str(c.get("name")): c for c in resolved.get("configs") or [] if isinstance(c, dict)}
     ids = [a.id for a in attempts]
-    pages = "".join(
-        attempt.attempt_page(
+    pages = {
+        a.id: attempt.attempt_page(
             a,
             ids[i - 1] if i else None,
             ids[i + 1] if i + 1 < len(ids) else None,
@@ -81,7 +113,7 @@ def render_html(store: Store, run_id: int | None = None) -> str:
             cfgs.get(a.config, {}),
         )
         for i, a in enumerate(attempts)
-    )
+    }
     title = f"vreact · run {rid}" if rid is not None else "vreact · no run"
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
@@ -92,7 +124,9 @@ def render_html(store: Store, run_id: int | None = None) -> str:
         f'<span class="meta">{" · ".join(_meta(records))}</span>'
         '<nav><a href="#summary">Summary</a><a href="#attempts">Attempts</a></nav></div></header>'
         f'<main class="wrap"><div id="main"><div id="summary">{_summary(report, records, colours)}</div>'
-        f"{attempt.attempt_list(attempts)}</div>{pages}</main><script>{asset('app.js')}</script></body></html>"
+        f'{attempt.attempt_list(attempts)}</div><div id="page"></div></main>'
+        f'<script type="application/gzip+base64" id="{PAGES_ID}">{pack_pages(pages)}</script>'
+        f"<script>{asset('app.js')}</script></body></html>"
     )
 
 

@@ -1,15 +1,54 @@
 (function () {
   "use strict";
   var base = document.title;
-  // Which page shows: the summary, or one attempt (the CSS does it with :target; this keeps the
-  // title and body[data-view] in step and starts an attempt page at the top).
+  var page = document.getElementById("page");
+  var packed = document.getElementById("attempt-pages");
+  var pages = null; // attempt id -> its page's HTML, unpacked on first use
+
+  // The attempt pages come once, as gzip-compressed JSON in base64 (vreact/report/html/__init__.py);
+  // the browser's DecompressionStream unpacks them.
+  function unpack() {
+    if (!pages) {
+      var text = atob(packed ? packed.textContent : "");
+      var bytes = new Uint8Array(text.length);
+      for (var i = 0; i < text.length; i++) { bytes[i] = text.charCodeAt(i); }
+      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      pages = new Response(stream).text().then(JSON.parse);
+    }
+    return pages;
+  }
+
+  function show(view, title) {
+    document.body.setAttribute("data-view", view);
+    document.title = title;
+  }
+
+  // Which page shows: the summary, or one attempt (#attempt-ID), whose page is put in #page
+  // (one at a time) and started at the top; body[data-view] and the title follow.
+  var asked = 0;
   function route() {
     var id = decodeURIComponent(location.hash.slice(1));
-    var el = id ? document.getElementById(id) : null;
-    var attempt = el && el.classList.contains("attempt");
-    document.body.setAttribute("data-view", attempt ? id : "summary");
-    document.title = attempt ? "Attempt " + el.getAttribute("data-attempt") + " · " + base : base;
-    if (attempt) { window.scrollTo(0, 0); }
+    var m = /^attempt-(\d+)$/.exec(id);
+    var mine = ++asked;
+    if (!m || !page || typeof DecompressionStream === "undefined") {
+      if (m && page) {
+        page.textContent = "This browser cannot unpack the attempt pages (it has no DecompressionStream).";
+        show(id, base);
+        return;
+      }
+      show("summary", base);
+      var el = id ? document.getElementById(id) : null;
+      if (el) { el.scrollIntoView(); }
+      return;
+    }
+    unpack().then(function (all) {
+      if (mine !== asked) { return; } // a later navigation won
+      var html = all[m[1]];
+      if (html === undefined) { show("summary", base); return; }
+      page.innerHTML = html;
+      show(id, "Attempt " + m[1] + " · " + base);
+      window.scrollTo(0, 0);
+    });
   }
   window.addEventListener("hashchange", route);
   route();

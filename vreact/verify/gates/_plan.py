@@ -3,19 +3,32 @@ subtask, a bounded size, and a check (an answer type) on every subtask."""
 
 from __future__ import annotations
 
-import networkx as nx
+from typing import TYPE_CHECKING
 
-from vreact.roles.planner import Plan, reference_ids
 from vreact.verify.gates._artifact import PlanArtifact
 from vreact.verify.gates._registry import Check, GateResult, accept, gate, reject
 
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from vreact.roles.planner import Plan
+
+# networkx (0.2 s) and the planner (its tools: rank_bm25, numpy, 0.1 s) are imported when a plan
+# is checked, not when the gates register: vreact validate and vreact --help need neither.
+
 
 def _plan(a: PlanArtifact) -> Plan:
+    from vreact.roles.planner import Plan
+
     return Plan.model_validate(a.plan)
 
 
 def plan_graph(plan: Plan) -> nx.DiGraph:
     """Subtasks as nodes, an edge from each dependency (declared or referenced) to its user."""
+    import networkx as nx
+
+    from vreact.roles.planner import reference_ids
+
     ids = [s.id for s in plan.subtasks]
     g = nx.DiGraph()
     g.add_nodes_from(ids)
@@ -50,6 +63,10 @@ def plan_dag() -> Check:
     """Every dependency and #reference names an earlier subtask, and there is no cycle."""
 
     def check(a: PlanArtifact) -> GateResult:
+        import networkx as nx
+
+        from vreact.roles.planner import reference_ids
+
         plan = _plan(a)
         ids = [s.id for s in plan.subtasks]
         for i, s in enumerate(plan.subtasks):
