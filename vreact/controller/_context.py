@@ -12,6 +12,7 @@ from vreact.memory import ContextAssembler, Scope
 from vreact.model import Completion, Message, Model, ModelError, ReasoningRunaway, endpoint_of
 from vreact.records import Store
 from vreact.tasks.dataset import Task
+from vreact.tools import Corpus, corpus_of
 from vreact.verdict import Verdict
 
 
@@ -86,6 +87,12 @@ class AttemptContext:
 
     def __post_init__(self) -> None:
         self.budgets = Budgets(self.config.budgets)
+
+    @property
+    def corpus(self) -> Corpus:
+        """What the executor searches: the run's corpus, else the task's paragraphs (one index
+        per task, shared by its attempts)."""
+        return corpus_of(self.task)
 
     @property
     def attempt_id(self) -> int:
