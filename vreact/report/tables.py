@@ -230,11 +230,15 @@ TABLES: tuple[Table, ...] = (
         optional=True,
     ),
     Table(
-        "Support F1, answerability (positive = answerable), MuSiQue-Full pairs",
+        "Support F1, retrieval ceiling, answerability (positive = answerable), MuSiQue-Full pairs",
+        "Ceiling: the share of answerable tasks' gold supporting paragraphs the executor was ever "
+        "shown (searched or read) in an attempt; all gold: the share of attempts shown every one. "
         "Group figures count complete pairs (an answerable and an unanswerable member) only.",
         ("config",),
         (
             Column("sup F1", "support_f1"),
+            Column("ceiling", "retrieval_ceiling"),
+            Column("all gold", "all_gold_retrieved"),
             Column("ans P", "answerability.precision"),
             Column("ans R", "answerability.recall"),
             Column("ans F1", "answerability.f1"),
