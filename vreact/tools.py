@@ -157,7 +157,8 @@ class OpenCorpus(Corpus):
         in the corpus)."""
         import numpy as np
 
-        terms = [self._vocab[t] for t in tokenize(query) if t in self._vocab]
+        n_terms = len(self._indptr) - 1  # the vocabulary's "" (bm25s adds it) has no column
+        terms = [i for i in (self._vocab.get(t) for t in tokenize(query)) if i is not None and i < n_terms]
         if not terms:
             return None
         ptr, ind, data = self._indptr, self._indices, self._data
