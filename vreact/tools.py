@@ -175,12 +175,12 @@ class OpenCorpus(Corpus):
         scores = self.scores(query)
         if scores is None or k <= 0:
             return []
-        if self._n > k:  # every paragraph scoring at least the k-th best, then (-score, position)
-            kth = np.partition(scores, self._n - k)[self._n - k]
-            candidates = np.flatnonzero(scores >= max(kth, np.finfo(float).tiny))
-        else:
-            candidates = np.flatnonzero(scores > 0)
-        order = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
+        shown = np.flatnonzero(scores)  # Lucene's BM25 is positive wherever a query word is
+        values = scores[shown]
+        if len(shown) > k:  # every paragraph scoring at least the k-th best, then (-score, position)
+            keep = values >= np.partition(values, len(values) - k)[len(values) - k]
+            shown, values = shown[keep], values[keep]
+        order = shown[np.lexsort((shown, -values))][:k]
         return [self._hit(self._ids[i]) for i in order.tolist()]
 
 

@@ -185,3 +185,17 @@ def test_a_tasks_own_index_is_built_once_and_searches_the_same(ans_tasks, monkey
         assert first.search(q) == fresh.search(q)
     other = task.model_copy(update={"paragraphs": task.paragraphs[:5]})  # other paragraphs: its own index
     assert corpus_of(other) is not first and len(corpus_of(other)) == 5
+
+
+def test_threads_search_one_corpus_at_once_and_get_what_one_thread_gets(corpus, ans_tasks):
+    from concurrent.futures import ThreadPoolExecutor
+
+    qs = [t.question for t in ans_tasks] * 4
+    alone = [corpus.search(q) for q in qs]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        together = list(pool.map(corpus.search, qs))
+    assert together == alone
+    fresh = [t.model_copy() for t in ans_tasks[:10]]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        indexes = list(pool.map(corpus_of, fresh * 8))
+    assert all(indexes[i] is indexes[i % 10] for i in range(80))  # one index per task, however raced
