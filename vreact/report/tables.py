@@ -230,15 +230,11 @@ TABLES: tuple[Table, ...] = (
         optional=True,
     ),
     Table(
-        "Support F1, retrieval ceiling, answerability (positive = answerable), MuSiQue-Full pairs",
-        "Ceiling: the share of answerable tasks' gold supporting paragraphs the executor was ever "
-        "shown (searched or read) in an attempt; all gold: the share of attempts shown every one. "
+        "Support F1, answerability (positive = answerable), MuSiQue-Full pairs",
         "Group figures count complete pairs (an answerable and an unanswerable member) only.",
         ("config",),
         (
             Column("sup F1", "support_f1"),
-            Column("ceiling", "retrieval_ceiling"),
-            Column("all gold", "all_gold_retrieved"),
             Column("ans P", "answerability.precision"),
             Column("ans R", "answerability.recall"),
             Column("ans F1", "answerability.f1"),
@@ -246,6 +242,19 @@ TABLES: tuple[Table, ...] = (
             Column("grp ans F1", "group_answer_sufficiency_f1"),
             Column("grp sup F1", "group_support_sufficiency_f1"),
             Column("plan fb", "plan_fallbacks"),
+        ),
+        _per_config,
+    ),
+    Table(
+        "Retrieval ceiling: gold paragraphs the executor was shown",
+        "Of the answerable tasks' gold supporting paragraphs, the share an attempt's searches and "
+        "reads showed the executor (ceiling), and the share of attempts shown every one (all gold); "
+        "no answer can cite a paragraph it was never shown.",
+        ("config",),
+        (
+            Column("ceiling", "retrieval_ceiling"),
+            Column("all gold", "all_gold_retrieved"),
+            Column("sup F1", "support_f1"),
         ),
         _per_config,
     ),
@@ -309,6 +318,7 @@ TABLES: tuple[Table, ...] = (
             Column("EM", "em"),
             Column("F1", "f1"),
             Column("sup F1", "support_f1"),
+            Column("ceiling", "retrieval_ceiling"),
             Column("ans F1", "answerability.f1"),
         ),
         _per_hop,
