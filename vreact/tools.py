@@ -1,13 +1,19 @@
-"""The executor's tools over one task's paragraphs: search (BM25), read, finish, abstain."""
+"""The executor's tools: search (BM25), read, finish, abstain, over one task's paragraphs or over
+a whole corpus (the experiment's ``dataset.corpus``, vreact.tasks.corpus)."""
 
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from rank_bm25 import BM25Okapi
 
 from vreact.tasks.dataset import Paragraph
+
+if TYPE_CHECKING:
+    from vreact.tasks.dataset import Task
 
 _STOP = set(
     [
@@ -80,7 +86,11 @@ class Hit:
 
 
 class Corpus:
-    """One task's paragraphs with a BM25 index over title and text."""
+    """One task's paragraphs with a BM25 index over title and text (rank-bm25's Okapi BM25).
+
+    At a task's size (20 paragraphs) rank-bm25 is quicker than bm25s, and its scores are the ones
+    the records were made with. Like every corpus it is only read after it is built, so the
+    attempts of a run share one per task (:func:`corpus_of`)."""
 
     def __init__(self, paragraphs: list[Paragraph], snippet_words: int = 60) -> None:
         self.paragraphs = {str(p.idx): p for p in paragraphs}
@@ -90,20 +100,20 @@ class Corpus:
         self.snippet_words = snippet_words
 
     def search(self, query: str, k: int = 3) -> list[Hit]:
+        """The ``k`` best paragraphs, ties by position; the top ``k`` even when no paragraph
+        shares a word with the query (the records were made so; :class:`OpenCorpus` does not)."""
         terms = tokenize(query)
         if not terms or self._bm25 is None:
             return []
         scores = self._bm25.get_scores(terms)
         order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]
-        hits = []
-        for i in order:
-            p = self.paragraphs[self._ids[i]]
-            words = p.paragraph_text.split()
-            snippet = " ".join(words[: self.snippet_words]) + (
-                " ..." if len(words) > self.snippet_words else ""
-            )
-            hits.append(Hit(self._ids[i], p.title, snippet))
-        return hits
+        return [self._hit(self._ids[i]) for i in order]
+
+    def _hit(self, pid: str) -> Hit:
+        p = self.paragraphs[pid]
+        words = p.paragraph_text.split()
+        snippet = " ".join(words[: self.snippet_words]) + (" ..." if len(words) > self.snippet_words else "")
+        return Hit(pid, p.title, snippet)
 
     def read(self, pid: str) -> Paragraph | None:
         return self.paragraphs.get(paragraph_id(pid))
@@ -111,3 +121,82 @@ class Corpus:
     def text(self, pid: str) -> str:
         p = self.read(pid)
         return f"{p.title}. {p.paragraph_text}" if p else ""
+
+    def __len__(self) -> int:
+        return len(self.paragraphs)
+
+
+class OpenCorpus(Corpus):
+    """A whole corpus, a paragraph's id its position in the corpus file: one bm25s index (Lucene's
+    BM25, k1 1.5, b 0.75) over title and text, built once per run and shared by every attempt.
+
+    A query's score is the sum of its terms' precomputed columns of the index (one
+    ``numpy.bincount``), so a search costs the postings of its words, not the corpus' size; it
+    never writes, so any number of threads may search at once. Only paragraphs that share a
+    word with the query are returned (unlike a task's :class:`Corpus`), ties by position."""
+
+    def __init__(
+        self, paragraphs: list[Paragraph], snippet_words: int = 60, source: str = "", sha256: str = ""
+    ) -> None:
+        import bm25s  # numpy and bm25s load only for a run that has a corpus
+
+        self.paragraphs = {str(p.idx): p for p in paragraphs}
+        self._ids = list(self.paragraphs)
+        self.snippet_words = snippet_words
+        self.source, self.sha256 = source, sha256  # the file it was read from, and its sha256
+        self._bm25 = None
+        index = bm25s.BM25()
+        index.index([tokenize(f"{p.title} {p.paragraph_text}") for p in paragraphs], show_progress=False)
+        self._vocab: dict[str, int] = index.vocab_dict
+        scores = index.scores
+        self._data, self._indices, self._indptr = scores["data"], scores["indices"], scores["indptr"]
+        self._n = len(paragraphs)
+
+    def scores(self, query: str) -> Any:
+        """Every paragraph's BM25 score for ``query`` (a numpy array; None: no word of it is
+        in the corpus)."""
+        import numpy as np
+
+        n_terms = len(self._indptr) - 1  # the vocabulary's "" (bm25s adds it) has no column
+        terms = [i for i in (self._vocab.get(t) for t in tokenize(query)) if i is not None and i < n_terms]
+        if not terms:
+            return None
+        ptr, ind, data = self._indptr, self._indices, self._data
+        if len(terms) == 1:
+            docs, weights = ind[ptr[terms[0]] : ptr[terms[0] + 1]], data[ptr[terms[0]] : ptr[terms[0] + 1]]
+        else:
+            docs = np.concatenate([ind[ptr[t] : ptr[t + 1]] for t in terms])
+            weights = np.concatenate([data[ptr[t] : ptr[t + 1]] for t in terms])
+        return np.bincount(docs, weights=weights, minlength=self._n)
+
+    def search(self, query: str, k: int = 3) -> list[Hit]:
+        import numpy as np
+
+        scores = self.scores(query)
+        if scores is None or k <= 0:
+            return []
+        shown = np.flatnonzero(scores)  # Lucene's BM25 is positive wherever a query word is
+        values = scores[shown]
+        if len(shown) > k:  # every paragraph scoring at least the k-th best, then (-score, position)
+            keep = values >= np.partition(values, len(values) - k)[len(values) - k]
+            shown, values = shown[keep], values[keep]
+        order = shown[np.lexsort((shown, -values))][:k]
+        return [self._hit(self._ids[i]) for i in order.tolist()]
+
+
+_CACHE = threading.Lock()
+
+
+def corpus_of(task: Task) -> Corpus:
+    """What an attempt on ``task`` searches: the run's corpus when the task was put in one
+    (:func:`vreact.tasks.corpus.in_corpus`), else the task's own paragraphs, indexed once and
+    kept on the task, so every attempt of a run on it shares one index (same results)."""
+    own = task.search_corpus
+    if own is not None:
+        return own  # type: ignore[no-any-return]
+    with _CACHE:
+        cached = task.own_index
+        if cached is None or cached[0] is not task.paragraphs:  # a copy with other paragraphs
+            cached = (task.paragraphs, Corpus(task.paragraphs))
+            task.own_index = cached
+    return cached[1]  # type: ignore[no-any-return]

@@ -13,6 +13,7 @@ from vreact.model import Completion, Message, Model, ModelError, ReasoningRunawa
 from vreact.records import Store
 from vreact.records.store import RowId
 from vreact.tasks.dataset import Task
+from vreact.tools import Corpus, corpus_of
 from vreact.verdict import Verdict
 
 
@@ -100,6 +101,12 @@ class AttemptContext:
 
     def __post_init__(self) -> None:
         self.budgets = Budgets(self.config.budgets)
+
+    @property
+    def corpus(self) -> Corpus:
+        """What the executor searches: the run's corpus, else the task's paragraphs (one index
+        per task, shared by its attempts)."""
+        return corpus_of(self.task)
 
     @property
     def attempt_id(self) -> int:

@@ -28,7 +28,6 @@ from vreact.roles import planner
 from vreact.roles.designer import Designer, Subtask
 from vreact.roles.executor import parse_json_object
 from vreact.spec import TaskSpec, VerifierSet
-from vreact.tools import Corpus
 from vreact.v import V
 from vreact.verify.gates import Artifact, ChainArtifact, ChainStep, PlanArtifact
 from vreact.verify.verifier import Rejection, Verifiers
@@ -45,7 +44,7 @@ class Controller:
         self.budgets = ctx.budgets
         self.verifiers = Verifiers(ctx.config, spec, verifiers)
         self.designer = Designer(spec.requirements.answer, self.verifiers.answer_checks())
-        self.corpus = Corpus(ctx.task.paragraphs)
+        self.corpus = ctx.corpus
         self.plan_fallback = False
         self._plans = 0
         self._declined_by: str | None = None  # the executor whose abstain ended the attempt

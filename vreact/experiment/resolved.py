@@ -24,7 +24,9 @@ from vreact.spec import (
     load_spec,
     load_verifiers,
 )
+from vreact.tasks.corpus import in_corpus, load_corpus
 from vreact.tasks.dataset import DatasetError, Task, load_tasks, select_tasks
+from vreact.tools import OpenCorpus
 
 
 @dataclass(frozen=True)
@@ -46,9 +48,16 @@ class ResolvedExperiment:
     concurrency: int = 1  # attempts in flight
     limits: RunLimits = field(default_factory=RunLimits)
     cache: ResponseCache | None = None
+    corpus: OpenCorpus | None = None  # the open corpus every task is searched in (built once)
 
     def identity(self) -> dict[str, Any]:
         """The run's resolved configuration: a folder's run with the same one is resumed."""
+        corpus = self.corpus
+        where = (
+            {"corpus": {"path": corpus.source, "sha256": corpus.sha256, "paragraphs": len(corpus)}}
+            if corpus is not None
+            else {}  # as before corpora existed, so those run folders still resume
+        )
         return {
             "configs": [_identity(c) for c in self.configs],
             "spec": self.spec.model_dump(),
@@ -57,6 +66,7 @@ class ResolvedExperiment:
             "models": {role: m.name for role, m in self.models.items()},
             "endpoints": {role: endpoint_of(m) for role, m in self.models.items()},
             "dataset": self.dataset,
+            **where,
             "seed": self.seed,
         }
 
@@ -95,8 +105,13 @@ def resolve(
     announce: Callable[[list[str]], None] | None = None,
 ) -> ResolvedExperiment:
     """Load what ``exp`` names and make its models (``announce`` is told their names first:
-    a local model takes a while to load). ``tasks``, when given, stand for ``exp.dataset``'s."""
+    a local model takes a while to load). ``tasks``, when given, stand for ``exp.dataset``'s.
+    A ``dataset.corpus`` is read and indexed here, once for the whole run, and every task is
+    put in it (its gold paragraphs mapped to corpus ids)."""
     tasks = experiment_tasks(exp.dataset) if tasks is None else tasks
+    corpus = load_corpus(exp.dataset.corpus) if exp.dataset.corpus else None
+    if corpus is not None:
+        tasks = in_corpus(tasks, corpus, exp.dataset.path)
     catalog = load_models(exp.models_file) if exp.models_file else None
     per_role = {k: v for k, v in exp.models.items() if k != "default"}
     names = role_names(exp.models.get("default"), per_role, catalog, DEFAULT_MODEL)
@@ -121,4 +136,5 @@ def resolve(
         concurrency=exp.concurrency,
         limits=limits,
         cache=cache,
+        corpus=corpus,
     )

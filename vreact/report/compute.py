@@ -5,6 +5,7 @@ count. Everything comes from ``vreact.db``, so any run can be reported again."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from vreact.records import (
     CallRecord,
     DiagnosisRecord,
     RunRecords,
+    StepRecord,
     Store,
     TaskRecord,
     VerdictRecord,
@@ -79,6 +81,29 @@ def corrections(verdicts: Iterable[VerdictRecord]) -> Counter[tuple[str, str]]:
         if before:
             out[(before[-1].source, before[-1].level)] += 1
     return out
+
+
+#: A paragraph as a search or read observation shows it: ``[id] title: text``, one a line.
+_SHOWN = re.compile(r"^\[([^\]\n]+)\] ", re.MULTILINE)
+
+
+def retrieved(steps: Iterable[StepRecord]) -> set[str]:
+    """The ids of every paragraph an attempt's executor was shown: each hit of each search, and
+    each paragraph read (from the recorded steps' observations)."""
+    seen: set[str] = set()
+    for s in steps:
+        observation = s.observation or ""
+        if s.action == "search":
+            seen.update(_SHOWN.findall(observation))
+        elif s.action == "read" and (m := _SHOWN.match(observation)):
+            seen.add(m.group(1))
+    return {_pid(x) for x in seen}
+
+
+def _pid(x: str) -> str:
+    """An id as support F1 compares it (``"07"`` is ``7``)."""
+    s = x.strip()
+    return str(int(s)) if s.isascii() and s.isdigit() else s
 
 
 def _by(counts: Counter[tuple[str, str]], index: int, key: str) -> int:
@@ -216,6 +241,7 @@ class _Tally:
     members: list[GroupMember] = field(default_factory=list)
     per_attempt: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     answers: list[tuple[int, bool]] = field(default_factory=list)  # (rejections, right) per answer
+    gold: Counter[str] = field(default_factory=Counter)  # the retrieval ceiling's counts
 
     def add(self, a: AttemptRecord, task: TaskRecord) -> None:
         self.c["executed"] += 1
@@ -269,6 +295,10 @@ class _Tally:
             self.c["false_abstention" if answerable else "correct_abstention"] += 1
         self.n_answerable += answerable
         self.sup += attempt_sup if answerable else 0.0
+        gold = {_pid(g) for g in task.support}
+        if answerable and gold:
+            found = len(gold & retrieved(a.steps))
+            self.gold.update(attempts=1, paragraphs=len(gold), found=found, all=found == len(gold))
 
     def _cost(self, a: AttemptRecord) -> None:
         mine: Counter[str] = Counter()
@@ -317,6 +347,8 @@ def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> Hop
         rejections={s: _by(t.rejections, 0, s) for s in SOURCES},
         corrections={s: _by(t.corrected, 0, s) for s in SOURCES},
         support_f1=_mean(t.sup, t.n_answerable),
+        retrieval_ceiling=_mean(t.gold["found"], t.gold["paragraphs"]),
+        all_gold_retrieved=_mean(t.gold["all"], t.gold["attempts"]),
         answerability={k: _round(v) for k, v in answerability(t.answerable_preds).items()},
         pairs=groups["pairs"],
         group_answer_sufficiency_f1=_round(groups["group_answer_sufficiency_f1"]),

@@ -104,6 +104,11 @@ class HopsReport(_Figures):
     rejections: dict[str, int]
     corrections: dict[str, int]
     support_f1: float | None
+    #: the retrieval ceiling (VReAct): of the gold supporting paragraphs of the answerable tasks,
+    #: the share the executor was ever shown (a search hit or a read) in the attempt, over
+    #: scoreable attempts; and the share of those attempts shown every gold paragraph
+    retrieval_ceiling: float | None = None
+    all_gold_retrieved: float | None = None
     answerability: Answerability
     pairs: int
     group_answer_sufficiency_f1: float | None

@@ -246,6 +246,19 @@ TABLES: tuple[Table, ...] = (
         _per_config,
     ),
     Table(
+        "Retrieval ceiling: gold paragraphs the executor was shown",
+        "Of the answerable tasks' gold supporting paragraphs, the share an attempt's searches and "
+        "reads showed the executor (ceiling), and the share of attempts shown every one (all gold); "
+        "no answer can cite a paragraph it was never shown.",
+        ("config",),
+        (
+            Column("ceiling", "retrieval_ceiling"),
+            Column("all gold", "all_gold_retrieved"),
+            Column("sup F1", "support_f1"),
+        ),
+        _per_config,
+    ),
+    Table(
         "Cost per scoreable attempt (means); money and retries over all attempts",
         "Transport retries are counted apart from the calls.",
         ("config",),
@@ -305,6 +318,7 @@ TABLES: tuple[Table, ...] = (
             Column("EM", "em"),
             Column("F1", "f1"),
             Column("sup F1", "support_f1"),
+            Column("ceiling", "retrieval_ceiling"),
             Column("ans F1", "answerability.f1"),
         ),
         _per_hop,

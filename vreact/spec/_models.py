@@ -156,6 +156,11 @@ class DatasetSelection(_Strict):
     answerable: bool | None = Field(None, description="keep only answerable (true) or unanswerable (false)")
     task_ids: list[str] | None = Field(None, description="keep only these ids, in this order")
     limit: int | None = Field(None, ge=1, description="then keep the first N")
+    corpus: str | None = Field(
+        None,
+        description="a corpus (JSON array or JSON lines of {title, text}; ids are positions): search"
+        " runs over it instead of each task's own paragraphs (docs/corpus.md)",
+    )
 
 
 #: How a model call is made when nothing says otherwise: the model layer's defaults.

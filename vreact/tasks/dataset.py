@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 
 class Paragraph(BaseModel):
@@ -41,6 +41,11 @@ class Task(BaseModel):
     answerable: bool = True
     question_decomposition: list[Hop] = []
     pair_id: str | None = None  # MuSiQue-Full: both members of a pair share the dataset's id
+    # where it is searched: the run's corpus and its gold ids there (vreact.tasks.corpus.in_corpus),
+    # else its own paragraphs, whose index vreact.tools.corpus_of keeps here once built
+    _corpus: Any = PrivateAttr(None)
+    _corpus_support: list[str] | None = PrivateAttr(None)
+    _own_index: Any = PrivateAttr(None)
 
     @property
     def golds(self) -> list[str]:
@@ -55,7 +60,30 @@ class Task(BaseModel):
 
     @property
     def supporting_ids(self) -> list[str]:
+        """The gold supporting paragraphs' ids: in the run's corpus when the task is in one."""
+        if self._corpus_support is not None:
+            return list(self._corpus_support)
         return [str(p.idx) for p in self.paragraphs if p.is_supporting]
+
+    @property
+    def search_corpus(self) -> Any:
+        """The run's corpus (a vreact.tools.OpenCorpus) this task is searched in; None: its own paragraphs."""
+        return self._corpus
+
+    def in_corpus(self, corpus: Any, support: list[str]) -> Task:
+        """This task searched in ``corpus``, its gold supporting paragraphs being ``support`` there."""
+        task = self.model_copy()
+        task._corpus, task._corpus_support, task._own_index = corpus, list(support), None
+        return task
+
+    @property
+    def own_index(self) -> Any:
+        """``(paragraphs, index)``: the index of its own paragraphs, once built (vreact.tools.corpus_of)."""
+        return self._own_index
+
+    @own_index.setter
+    def own_index(self, value: Any) -> None:
+        self._own_index = value
 
     def record(self) -> dict[str, Any]:
         """The row for the ``tasks`` table."""
