@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from tests.conftest import ANS, FULL, MUSIQUE
 from tests.fakes.scripted_server import ScriptedServer
@@ -56,6 +56,12 @@ def executor(corpus: bool):
 
 
 def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corpus: bool, name: str) -> Path:
+    result = invoke(tmp_path, monkeypatch, corpus, name)
+    assert result.exit_code == 0, result.output
+    return tmp_path / name
+
+
+def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corpus: bool, name: str) -> Result:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
     out = tmp_path / name
     with ScriptedServer(executor(corpus)) as server:
@@ -75,9 +81,7 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corpus: bool, name: str
         }
         path = tmp_path / f"{name}.yaml"
         path.write_text(json.dumps(experiment))
-        result = CliRunner().invoke(cli, ["experiment", str(path), "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    return out
+        return CliRunner().invoke(cli, ["experiment", str(path), "--out", str(out)])
 
 
 def report(out: Path) -> dict[str, Any]:
@@ -169,3 +173,17 @@ def test_a_bad_corpus_is_a_one_line_error_exit_2(tmp_path):
     result = CliRunner().invoke(cli, ["experiment", "pilot", "--set", "models.default=mock/x", *missing])
     assert result.exit_code == 2 and "is not in the corpus" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_folder_keeps_one_retrieval_mode(tmp_path, monkeypatch, builds):
+    """Its tasks table holds one support list per task: a corpus run beside an own-paragraphs
+    run is refused in one line, and the first run's support ids stay."""
+    out = run(tmp_path, monkeypatch, corpus=False, name="one")
+    refused = invoke(tmp_path, monkeypatch, corpus=True, name="one")
+    assert refused.exit_code == 2 and refused.stderr.splitlines()[-1] == (
+        f"error: {out}: run 1 searched the tasks' own paragraphs; this one searches the corpus"
+        f" {CORPUS}: give it another --out"
+    )
+    records = read_run(out)
+    assert {t: r.support for t, r in records.tasks.items()} == {t: v[0] for t, v in TASKS.items()}
+    assert len(records.attempts) == 8

@@ -17,6 +17,7 @@ from rich.progress import Progress as Bar
 from vreact.cli._common import err, print_report, user_errors
 from vreact.config import CALL_ROLES
 from vreact.experiment import (
+    CorpusMismatch,
     EndpointMismatch,
     OnAttempt,
     Progress,
@@ -46,6 +47,7 @@ INPUT_ERRORS = (
     FileNotFoundError,
     RunDirBusy,
     EndpointMismatch,
+    CorpusMismatch,
 )
 
 

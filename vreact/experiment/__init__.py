@@ -4,6 +4,7 @@ file or from ``vreact run``'s flags) and the runner that makes its attempts."""
 from vreact.experiment.resolved import ResolvedExperiment, experiment_tasks, resolve
 from vreact.experiment.runner import (
     RAISE_INTERNAL,
+    CorpusMismatch,
     EndpointMismatch,
     Job,
     OnAttempt,
@@ -17,6 +18,7 @@ from vreact.experiment.runner import (
 
 __all__ = [
     "RAISE_INTERNAL",
+    "CorpusMismatch",
     "EndpointMismatch",
     "Job",
     "OnAttempt",

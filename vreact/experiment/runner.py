@@ -123,6 +123,23 @@ def _refuse_another_endpoint(store: Store, resolved: dict[str, Any], out_dir: Pa
         )
 
 
+class CorpusMismatch(RuntimeError):
+    """A run folder already holds a run searched in another corpus (or in the tasks' own
+    paragraphs): one folder keeps one support list per task id, so the modes never share one."""
+
+
+def _refuse_another_corpus(store: Store, resolved: dict[str, Any], out_dir: Path) -> None:
+    mine = resolved.get("corpus")
+    for run_id, config in store.run_configs():
+        if config.get("corpus") != mine:
+            theirs = config.get("corpus")
+            was = f"the corpus {theirs['path']}" if theirs else "the tasks' own paragraphs"
+            now = f"the corpus {mine['path']}" if mine else "the tasks' own paragraphs"
+            raise CorpusMismatch(
+                f"{out_dir}: run {run_id} searched {was}; this one searches {now}: give it another --out"
+            )
+
+
 def run_experiment(experiment: ResolvedExperiment, out_dir: Path, on_attempt: OnAttempt | None = None) -> int:
     """Run each configuration ``attempts`` times on each task into ``out_dir/vreact.db``;
     return the run id. Attempt ``i`` runs with seed ``seed + i``.
@@ -162,6 +179,7 @@ def _open_run(store: Store, experiment: ResolvedExperiment, out_dir: Path) -> in
     run_id = store.find_run(resolved)
     if run_id is None:
         _refuse_another_endpoint(store, resolved, out_dir)
+        _refuse_another_corpus(store, resolved, out_dir)
         return store.new_run(resolved, experiment.models["default"].name, experiment.dataset)
     store.reopen_run(run_id)
     return run_id
