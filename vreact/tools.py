@@ -8,6 +8,8 @@ import re
 import threading
 from collections import Counter
 from dataclasses import dataclass
+from functools import reduce
+from operator import add
 from typing import TYPE_CHECKING, Any
 
 from vreact.tasks.dataset import Paragraph
@@ -91,34 +93,29 @@ class OkapiBM25:
 
     def __init__(self, docs: list[list[str]]) -> None:
         self.doc_freqs = [Counter(d) for d in docs]
-        n = len(docs)
-        avgdl = sum(len(d) for d in docs) / n  # integers: exact, as rank-bm25's running total
+        n = self.size = len(docs)
+        avgdl = sum(map(len, docs)) / n  # integers: exact, as rank-bm25's running total
         self._norm = [self.K1 * (1 - self.B + self.B * len(d) / avgdl) for d in docs]
-        self._postings: dict[str, list[int]] = {}
-        for i, freqs in enumerate(self.doc_freqs):
-            for word in freqs:  # first-seen order, as rank-bm25's document frequencies
-                self._postings.setdefault(word, []).append(i)
-        # idf by document frequency (one log pair per distinct frequency), summed in word order
-        by_df = {df: math.log(n - df + 0.5) - math.log(df + 0.5) for df in range(1, n + 1)}
-        self.idf: dict[str, float] = {}
-        total = 0.0
-        for word, docs_with in self._postings.items():
-            self.idf[word] = value = by_df[len(docs_with)]
-            total += value
-        eps = self.EPSILON * (total / len(self.idf)) if self.idf else 0.0
-        for word, value in self.idf.items():
-            if value < 0:
-                self.idf[word] = eps
-        self.size = n
+        df: Counter[str] = Counter()  # documents per word, in first-seen order as rank-bm25's
+        for freqs in self.doc_freqs:
+            df.update(freqs.keys())
+        # one idf per document frequency; the mean over words summed in word order, float by float
+        raw = {k: math.log(n - k + 0.5) - math.log(k + 0.5) for k in range(1, n + 1)}
+        mean = reduce(add, map(raw.__getitem__, df.values()), 0.0) / len(df) if df else 0.0
+        floored = {k: v if v >= 0 else self.EPSILON * mean for k, v in raw.items()}
+        self.idf: dict[str, float] = dict(zip(df.keys(), map(floored.__getitem__, df.values()), strict=True))
 
     def scores(self, query: list[str]) -> list[float]:
         out = [0.0] * self.size
         k1 = self.K1 + 1
         for term in query:
-            idf = self.idf.get(term) or 0
-            for i in self._postings.get(term, ()):
-                q = self.doc_freqs[i][term]
-                out[i] += idf * (q * k1 / (q + self._norm[i]))
+            idf = self.idf.get(term)
+            if idf is None:
+                continue  # in no paragraph: rank-bm25 adds 0 everywhere
+            for i, freqs in enumerate(self.doc_freqs):
+                q = freqs.get(term)
+                if q:
+                    out[i] += idf * (q * k1 / (q + self._norm[i]))
         return out
 
 
