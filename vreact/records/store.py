@@ -11,7 +11,6 @@ import functools
 import hashlib
 import json
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -77,9 +76,6 @@ def _value(v: Any) -> Any:
 
 #: Writes held back at most before a read of memory writes them anyway.
 _HOLD_MAX = 64
-#: the last attempt id this process handed out, by database file (Store.start_attempt)
-_ATTEMPT_IDS: dict[str, int] = {}
-_ATTEMPT_IDS_LOCK = threading.Lock()
 
 
 class RowId:
@@ -227,16 +223,7 @@ class Store:
     # --- attempts -----------------------------------------------------------------------
 
     def start_attempt(self, run_id: int, config: str, task_id: str, attempt_index: int, seed: int) -> int:
-        """A new attempt's id. Its row is held back with the attempt's other writes (it is
-        written first, with them), so an attempt costs no transaction of its own; the id is
-        taken here, above the folder's largest and any this process handed out for it (one
-        process writes a folder's attempts at a time: the run folder's lock)."""
-        with _ATTEMPT_IDS_LOCK:
-            key = str(self.path.resolve())
-            largest = self.db.execute("select coalesce(max(id), 0) from attempts").fetchone()[0]
-            attempt_id = _ATTEMPT_IDS[key] = max(largest, _ATTEMPT_IDS.get(key, 0)) + 1
         row = {
-            "id": attempt_id,
             "run_id": run_id,
             "config": config,
             "task_id": task_id,
@@ -245,8 +232,7 @@ class Store:
             "outcome": "running",
             "started": time.time(),
         }
-        self._pending.append(lambda conn: self._row(conn, "attempts", row))
-        return attempt_id
+        return self._insert("attempts", row)
 
     def finish_attempt(self, attempt_id: int, fields: dict[str, Any]) -> None:
         self._update("attempts", attempt_id, {**fields, "finished": time.time()})
