@@ -46,6 +46,22 @@ def test_a_verdict_writes_the_ledger_or_the_failure_index(store, run):
     assert failure["cause"] == "unsupported" and store.failures(a, "executor.s2") == []
 
 
+def test_a_read_failure_index_shows_each_later_rejection(store, run):
+    """The store keeps an attempt's failure index once read: a rejection written afterwards,
+    at once or held back, is in the next read, an accept changes nothing, another attempt's
+    rows never show."""
+    a, b = (store.start_attempt(run, "VG", "t1", i, 0) for i in (0, 1))
+    assert store.failures(a) == []
+    store.record_verdict(a, Verdict("R1", "executor.s1", "gate", "supported", "reject", "unsupported"))
+    store.record_verdict(b, Verdict("R1", "executor.s1", "gate", "supported", "reject", "no_evidence"))
+    assert [f["cause"] for f in store.failures(a)] == ["unsupported"]
+    store.defer_verdicts(a, [Verdict("R1", "executor.s1", "gate", "parses", "accept")])
+    store.defer_verdicts(a, [Verdict("R3", "final", "gate", "multi_hop", "reject", "single_hop")])
+    assert [f["cause"] for f in store.failures(a)] == ["unsupported", "single_hop"]
+    assert [f["cause"] for f in store.failures(a, "final")] == ["single_hop"]
+    assert [f["cause"] for f in store.failures(b)] == ["no_evidence"]
+
+
 def test_unfinished_attempts_are_discarded_with_what_they_wrote(store, run):
     done = store.start_attempt(run, "N", "t1", 0, 0)
     store.finish_attempt(done, {"outcome": "answer", "answer": "a"})

@@ -110,6 +110,7 @@ class Store:
         self.db.execute("PRAGMA foreign_keys=ON")
         self._pending: list[Callable[[sqlite3.Connection], Any]] = []  # writes held back
         self._memory_pending = False  # a verdict among them: memory reads must see it
+        self._failures: dict[int, list[dict[str, Any]]] = {}  # read failure indexes, by attempt
         self._migrate()
 
     def close(self) -> None:
@@ -235,6 +236,7 @@ class Store:
         return self._insert("attempts", row)
 
     def finish_attempt(self, attempt_id: int, fields: dict[str, Any]) -> None:
+        self._failures.pop(attempt_id, None)
         self._update("attempts", attempt_id, {**fields, "finished": time.time()})
 
     def discard_unfinished(self) -> int:
@@ -242,6 +244,7 @@ class Store:
         ids = [r["id"] for r in self.db.query("select id from attempts where outcome = 'running'")]
         if not ids:
             return 0
+        self._failures.clear()
         with self._transaction() as conn:  # all or nothing
             for table in ("ledger", "failures", "steps", "events", "diagnoses"):
                 conn.execute(
@@ -411,6 +414,8 @@ class Store:
             conn.executemany(
                 "insert or ignore into artifacts (hash, json) values (?, ?)", [(h, blob) for h in hashes]
             )
+        if not all(v.accepted for v in verdicts):
+            self._failures.pop(attempt_id, None)  # read again, with the new rows
         for v in verdicts:
             row = (attempt_id, v.level, v.component, v.source, v.verifier, v.check_name)
             args = json.dumps(v.args, default=str)
@@ -431,12 +436,16 @@ class Store:
     # --- reads (the assembler's and the reports') ----------------------------------------
 
     def failures(self, attempt_id: int, component: str | None = None) -> list[dict[str, Any]]:
-        sql = "select * from failures where attempt_id = ?"
-        params: list[Any] = [attempt_id]
-        if component is not None:
-            sql += " and component = ?"
-            params.append(component)
-        return self._rows(sql + " order by id", params)
+        """The attempt's failure index (of one component), oldest first. It is read once and kept
+        until this store writes a rejection of the attempt, or the attempt ends: an attempt's
+        verdicts are all written through the store its recorder holds."""
+        if self._memory_pending or len(self._pending) > _HOLD_MAX:
+            self.flush()
+        rows = self._failures.get(attempt_id)
+        if rows is None:
+            sql = "select * from failures where attempt_id = ? order by id"
+            rows = self._failures[attempt_id] = self._rows(sql, [attempt_id])
+        return [r for r in rows if component is None or r["component"] == component]
 
     def ledger(self, attempt_id: int, component: str | None = None) -> list[dict[str, Any]]:
         sql = "select * from ledger where attempt_id = ?"
