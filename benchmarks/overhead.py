@@ -45,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -299,14 +300,25 @@ def smolagents_worker(n_tasks: int, attempts: int) -> dict[str, Any]:
             return "\n".join(c.get("text", "") for c in content if isinstance(c, dict))
         return str(content or "")
 
-    tasks = read_tasks(n_tasks)
-    started, cpu = time.perf_counter(), time.process_time()
     search, model = Search(), Scripted(model_id="bench/scripted")
     agent = ToolCallingAgent(tools=[search], model=model, max_steps=4, verbosity_level=LogLevel.OFF)
+
+    def run(task: dict[str, Any]) -> None:  # one agent, reset for each task (its usual use)
+        search.paragraphs, model.task = task["paragraphs"], task
+        agent.run(task["question"], reset=True)
+
+    return drive(read_tasks(n_tasks), attempts, run, spent)
+
+
+def drive(
+    tasks: list[dict[str, Any]], attempts: int, run: Callable[[dict[str, Any]], None], spent: dict[str, Any]
+) -> dict[str, Any]:
+    """A peer's ``run`` on every task, ``attempts`` times: its wall and CPU time, and the time
+    and calls its scripted model counted in ``spent``."""
+    started, cpu = time.perf_counter(), time.process_time()
     for _ in range(attempts):
-        for task in tasks:  # one agent, reset for each task (its usual use)
-            search.paragraphs, model.task = task["paragraphs"], task
-            agent.run(task["question"], reset=True)
+        for task in tasks:
+            run(task)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     return {
         "wall": wall,
@@ -351,20 +363,11 @@ def pydantic_ai_worker(n_tasks: int, attempts: int) -> dict[str, Any]:
         """The 3 best-matching paragraphs as [id] title: snippet."""
         return peer_search(current["task"]["paragraphs"], query)
 
-    tasks = read_tasks(n_tasks)
-    started, cpu = time.perf_counter(), time.process_time()
-    for _ in range(attempts):
-        for task in tasks:  # one agent for every task (its usual use)
-            current["task"] = task
-            agent.run_sync(task["question"])
-    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-    return {
-        "wall": wall,
-        "cpu": cpu,
-        "model": spent["seconds"],
-        "calls": spent["calls"],
-        "attempts": len(tasks) * attempts,
-    }
+    def run(task: dict[str, Any]) -> None:  # one agent for every task (its usual use)
+        current["task"] = task
+        agent.run_sync(task["question"])
+
+    return drive(read_tasks(n_tasks), attempts, run, spent)
 
 
 # --- the orchestrator ---------------------------------------------------------------------------

@@ -261,31 +261,11 @@ class Store:
 
     # --- calls and verdicts -------------------------------------------------------------
 
-    def record_call(
-        self,
-        attempt_id: int,
-        role: str,
-        model: str,
-        prompt_tokens: int,
-        completion_tokens: int,
-        latency_ms: float,
-        status: str = "ok",
-        error: str = "",
-        retries: int = 0,
-        cached: bool = False,
-        cost_usd: float | None = None,
-        endpoint: str | None = None,
-        messages: list[dict[str, str]] | None = None,
-        response: str | None = None,
-        cached_tokens: int | None = None,
-    ) -> int:
-        """Record one model call with its transcript (in one transaction); return its id.
-        ``cached_tokens``: the prompt tokens the server said it reused from its prompt cache
-        (None: it did not say)."""
-        write = self._call(
-            attempt_id, role, model, prompt_tokens, completion_tokens, latency_ms, status, error,
-            retries, cached, cost_usd, endpoint, messages, response, cached_tokens,
-        )  # fmt: skip
+    def record_call(self, *args: Any, **kwargs: Any) -> int:
+        """Record one model call with its transcript (in one transaction); return its id. The
+        arguments are ``_call``'s; ``cached_tokens`` is the prompt tokens the server said it
+        reused from its prompt cache (None: it did not say)."""
+        write = self._call(*args, **kwargs)
         with self._transaction() as conn:
             return write(conn)
 
