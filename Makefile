@@ -55,7 +55,7 @@ test: install-test
 # pydantic-ai-slim) in benchmarks/peers/.venv on first use.
 BENCH := $(BIN)/python benchmarks
 bench-quick: install-test
-	$(BENCH)/overhead.py --rounds 3 --tasks 20 --attempts 2
+	$(BENCH)/overhead.py --rounds 3
 	$(BENCH)/concurrency.py --concurrency 32
 	$(BENCH)/retrieval.py --quick
 
