@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from vreact.records.folder import DB_NAME
 from vreact.records.store import Store
@@ -29,6 +29,33 @@ def _json(text: str | None, default: Any = None) -> Any:
 def _list(text: str | None) -> list[Any]:
     value = _json(text or "[]", [])
     return value if isinstance(value, list) else []
+
+
+_R = TypeVar("_R")
+
+
+_COLUMNS: dict[type, tuple[tuple[str, str, bool], ...]] = {}
+
+
+def _columns(cls: type) -> tuple[tuple[str, str, bool], ...]:
+    """Each field of a record dataclass: its name, its column (``try_`` is ``try``), and
+    whether it has a default."""
+    if cls not in _COLUMNS:
+        _COLUMNS[cls] = tuple(
+            (f.name, f.name.rstrip("_"), f.default is not MISSING or f.default_factory is not MISSING)
+            for f in fields(cls)
+        )
+    return _COLUMNS[cls]
+
+
+def _record(cls: type[_R], row: dict[str, Any], **given: Any) -> _R:
+    """A record from its row: each field the column of its name (None when an older folder
+    lacks it), unless ``given``; a field that is no column keeps its default."""
+    values = dict(given)
+    for name, column, has_default in _columns(cls):
+        if name not in values and (column in row or not has_default):
+            values[name] = row.get(column)
+    return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -308,139 +335,43 @@ def _tasks(store: Store, ids: set[str]) -> dict[str, TaskRecord]:
         chunk = ordered[i : i + 500]
         marks = ",".join("?" * len(chunk))
         for t in store.query(f"select * from tasks where id in ({marks})", chunk):
-            out[t["id"]] = TaskRecord(
-                id=t["id"],
-                question=t["question"],
-                answer=t["answer"],
-                aliases=_list(t["aliases"]),
-                answerable=bool(t["answerable"]),
-                hops=t["hops"],
-                support=_list(t["support"]),
-                pair_id=t.get("pair_id"),
-            )
+            lists = {"aliases": _list(t["aliases"]), "support": _list(t["support"])}
+            out[t["id"]] = _record(TaskRecord, t, answerable=bool(t["answerable"]), **lists)
     return out
 
 
 def _verdict(v: dict[str, Any], artifact: Any) -> VerdictRecord:
-    return VerdictRecord(
-        id=v["id"],
-        attempt_id=v["attempt_id"],
-        seq=v["seq"],
-        level=v["level"],
-        component=v["component"],
-        source=v["source"],
-        verifier=v["verifier"],
-        check_name=v["check_name"],
-        args=_json(v["args"]),
-        decision=v["decision"],
-        cause=v["cause"],
-        detail=v["detail"],
-        budget_left=v["budget_left"],
-        artifact_hash=v["artifact_hash"],
-        artifact=artifact,
-    )
+    return _record(VerdictRecord, v, args=_json(v["args"]), artifact=artifact)
 
 
 def _call(c: dict[str, Any], messages: dict[int, list[dict[str, str]]], transcripts: bool) -> CallRecord:
-    return CallRecord(
-        id=c["id"],
-        attempt_id=c["attempt_id"],
-        role=c["role"],
-        model=c["model"],
-        prompt_tokens=c["prompt_tokens"],
-        completion_tokens=c["completion_tokens"],
-        cached_tokens=c.get("cached_tokens"),
-        latency_ms=c["latency_ms"],
-        status=c["status"],
-        error=c["error"],
-        retries=c.get("retries"),
+    return _record(
+        CallRecord,
+        c,
         cached=bool(c.get("cached")),
-        cost_usd=c.get("cost_usd"),
-        endpoint=c.get("endpoint"),
         response=c.get("response") if transcripts else None,
         messages=messages.get(c["id"], []) if transcripts and c.get("messages") is not None else None,
     )
 
 
 def _step(s: dict[str, Any]) -> StepRecord:
-    return StepRecord(
-        id=s["id"],
-        attempt_id=s["attempt_id"],
-        component=s["component"],
-        try_=s["try"],
-        step=s["step"],
-        call_id=s["call_id"],
-        thought=s["thought"],
-        action=s["action"],
-        input=s["input"],
-        evidence=_list(s["evidence"]),
-        observation=s["observation"],
-    )
+    return _record(StepRecord, s, evidence=_list(s["evidence"]))
 
 
 def _diagnosis(r: dict[str, Any]) -> DiagnosisRecord:
-    return DiagnosisRecord(
-        id=r["id"],
-        attempt_id=r["attempt_id"],
-        judge=r["judge"],
-        state=r["state"],
-        validation=r["validation"],
-        evidence_complete=bool(r["evidence_complete"]),
-        constraints_satisfied=bool(r["constraints_satisfied"]),
-        admitted_guessing=bool(r["admitted_guessing"]),
-        reason=r["reason"],
-    )
+    flags = ("evidence_complete", "constraints_satisfied", "admitted_guessing")
+    return _record(DiagnosisRecord, r, **{f: bool(r[f]) for f in flags})
 
 
 def _event(r: dict[str, Any]) -> EventRecord:
-    return EventRecord(
-        id=r["id"],
-        attempt_id=r["attempt_id"],
-        component=r["component"],
-        try_=r["try"],
-        step=r["step"],
-        guard=r["guard"],
-        kind=r["kind"],
-        detail=r["detail"],
-    )
+    return _record(EventRecord, r)
 
 
 def _ledger(r: dict[str, Any]) -> LedgerRecord:
-    return LedgerRecord(
-        id=r["id"],
-        verdict_id=r["verdict_id"],
-        attempt_id=r["attempt_id"],
-        level=r["level"],
-        component=r["component"],
-        artifact_hash=r["artifact_hash"],
-        artifact=_json(r["artifact"], r["artifact"]),
-    )
+    return _record(LedgerRecord, r, artifact=_json(r["artifact"], r["artifact"]))
 
 
 def _attempt(a: dict[str, Any], children: dict[str, list[Any]]) -> AttemptRecord:
-    return AttemptRecord(
-        id=a["id"],
-        run_id=a["run_id"],
-        config=a["config"],
-        task_id=a["task_id"],
-        attempt_index=a["attempt_index"],
-        seed=a["seed"],
-        outcome=a["outcome"],
-        answer=a["answer"],
-        evidence=_list(a["evidence"]),
-        abstain_level=a["abstain_level"],
-        abstain_component=a["abstain_component"],
-        abstain_cause=a["abstain_cause"],
-        error=a["error"],
-        crash_kind=a.get("crash_kind"),
-        traceback=a.get("traceback"),
-        plan_fallback=bool(a.get("plan_fallback")),
-        started=a["started"],
-        finished=a["finished"],
-        verdicts=children["verdicts"],
-        calls=children["calls"],
-        steps=children["steps"],
-        ledger=children["ledger"],
-        events=children["events"],
-        diagnoses=children["diagnoses"],
-    )
+    """An attempt with its verdicts, calls, steps, ledger rows, events and diagnoses."""
+    evidence, fallback = _list(a["evidence"]), bool(a.get("plan_fallback"))
+    return _record(AttemptRecord, a, evidence=evidence, plan_fallback=fallback, **children)
