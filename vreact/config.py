@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
 
 from vreact.model import GenerateSettings
 
@@ -13,19 +17,110 @@ from vreact.model import GenerateSettings
 CALL_ROLES = ("planner", "executor", "judge", "critic", "context_manager")
 
 
+# --- who reads which setting ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Component:
+    """A component that reads settings: how an error names it, and when a configuration runs it
+    (the same switches the controller and the step pipeline are built from)."""
+
+    title: str
+    runs: Callable[[Configuration], bool]
+
+
+#: Every component a configuration's settings belong to. A setting declares its reader with
+#: ``setting(NAME, ...)``; validation refuses a setting given to a configuration that does not run
+#: its reader (``idle_settings``), so nothing is accepted and ignored.
+COMPONENTS: dict[str, Component] = {
+    "executor": Component("the executor", lambda c: True),
+    "runner": Component("the experiment runner", lambda c: True),
+    "planner": Component("the planner", lambda c: c.planner),
+    "R1": Component("the R1 unit verifier (it re-tries a subtask)", lambda c: c.verified),
+    "R2": Component(
+        "the R2 integration verifier (a planner and a verified configuration)",
+        lambda c: c.planner and c.verified,
+    ),
+    "R3": Component("the R3 acceptance verifier", lambda c: c.verified),
+    "judges": Component("the judges", lambda c: c.judges),
+    "guards": Component("the loop guards", lambda c: c.guards),
+    "text_repetition": Component(
+        "the text repetition guard (guards and guard.text_repeat)", lambda c: c.guards and c.guard.text_repeat
+    ),
+    "duplicate_search": Component(
+        "the duplicate-search rollback (guards and guard.duplicate_search)",
+        lambda c: c.guards and c.guard.duplicate_search,
+    ),
+    "critic": Component("the DeReAct critic", lambda c: c.critic),
+    "context_manager": Component("the DeReAct context manager", lambda c: c.context_manager),
+    "profile": Component("the context profile", lambda c: c.profile is not None),
+    "benchmark_profile": Component("the benchmark context profile", lambda c: c.profile == "benchmark"),
+}
+#: The component each calling role's model calls (and call settings) belong to.
+ROLE_COMPONENT = {
+    "planner": "planner",
+    "executor": "executor",
+    "judge": "judges",
+    "critic": "critic",
+    "context_manager": "context_manager",
+}
+
+
+def setting(reader: str, default: Any = PydanticUndefined, **field: Any) -> Any:
+    """A field read by the component ``reader`` (a name of ``COMPONENTS``): a pydantic ``Field``
+    that declares its reader (kept in the JSON Schema too, as ``read_by``)."""
+    assert reader in COMPONENTS, reader
+    return Field(default, json_schema_extra={"read_by": reader}, **field)
+
+
+def reader_of(info: FieldInfo) -> str | None:
+    """The component a field declares as its reader (None: a switch, a name or a group)."""
+    extra = info.json_schema_extra
+    return extra.get("read_by") if isinstance(extra, dict) else None  # type: ignore[return-value]
+
+
+class IdleSetting(ValueError):
+    """A setting given to a configuration (or experiment) that does not run the component that
+    reads it. ``path`` is where it is, below the object that refused it (the loader adds it to
+    the error's location, so the message names its line)."""
+
+    def __init__(self, path: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def given_settings(model: BaseModel, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], str]]:
+    """(path, reader) of every setting given explicitly in ``model`` and its groups: the
+    fields the input named, not those left at their defaults. A group's own reader (``calls``'
+    role) stands for its fields'."""
+    for name in sorted(model.model_fields_set):
+        value = getattr(model, name)
+        reader = reader_of(type(model).model_fields[name])
+        here = (*path, name)
+        if isinstance(value, BaseModel) and reader is None:
+            yield from given_settings(value, here)
+        elif isinstance(value, dict) and name == "calls":
+            for role in value:
+                yield (*here, role), ROLE_COMPONENT[role]
+        elif reader is not None:
+            yield here, reader
+
+
 class BudgetLimits(BaseModel):
-    """Budget limits of one attempt (DESIGN.md defaults). Budgets only count up."""
+    """Budget limits of one attempt (docs/design.md's defaults). Budgets only count up."""
 
     model_config = ConfigDict(extra="forbid")
 
-    step_cap: int = Field(12, ge=1, description="executor steps per try")
-    steps: int = Field(40, ge=1, description="executor steps per attempt")
-    r1: int = Field(3, ge=1, description="executor tries per subtask (R1 unit)")
-    plan: int = Field(3, ge=1, description="plan tries (L2)")
-    r2: int = Field(2, ge=0, description="re-descents after an R2 integration reject")
-    r3: int = Field(2, ge=0, description="re-descents after an R3 acceptance reject")
-    wall_clock_s: float = Field(0.0, ge=0, description="seconds per attempt (0: no limit)")
-    tokens: int = Field(0, ge=0, description="prompt + completion tokens per attempt (0: no limit)")
+    step_cap: int = setting("executor", 12, ge=1, description="executor steps per try")
+    steps: int = setting("executor", 40, ge=1, description="executor steps per attempt")
+    r1: int = setting("R1", 3, ge=1, description="executor tries per subtask (R1 unit)")
+    plan: int = setting("planner", 3, ge=1, description="plan tries (L2)")
+    r2: int = setting("R2", 2, ge=0, description="re-descents after an R2 integration reject")
+    r3: int = setting("R3", 2, ge=0, description="re-descents after an R3 acceptance reject")
+    wall_clock_s: float = setting("executor", 0.0, ge=0, description="seconds per attempt (0: no limit)")
+    tokens: int = setting(
+        "executor", 0, ge=0, description="prompt + completion tokens per attempt (0: no limit)"
+    )
 
 
 class GuardSettings(BaseModel):
@@ -33,16 +128,26 @@ class GuardSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    repeat_hint: int = Field(3, ge=2, description="identical consecutive calls before a hint")
-    repeat_stop: int = Field(5, ge=2, description="identical consecutive calls before a stop")
-    text_repeat: bool = Field(False, description="the text repetition guard: near-verbatim thoughts")
-    text_similarity: float = Field(0.9, gt=0, le=1, description="similarity ratio of a near-repeat")
-    text_hint: int = Field(2, ge=1, description="consecutive near-repeated thoughts before a hint")
-    text_stop: int = Field(4, ge=1, description="consecutive near-repeated thoughts before a stop")
-    duplicate_search: bool = Field(
-        False, description="roll back a search already run in this try that returned results"
+    repeat_hint: int = setting("guards", 3, ge=2, description="identical consecutive calls before a hint")
+    repeat_stop: int = setting("guards", 5, ge=2, description="identical consecutive calls before a stop")
+    text_repeat: bool = setting(
+        "guards", False, description="the text repetition guard: near-verbatim thoughts"
     )
-    duplicate_rollbacks: int = Field(3, ge=0, description="rollbacks of duplicate searches per try")
+    text_similarity: float = setting(
+        "text_repetition", 0.9, gt=0, le=1, description="similarity ratio of a near-repeat"
+    )
+    text_hint: int = setting(
+        "text_repetition", 2, ge=1, description="consecutive near-repeated thoughts before a hint"
+    )
+    text_stop: int = setting(
+        "text_repetition", 4, ge=1, description="consecutive near-repeated thoughts before a stop"
+    )
+    duplicate_search: bool = setting(
+        "guards", False, description="roll back a search already run in this try that returned results"
+    )
+    duplicate_rollbacks: int = setting(
+        "duplicate_search", 3, ge=0, description="rollbacks of duplicate searches per try"
+    )
 
 
 class DeReActSettings(BaseModel):
@@ -50,9 +155,13 @@ class DeReActSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kappa_min: float = Field(0.7, ge=0, le=1, description="the critic's least confidence to accept")
-    window: int = Field(25, ge=1, description="W: raw steps of the try the brain sees (with a CM)")
-    initial: int = Field(5, ge=0, description="m: of those, the first steps kept")
+    kappa_min: float = setting(
+        "critic", 0.7, ge=0, le=1, description="the critic's least confidence to accept"
+    )
+    window: int = setting(
+        "context_manager", 25, ge=1, description="W: raw steps of the try the brain sees (with a CM)"
+    )
+    initial: int = setting("context_manager", 5, ge=0, description="m: of those, the first steps kept")
 
 
 class MemberRef(BaseModel):
@@ -106,32 +215,47 @@ class Configuration(BaseModel):
     dereact: DeReActSettings = Field(default_factory=lambda: DeReActSettings())
     budgets: BudgetLimits = Field(default_factory=BudgetLimits)
     guard: GuardSettings = Field(default_factory=GuardSettings)
-    final_answer_recovery: bool = Field(
-        False, description="when a try hits the step cap, ask once more for finish or abstain only"
+    final_answer_recovery: bool = setting(
+        "executor",
+        False,
+        description="when a try hits the step cap, ask once more for finish or abstain only",
     )
     profile: Literal["simple", "benchmark"] | None = Field(
         None,
         description="the executor's context profile: simple keeps the last keep_last_k tool results "
         "in full; benchmark also summarises the oldest steps past 75% of context_tokens",
     )
-    keep_last_k: int | None = Field(
-        None, ge=-1, description="the profile's kept results (-1: all; default 5)"
+    keep_last_k: int | None = setting(
+        "profile", None, ge=-1, description="the profile's kept results (-1: all; default 5)"
     )
-    context_tokens: int = Field(8192, ge=256, description="the benchmark profile's context size")
-    pipeline: list[MemberRef] = Field(
+    context_tokens: int = setting(
+        "benchmark_profile", 8192, ge=256, description="the benchmark profile's context size"
+    )
+    pipeline: list[MemberRef] = setting(
+        "executor",
         default_factory=list,
         description="more members of the executor's step pipeline, by registered name (run after "
         "the parse gate and the repetition guard); a member's stop is routed like an R1 reject",
     )
-    limit: int | None = Field(
-        None, ge=1, description="run this configuration on the first LIMIT tasks only (default: all)"
+    limit: int | None = setting(
+        "runner",
+        None,
+        ge=1,
+        description="run this configuration on the first LIMIT tasks only (default: all)",
     )
-    temperature: float = Field(0.2, ge=0.0, le=2.0)
-    max_tokens: int = Field(256, ge=16, description="completion tokens per model call")
+    temperature: float = setting(
+        "executor", 0.2, ge=0.0, le=2.0, description="every role's, unless calls says"
+    )
+    max_tokens: int = setting(
+        "executor",
+        256,
+        ge=16,
+        description="completion tokens per model call (every role's, unless calls says)",
+    )
     calls: dict[str, CallSettings] = Field(
         default_factory=dict,
         description="per-role overrides of temperature and max_tokens, e.g. {judge: {temperature: 0.1}}"
-        f" (roles: {', '.join(CALL_ROLES)})",
+        f" (roles: {', '.join(CALL_ROLES)}); each is read by its role's component",
     )
 
     @field_validator("calls")
@@ -145,17 +269,12 @@ class Configuration(BaseModel):
     @model_validator(mode="after")
     def _no_idle_settings(self) -> Configuration:
         """A setting its component never reads is refused, not silently ignored."""
-        g, given = self.guard, self.model_fields_set
-        if (g.text_repeat or g.duplicate_search) and not self.guards:
-            raise ValueError(
-                "guard.text_repeat and guard.duplicate_search are loop guards: they need guards: true"
+        for path, component in idle_settings(self):
+            setting = ".".join(path)
+            raise IdleSetting(
+                path,
+                f"{setting} is read by {COMPONENTS[component].title}, which this configuration does not run",
             )
-        if self.keep_last_k is not None and self.profile is None:
-            raise ValueError("keep_last_k needs a profile (simple or benchmark)")
-        if "context_tokens" in given and self.profile != "benchmark":
-            raise ValueError("context_tokens is the benchmark profile's: it needs profile: benchmark")
-        if "dereact" in given and not (self.critic or self.context_manager):
-            raise ValueError("dereact settings need critic: true or context_manager: true")
         return self
 
     def settings_for(self, role: str, seed: int | None = None) -> GenerateSettings:
@@ -180,3 +299,8 @@ class Configuration(BaseModel):
             or self.context_manager
             or bool(self.pipeline)
         )
+
+
+def idle_settings(config: Configuration) -> list[tuple[tuple[str, ...], str]]:
+    """(path, reader) of each setting ``config`` was given whose reader it does not run."""
+    return [(path, c) for path, c in given_settings(config) if not COMPONENTS[c].runs(config)]

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from tests.helpers import attempt, finish, last_support, read, search, solve
 from vreact.config import Configuration
 from vreact.records import read_run
@@ -230,27 +228,3 @@ def test_steps_without_a_thought_never_trigger_the_text_guard(task_nissedal, sto
     )
     assert not [e for e in rows(store, "events", row["id"]) if e["guard"] == "text_repetition"]
     assert not [v for v in rows(store, "verdicts", row["id"]) if v["check_name"] == "text_repetition"]
-
-
-def test_a_setting_its_component_never_reads_is_refused(tmp_path):
-    """Accepted and doing nothing would be worse than refused: one FILE:LINE error each."""
-    from vreact.spec import SpecError, load_file
-
-    idle = {
-        "guard: {text_repeat: true}": "they need guards: true",
-        "guard: {duplicate_search: true}": "they need guards: true",
-        "keep_last_k: 2": "keep_last_k needs a profile",
-        "context_tokens: 1024": "it needs profile: benchmark",
-        "dereact: {kappa_min: 0.5}": "dereact settings need critic: true or context_manager: true",
-    }
-    path = tmp_path / "x.yaml"
-    for setting, message in idle.items():
-        path.write_text(f"kind: experiment\nname: x\nconfigurations:\n  - name: C\n    {setting}\n")
-        with pytest.raises(SpecError) as e:
-            load_file(path)
-        [line] = e.value.lines
-        assert line.startswith(f"{path}:") and message in line, line
-    # with their component on, each is accepted
-    Configuration(name="C", guards=True, guard={"text_repeat": True, "duplicate_search": True})
-    Configuration(name="C", profile="benchmark", keep_last_k=2, context_tokens=1024)
-    Configuration(name="C", critic=True, dereact={"kappa_min": 0.5})

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as Bar
 
 from vreact.cli._common import err, print_report, user_errors
-from vreact.config import CALL_ROLES
+from vreact.config import CALL_ROLES, IdleSetting
 from vreact.experiment import (
     CorpusMismatch,
     EndpointMismatch,
@@ -36,6 +36,7 @@ from vreact.spec import (
     load_experiment,
     parse_overrides,
     resolve_configs,
+    warn,
 )
 from vreact.tasks.dataset import DatasetError, Task, load_tasks, select_tasks
 
@@ -77,7 +78,10 @@ def experiment_of_flags(
     the Experiment's fields (base_url, spec, verifiers, attempts, seed, concurrency) or as its
     limits' (max_retries, timeout, call_timeout, endpoint_concurrency)."""
     ids = [i.strip() for i in task_ids.split(",") if i.strip()] if task_ids else None
-    limits = {k: fields.pop(k) for k in RunLimits.model_fields if k in fields}
+    # a flag left at its default sets nothing (a setting is refused where no model reads it)
+    given = {k: fields.pop(k) for k in RunLimits.model_fields if k in fields}
+    limits = {k: v for k, v in given.items() if v != LIMITS_OF[k]}
+    fields = {k: v for k, v in fields.items() if v is not None}
     models = {"default": model_name} if model_name else {}
     data = {
         "name": "run",
@@ -90,15 +94,27 @@ def experiment_of_flags(
         **fields,
     }
     try:
-        return Experiment.model_validate(data)
+        exp = Experiment.model_validate(data)
     except ValidationError as e:  # e.g. --configs N,N: names repeat
         raise SpecError([_flag_error(x) for x in e.errors()]) from None
+    for loc, msg in exp.ignored_settings():
+        warn(f"{_flag(loc)}: {msg}")
+    return exp
 
 
 def _flag_error(error: Any) -> str:
-    loc = ".".join(map(str, error["loc"]))
-    where = "--configs" if loc.startswith("configurations") else loc
-    return f"{where}: {error['msg'].removeprefix('Value error, ')}"
+    cause = (error.get("ctx") or {}).get("error")
+    loc = (*error["loc"], *cause.path) if isinstance(cause, IdleSetting) else tuple(error["loc"])
+    return f"{_flag(loc)}: {error['msg'].removeprefix('Value error, ')}"
+
+
+def _flag(loc: tuple[Any, ...]) -> str:
+    """The flag that gave the field at ``loc``."""
+    if loc[:1] == ("configurations",):
+        return "--configs"
+    if loc[:1] == ("models",):
+        return "--model" if loc[1:] == ("default",) else f"--role-model {loc[1]}"
+    return "--" + str(loc[-1]).replace("_", "-")
 
 
 def run_tasks(exp: Experiment) -> list[Task]:
@@ -200,6 +216,7 @@ def _progress() -> Iterator[OnAttempt]:
 
 #: The defaults of vreact run's call limits are an experiment file's.
 LIMITS = RunLimits()
+LIMITS_OF = LIMITS.model_dump()
 
 _cache_dir = click.option(
     "--cache-dir",

@@ -16,7 +16,7 @@ from vreact.model._base import (
 )
 from vreact.model._cache import ResponseCache, default_cache_dir
 from vreact.model._mock import MockModel, MockScriptExhausted
-from vreact.model._registry import get_model, provider
+from vreact.model._registry import get_model, provider, provider_reads, providers_reading
 from vreact.model._resilient import CallPolicy, CallTimeoutError, Price, ResilientModel, redact
 
 DEFAULT_MODEL = "llamacpp/smollm2-135m"
@@ -45,5 +45,7 @@ __all__ = [
     "endpoint_of",
     "get_model",
     "provider",
+    "provider_reads",
+    "providers_reading",
     "redact",
 ]

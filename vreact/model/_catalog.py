@@ -9,11 +9,9 @@ from typing import Any
 
 from vreact.model._base import Model, ModelConfigError
 from vreact.model._cache import ResponseCache
-from vreact.model._registry import get_model
+from vreact.model._registry import get_model, provider_reads
 from vreact.model._resilient import CallPolicy, Price
 from vreact.spec import ModelsFile
-
-HTTP_PROVIDERS = ("openai", "anthropic")
 
 
 def build_models(
@@ -39,17 +37,17 @@ def build_models(
         provider = model.split("/", 1)[0]
         options: dict[str, Any] = {}
         url = base_url or (entry.base_url if entry else None)
-        if url:
+        if url and provider_reads(provider, "base_url"):
             options["base_url"] = url
-        if timeout is not None and provider in HTTP_PROVIDERS:
+        if timeout is not None and provider_reads(provider, "timeout"):
             options["timeout"] = timeout
         if entry and entry.api_key_env:
             key = os.environ.get(entry.api_key_env)
             if not key:
                 raise ModelConfigError(f"model {name!r}: set {entry.api_key_env} (its api_key_env)")
             options["api_key"] = key
-        if policy is not None and policy.watchdog.on and provider == "openai":
-            options["watchdog"] = policy.watchdog  # it streams; the other providers ignore it
+        if policy is not None and policy.watchdog.on and provider_reads(provider, "reasoning_only_timeout_s"):
+            options["watchdog"] = policy.watchdog  # it streams; the other providers cannot cut a reply
         if entry and entry.structured_output and provider == "openai":
             options["json_mode"] = entry.structured_output
         price = Price(entry.price.input, entry.price.output) if entry and entry.price else None

@@ -12,41 +12,63 @@ from vreact.model._resilient import CallPolicy, Price, ResilientModel
 
 ProviderFactory = Callable[..., Model]
 _PROVIDERS: dict[str, ProviderFactory] = {}
+_READS: dict[str, frozenset[str]] = {}
+
+#: The retry layer's settings (an experiment's ``limits``): every provider behind it reads them.
+RETRY_SETTINGS = ("max_retries", "call_timeout", "endpoint_concurrency")
+#: The reasoning watchdog's: only a provider that streams its reply can cut it off.
+WATCHDOG_SETTINGS = ("reasoning_only_timeout_s", "reasoning_only_max_tokens")
+#: An HTTP client's: the server and one request's time-out.
+HTTP_SETTINGS = ("base_url", "timeout")
 
 
-def provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
-    """Register a provider factory ``factory(model_name, **options) -> Model``."""
+def provider(name: str, reads: tuple[str, ...] | None = None) -> Callable[[ProviderFactory], ProviderFactory]:
+    """Register a provider factory ``factory(model_name, **options) -> Model``. ``reads`` names
+    the experiment settings it reads (``base_url`` and ``limits``' fields); None (a plugin
+    that says nothing): all of them. Validation refuses a setting no model of an experiment
+    reads, and warns about one a model ignores."""
 
     def register(factory: ProviderFactory) -> ProviderFactory:
         _PROVIDERS[name] = factory
+        if reads is not None:
+            _READS[name] = frozenset(reads)
         return factory
 
     return register
 
 
-@provider("openai")
+def providers_reading(setting: str) -> list[str]:
+    """The registered providers whose models read ``setting``."""
+    return [p for p in sorted(_PROVIDERS) if provider_reads(p, setting)]
+
+
+def provider_reads(name: str, setting: str) -> bool:
+    """Whether models of provider ``name`` (the part before ``/``) read ``setting``."""
+    return setting in _READS[name] if name in _READS else True
+
+
+@provider("openai", reads=(*HTTP_SETTINGS, *RETRY_SETTINGS, *WATCHDOG_SETTINGS))
 def _openai(model: str, **options: Any) -> Model:
     from vreact.model._openai import OpenAIModel
 
     return OpenAIModel(model, **options)
 
 
-@provider("anthropic")
+@provider("anthropic", reads=(*HTTP_SETTINGS, *RETRY_SETTINGS))
 def _anthropic(model: str, **options: Any) -> Model:
     from vreact.model._anthropic import AnthropicModel
 
     return AnthropicModel(model, **options)
 
 
-@provider("llamacpp")
+@provider("llamacpp", reads=RETRY_SETTINGS)
 def _llamacpp(model: str, **options: Any) -> Model:
     from vreact.model._llamacpp import LlamaCppModel
 
-    options.pop("base_url", None)
     return LlamaCppModel(model, **options)
 
 
-@provider("mock")
+@provider("mock", reads=())
 def _mock(model: str, **options: Any) -> Model:
     from vreact.model._mock import MockModel
 

@@ -11,7 +11,7 @@ from vreact.spec._builtin import (
     load_verifiers,
     resolve_configs,
 )
-from vreact.spec._loader import SpecError, load_file, parse_overrides, validate_files
+from vreact.spec._loader import SpecError, load_file, parse_overrides, validate_files, warn
 from vreact.spec._models import (
     CONTEXT_FIELDS,
     KINDS,
@@ -59,4 +59,5 @@ __all__ = [
     "parse_overrides",
     "resolve_configs",
     "validate_files",
+    "warn",
 ]

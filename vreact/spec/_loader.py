@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from vreact.config import IdleSetting
 from vreact.spec._models import KINDS
 
 M = TypeVar("M", bound=BaseModel)
@@ -142,11 +144,14 @@ def load_file(
             )
         model = KINDS[kind]
     try:
-        return model.model_validate(data)
+        loaded = model.model_validate(data)
     except ValidationError as e:
         out = []
         for err in e.errors():
             loc = tuple(err["loc"])
+            cause = (err.get("ctx") or {}).get("error")
+            if isinstance(cause, IdleSetting):  # refused by the object holding it: name its line
+                loc = (*loc, *cause.path)
             msg = err["msg"].removeprefix("Value error, ")
             if err["type"] == "extra_forbidden":
                 msg = "unknown field"
@@ -157,6 +162,14 @@ def load_file(
             where = f"{name}: --set {by_set}" if by_set else f"{name}:{_line_of(loc, lines)}"
             out.append(f"{where}: {_field_path(loc)}: {msg}")
         raise SpecError(out) from None
+    for loc, msg in getattr(loaded, "ignored_settings", list)():
+        warn(f"{name}:{_line_of(loc, lines)}: {_field_path(loc)}: {msg}")
+    return loaded
+
+
+def warn(line: str) -> None:
+    """Where a loaded file's warnings go (one line each): standard error."""
+    print(line, file=sys.stderr)
 
 
 def validate_files(paths: list[str | Path]) -> list[str]:

@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from vreact.config import CALL_ROLES, Configuration
-from vreact.model import CallPolicy, Watchdog
+from vreact.config import CALL_ROLES, COMPONENTS, ROLE_COMPONENT, Configuration, IdleSetting
+from vreact.model import DEFAULT_MODEL, CallPolicy, Watchdog, provider_reads, providers_reading
 from vreact.verify.gates import check_gate_args, gate_factory
 
 
@@ -237,6 +237,82 @@ class Experiment(_Strict):
             if role not in MODEL_ROLES:
                 raise ValueError(f"unknown role {role!r} (roles: {', '.join(MODEL_ROLES)})")
         return models
+
+    @model_validator(mode="after")
+    def _no_idle_settings(self) -> Experiment:
+        """A role's model that no configuration calls, or a model setting (``base_url``,
+        ``limits``) that no model of the experiment reads, is refused, not silently ignored."""
+        for role in self.models:
+            if role != "default" and role not in self.roles_run():
+                title = COMPONENTS[ROLE_COMPONENT[role]].title
+                raise IdleSetting(
+                    ("models", role),
+                    f"models.{role} is read by {title}, which no configuration of this experiment runs",
+                )
+        called = self.models_run()
+        for path, setting in self._model_settings():
+            if not any(_reads(m, setting) for m in called.values()):
+                used = ", ".join(sorted(set(called.values())))
+                readers = " and ".join(f"{p}/" for p in providers_reading(setting))
+                raise IdleSetting(
+                    path,
+                    f"{'.'.join(map(str, path))} is read by {readers} models, which this experiment does not call"
+                    f" (it calls {used})",
+                )
+        return self
+
+    def roles_run(self) -> set[str]:
+        """The roles that call a model in at least one of the configurations."""
+        return {r for r in CALL_ROLES for c in self.configurations if COMPONENTS[ROLE_COMPONENT[r]].runs(c)}
+
+    def models_run(self) -> dict[str, str]:
+        """Each role that runs -> its model's ``provider/model`` (an alias of ``models_file``
+        resolved when that file reads; else kept as it is)."""
+        catalog = _catalog(self.models_file)
+        roles = dict(catalog.roles) if catalog else {}
+        default = self.models.get("default") or roles.get("default") or DEFAULT_MODEL
+        out = {}
+        for role in sorted(self.roles_run()):
+            name = self.models.get(role) or roles.get(role) or default
+            entry = catalog.models.get(name) if catalog else None
+            out[role] = entry.model if entry else name
+        return out
+
+    def ignored_settings(self) -> list[tuple[Loc, str]]:
+        """(where, why) of each model setting that a model of the experiment ignores although
+        another reads it: worth a warning, not a refusal."""
+        called = self.models_run()
+        return [
+            (path, f"warning: the {role}'s model {model} ignores {'.'.join(map(str, path))}")
+            for path, setting in self._model_settings()
+            for role, model in called.items()
+            if not _reads(model, setting)
+        ]
+
+    def _model_settings(self) -> list[tuple[Loc, str]]:
+        """(path, name) of each model setting the experiment gives: base_url and its limits."""
+        given: list[tuple[Loc, str]] = [(("base_url",), "base_url")] if self.base_url is not None else []
+        return given + [(("limits", k), k) for k in sorted(self.limits.model_fields_set)]
+
+
+Loc = tuple[str | int, ...]
+
+
+def _reads(model: str, setting: str) -> bool:
+    provider, sep, _ = model.partition("/")
+    return provider_reads(provider, setting) if sep else True  # an alias not resolved: it may
+
+
+def _catalog(path: str | None) -> ModelsFile | None:
+    """A models file for resolving aliases (None when it does not read: the run reports that)."""
+    if path is None:
+        return None
+    from vreact.spec._loader import SpecError, load_file
+
+    try:
+        return load_file(path, ModelsFile)  # type: ignore[return-value]
+    except SpecError:
+        return None
 
 
 # --- models.yaml ----------------------------------------------------------------------

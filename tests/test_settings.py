@@ -1,0 +1,241 @@
+"""Every setting is read or refused: a validation-only sweep over every combination of the
+switches and every declared setting. The settings come from the declarations (``read_by`` on
+each field); whether a component runs is read off what the controller and the step pipeline
+really build for the configuration, so a wrong declaration fails here."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from vreact.config import CALL_ROLES, COMPONENTS, Configuration, reader_of
+from vreact.controller._try import pipeline_of
+from vreact.pipeline import (
+    ContextManager,
+    ContextProfile,
+    Critic,
+    DuplicateSearchRollback,
+    RepetitionGuard,
+    TextRepetitionGuard,
+)
+from vreact.spec import SpecError, load_file
+from vreact.verify.verifier import Verifiers
+
+SWITCHES = ("planner", "guards", "gates", "judges", "critic", "context_manager")
+PROFILES = (None, "simple", "benchmark")
+GUARD_MEMBERS = ({}, {"text_repeat": True}, {"duplicate_search": True})
+
+
+def declared(model: type[BaseModel] = Configuration, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """The path of every setting a field declares a reader for (groups walked into), and one
+    ``calls.<role>`` per calling role."""
+    for name, info in model.model_fields.items():
+        here = (*path, name)
+        group = info.annotation if isinstance(info.annotation, type) else None
+        if name == "calls":
+            yield from ((*here, role) for role in CALL_ROLES)
+        elif reader_of(info) is None and group is not None and issubclass(group, BaseModel):
+            yield from declared(group, here)
+        elif reader_of(info) is not None:
+            yield here
+
+
+def reader(path: tuple[str, ...]) -> str:
+    if path[0] == "calls":
+        return {"judge": "judges"}.get(path[1], path[1])
+    model: type[BaseModel] = Configuration
+    for part in path[:-1]:
+        model = model.model_fields[part].annotation  # type: ignore[assignment]
+    found = reader_of(model.model_fields[path[-1]])
+    assert found is not None
+    return found
+
+
+#: A value other than the default for a setting, by path (else by the default's type).
+VALUES: dict[tuple[str, ...], Any] = {
+    ("guard", "text_similarity"): 0.5,
+    ("dereact", "kappa_min"): 0.5,
+    ("keep_last_k",): 2,
+    ("limit",): 1,
+    ("pipeline",): ["repetition_guard"],
+    ("temperature",): 0.7,
+}
+
+
+def value_for(path: tuple[str, ...]) -> Any:
+    if path in VALUES:
+        return VALUES[path]
+    if path[0] == "calls":
+        return {"temperature": 0.1}
+    default = Configuration(name="x")
+    for part in path:
+        default = getattr(default, part)
+    if isinstance(default, bool):
+        return not default
+    if isinstance(default, (int, float)):
+        return default + 1
+    raise AssertionError(f"no test value for {path}")
+
+
+def nested(path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {path[-1]: value}
+    for part in reversed(path[:-1]):
+        out = {part: out}
+    return out
+
+
+def merged(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def runs(config: Configuration, spec, verifiers) -> set[str]:
+    """The components this configuration really runs: the members its tries are built with,
+    the judges its verifiers hold, the planner and the V's ascent as the controller takes them."""
+    members = pipeline_of(config).members
+    kinds = {type(m) for m in members}
+    out = {"executor", "runner"}
+    out |= {"guards"} if RepetitionGuard in kinds else set()
+    out |= {"text_repetition"} if TextRepetitionGuard in kinds else set()
+    out |= {"duplicate_search"} if DuplicateSearchRollback in kinds else set()
+    out |= {"critic"} if Critic in kinds else set()
+    out |= {"context_manager"} if ContextManager in kinds else set()
+    profiles = [m for m in members if isinstance(m, ContextProfile)]
+    out |= {"profile"} if profiles else set()
+    out |= {"benchmark_profile"} if any(p.profile == "benchmark" for p in profiles) else set()
+    if any(j is not None for j in Verifiers(config, spec, verifiers).judges.values()):
+        out.add("judges")
+    if config.planner:
+        out.add("planner")
+    if config.verified:  # Controller.run takes the V's path: R1 re-tries, R3 checks the answer
+        out |= {"R1", "R3"} | ({"R2"} if config.planner else set())
+    return out
+
+
+def bases() -> Iterator[dict[str, Any]]:
+    for flags in itertools.product((False, True), repeat=len(SWITCHES)):
+        switches = dict(zip(SWITCHES, flags, strict=True))
+        for profile in PROFILES:
+            for members in GUARD_MEMBERS if switches["guards"] else ({},):
+                yield {"name": "C", **switches, "profile": profile, **({"guard": members} if members else {})}
+
+
+def test_every_field_declares_its_reader_or_is_a_switch():
+    """A new setting without a reader would be accepted everywhere: each field says who reads it."""
+    plain = {"name", *SWITCHES, "profile", "dereact", "budgets", "guard", "calls"}
+    for name, info in Configuration.model_fields.items():
+        assert name in plain or reader_of(info) is not None, name
+    for path in declared():
+        assert reader(path) in COMPONENTS, path
+
+
+def test_each_setting_is_accepted_exactly_when_its_component_runs(spec, verifiers):
+    settings = list(declared())
+    assert len(settings) >= 25  # every budget, guard, DeReAct, profile and call setting
+    checked = refused = 0
+    for base in bases():
+        running = runs(Configuration.model_validate(base), spec, verifiers)
+        for path in settings:
+            data = merged(base, nested(path, value_for(path)))
+            expected = reader(path) in running
+            try:
+                Configuration.model_validate(data)
+                accepted = True
+            except ValidationError as e:
+                accepted = False
+                [error] = e.errors()
+                assert f"{'.'.join(path)} is read by {COMPONENTS[reader(path)].title}" in error["msg"]
+                assert "which this configuration does not run" in error["msg"]
+            assert accepted == expected, (path, base, running)
+            checked += 1
+            refused += not accepted
+    assert refused > 0 and refused < checked  # both sides of the rule were exercised
+
+
+def test_a_refused_setting_names_its_file_line_and_path(tmp_path):
+    path = tmp_path / "x.yaml"
+    path.write_text(
+        "kind: experiment\nname: x\nconfigurations:\n  - name: N\n  - name: C\n"
+        "    gates: true\n    budgets:\n      step_cap: 4\n      plan: 2\n"
+    )
+    with pytest.raises(SpecError) as e:
+        load_file(path)
+    assert e.value.lines == [
+        f"{path}:9: configurations.1.budgets.plan: budgets.plan is read by the planner,"
+        " which this configuration does not run"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "where", "says"),
+    [
+        ("base_url: http://127.0.0.1:1/v1", "base_url", "is read by anthropic/ and openai/ models"),
+        ("limits: {timeout: 30}", "limits.timeout", "is read by anthropic/ and openai/ models"),
+        ("models: {planner: openai/x}", "models.planner", "is read by the planner, which no configuration"),
+        ("models: {judge: openai/x}", "models.judge", "is read by the judges, which no configuration"),
+    ],
+)
+def test_an_experiment_setting_nothing_reads_is_refused(tmp_path, body, where, says):
+    path = tmp_path / "x.yaml"
+    path.write_text(f"kind: experiment\nname: x\n{body}\nconfigurations:\n  - name: N\n")
+    with pytest.raises(SpecError) as e:
+        load_file(path)
+    [line] = e.value.lines
+    assert line.startswith(f"{path}:3: {where}: {where} {says}"), line
+
+
+def test_the_same_settings_are_accepted_where_they_are_read(tmp_path):
+    path = tmp_path / "x.yaml"
+    path.write_text(
+        "kind: experiment\nname: x\nmodels: {default: openai/x, planner: openai/y, judge: anthropic/z}\n"
+        "base_url: http://127.0.0.1:1/v1\nlimits: {timeout: 30}\n"
+        "configurations:\n  - {name: VPGJ, planner: true, gates: true, judges: true}\n"
+    )
+    assert load_file(path).models["judge"] == "anthropic/z"
+
+
+def test_a_model_that_ignores_a_setting_another_reads_is_a_warning(tmp_path, capsys):
+    path = tmp_path / "x.yaml"
+    path.write_text(
+        "kind: experiment\nname: x\nmodels: {default: openai/x, judge: anthropic/z}\n"
+        "limits:\n  reasoning_only_max_tokens: 400\n"
+        "configurations:\n  - {name: VGJ, gates: true, judges: true}\n"
+    )
+    load_file(path)
+    assert capsys.readouterr().err.splitlines() == [
+        f"{path}:5: limits.reasoning_only_max_tokens: warning: the judge's model anthropic/z ignores"
+        " limits.reasoning_only_max_tokens"
+    ]
+
+
+def test_aliases_resolve_through_the_models_file(tmp_path):
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        "kind: models\nmodels:\n  local: {model: llamacpp/smollm2-135m}\n  big: {model: openai/x}\n"
+    )
+    path = tmp_path / "x.yaml"
+    for default, ok in (("local", False), ("big", True)):
+        path.write_text(
+            f"kind: experiment\nname: x\nmodels_file: {models}\nmodels: {{default: {default}}}\n"
+            "base_url: http://127.0.0.1:1/v1\nconfigurations:\n  - name: N\n"
+        )
+        if ok:
+            load_file(path)
+        else:
+            with pytest.raises(SpecError, match="base_url is read by"):
+                load_file(path)
+
+
+def test_every_shipped_experiment_validates_under_the_rule():
+    from vreact.spec import builtin_dir
+
+    files = sorted(builtin_dir("experiments").glob("*.yaml"))
+    assert len(files) >= 5
+    for f in files:
+        load_file(f)
