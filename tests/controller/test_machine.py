@@ -9,8 +9,10 @@ import pytest
 from tests.helpers import (
     abstain,
     attempt,
+    by_role,
     finish,
     last_support,
+    plan,
     read,
     report_of,
     search,
@@ -211,3 +213,26 @@ def test_provider_error_is_a_crash_and_the_script_running_out_is_loud(run, task)
     assert row["outcome"] == "crash" and "HTTP 500" in row["error"]
     _, row, _ = run(VG, task, [search("x")])
     assert row["outcome"] == "crash" and "script ran out after 1 output" in row["error"]
+
+
+@pytest.mark.parametrize(
+    "switches",
+    [{"name": "N"}, {"name": "NP", "planner": True}, {"name": "react", "budgets": {"step_cap": 30}}],
+    ids=["N", "NP", "react"],
+)
+def test_the_step_budget_ends_unverified_configurations_at_cap(
+    switches, task_nissedal, store, spec, verifiers, roles
+):
+    """``budgets.steps`` holds in N, NP and react as in verified configurations: the attempt's
+    third step is its last, and it ends at ``cap`` with cause ``step_budget``."""
+    budgets = {"step_cap": 12, **switches.get("budgets", {}), "steps": 3}
+    config = Configuration(**{**switches, "budgets": budgets})
+    searches = [search(f"query {i}") for i in range(12)]
+    two = plan(("q1", "Who founded it?", [], "name"), ("q2", "Where was #1 born?", ["q1"], "place"))
+    model = by_role(planner=[two], executor=searches) if config.planner else searches
+    outcome, row, mock = attempt(config, task_nissedal, model, store, spec, verifiers, roles)
+    assert (outcome.kind, outcome.level, outcome.cause) == ("abstain", "cap", "step_budget")
+    steps = list(store.query("select * from steps where attempt_id = ?", [row["id"]]))
+    assert len(steps) == 3
+    executor_calls = [c for c in store.query("select role from model_calls") if c["role"] == "executor"]
+    assert len(executor_calls) == 3

@@ -58,9 +58,8 @@ def task(full_tasks):
 def test_each_accepted_switch_leaves_its_trace_and_no_other(
     switches, stop_at, extra, task, spec, verifiers, roles
 ):
-    config = Configuration(
-        name="X", **switches, guard={"repeat_hint": 2, "repeat_stop": stop_at}, budgets={"step_cap": 12}
-    )
+    guard = {"guard": {"repeat_hint": 2, "repeat_stop": stop_at}} if switches["guards"] else {}
+    config = Configuration(name="X", **switches, **guard, budgets={"step_cap": 12})
     model = by_role(**scripts(switches["planner"], stop_at + extra))
     with TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "vreact.db")

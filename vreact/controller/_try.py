@@ -86,9 +86,7 @@ class ExecutorTry:
         cap = budgets.step_cap()
         while not cap.spent:
             spent = budgets.exhausted() or (
-                ("step_budget", "the attempt's executor steps are spent")
-                if self.verified and budgets.steps.spent
-                else None
+                ("step_budget", "the attempt's executor steps are spent") if budgets.steps.spent else None
             )
             if spent:
                 self._budget_stop(*spent)
