@@ -230,7 +230,7 @@ def test_the_step_budget_ends_unverified_configurations_at_cap(
     searches = [search(f"query {i}") for i in range(12)]
     two = plan(("q1", "Who founded it?", [], "name"), ("q2", "Where was #1 born?", ["q1"], "place"))
     model = by_role(planner=[two], executor=searches) if config.planner else searches
-    outcome, row, mock = attempt(config, task_nissedal, model, store, spec, verifiers, roles)
+    outcome, row, _ = attempt(config, task_nissedal, model, store, spec, verifiers, roles)
     assert (outcome.kind, outcome.level, outcome.cause) == ("abstain", "cap", "step_budget")
     steps = list(store.query("select * from steps where attempt_id = ?", [row["id"]]))
     assert len(steps) == 3

@@ -254,10 +254,10 @@ class Experiment(_Strict):
             if not any(_reads(m, setting) for m in called.values()):
                 used = ", ".join(sorted(set(called.values())))
                 readers = " and ".join(f"{p}/" for p in providers_reading(setting))
+                where = ".".join(map(str, path))
                 raise IdleSetting(
                     path,
-                    f"{'.'.join(map(str, path))} is read by {readers} models, which this experiment does not call"
-                    f" (it calls {used})",
+                    f"{where} is read by {readers} models, which this experiment does not call (it calls {used})",
                 )
         return self
 
