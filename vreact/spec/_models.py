@@ -257,7 +257,8 @@ class Experiment(_Strict):
                 where = ".".join(map(str, path))
                 raise IdleSetting(
                     path,
-                    f"{where} is read by {readers} models, which this experiment does not call (it calls {used})",
+                    f"{where} is read by {readers} models, which this experiment does not call"
+                    f" (it calls {used})",
                 )
         return self
 
