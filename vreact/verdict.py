@@ -41,3 +41,27 @@ def artifact_hash(artifact: Any) -> str:
     """A short stable hash of any JSON-able artifact."""
     blob = json.dumps(artifact, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Accepted work, as the success ledger keeps it: a plan, a subtask's result or the final
+    answer, once the verifier paired with it accepted it as a whole (or, where no verifier runs,
+    as in N and NP, once the controller took it). ``input`` is everything its gates read (the
+    answer, its evidence, the cited paragraphs' text, the ids the try retrieved, its searches),
+    so the controller reads the ascent back from it and a replay can verify it again."""
+
+    kind: Literal["plan", "unit", "answer"]
+    verifier: str  # the verifier whose accept it follows: plan, R1 or R3
+    component: str
+    slot: str  # the subtask's id in its plan ("s1"); "" for a plan or the final answer
+    input: dict[str, Any]
+    artifact: Any  # its identity: what its verdicts' hash is of
+
+    @property
+    def level(self) -> Level:
+        return V[self.verifier].level
+
+    @property
+    def artifact_hash(self) -> str:
+        return artifact_hash(self.artifact)

@@ -22,7 +22,7 @@ from vreact.records import Store, read_run
 PROPS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 BUDGETS = {"step_cap": 8, "steps": 8, "r1": 1}
 CONFIGS = {
-    "react": Configuration(name="react", budgets=BUDGETS),
+    "react": Configuration(name="react", budgets={"step_cap": 8, "steps": 8}),  # one try: none re-tries
     "dereact": Configuration(name="dereact", critic=True, context_manager=True, budgets=BUDGETS),
     "ablation_a": Configuration(name="ablation_a", context_manager=True, budgets=BUDGETS),
     "ablation_b": Configuration(name="ablation_b", critic=True, budgets=BUDGETS),

@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import REPO
 from vreact.records import MIGRATIONS, Store
 from vreact.tasks.dataset import Task
-from vreact.verdict import Verdict
+from vreact.verdict import Unit, Verdict
 
 
 def test_schema_page_names_every_table_and_column(store):
@@ -36,14 +36,22 @@ def test_migrations_run_once(tmp_path):
     assert [r["name"] for r in again.db.table("_migrations").rows] == [m.__name__ for m in MIGRATIONS]
 
 
-def test_a_verdict_writes_the_ledger_or_the_failure_index(store, run):
+def test_a_reject_writes_the_failure_index_and_an_accepted_unit_the_ledger(store, run):
     a = store.start_attempt(run, "VG", "t1", 0, 0)
     ok = store.record_verdict(a, Verdict("R1", "executor.s1", "gate", "parses", "accept"), {"answer": "x"})
     bad = store.record_verdict(a, Verdict("R1", "executor.s1", "gate", "supported", "reject", "unsupported"))
-    [ledger] = store.ledger(a)
+    assert store.ledger(a) == []  # a gate's accept is a verdict only
     [failure] = store.failures(a)
-    assert (ledger["verdict_id"], failure["verdict_id"]) == (ok, bad)
+    assert failure["verdict_id"] == bad
     assert failure["cause"] == "unsupported" and store.failures(a, "executor.s2") == []
+    store.defer_unit(
+        a, Unit("unit", "R1", "executor.s1", "s1", {"answer": "x", "cited": {}}, {"answer": "x"})
+    )
+    [unit] = store.ledger(a)  # the held-back row is written before the read
+    assert (unit["verdict_id"], unit["kind"], unit["slot"], unit["level"]) == (ok, "unit", "s1", "L3")
+    assert json.loads(unit["input"]) == {"answer": "x", "cited": {}}
+    store.defer_unit(a, Unit("unit", "R1", "executor.s2", "s2", {"answer": "y"}, {"answer": "y"}))
+    assert store.ledger(a, "executor.s2")[0]["verdict_id"] is None  # no verifier accepted it
 
 
 def test_a_read_failure_index_shows_each_later_rejection(store, run):

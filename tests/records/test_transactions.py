@@ -1,6 +1,7 @@
-"""A verdict and its memory row (the ledger's for an accept, the failure index's for a reject)
-are one transaction: a process that dies between the verdict's insert and the commit leaves
-neither. The process really dies (``os._exit`` from SQLite's statement trace), no clean-up runs.
+"""A verdict and its memory row (the failure index's for a reject; for the accepts that let a
+unit through, the unit's ledger row, held back with them) are one transaction: a process that
+dies between the verdict's insert and the commit leaves neither. The process really dies
+(``os._exit`` from SQLite's statement trace), no clean-up runs.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ KILLED = textwrap.dedent(
 
     from vreact.records import Store
     from vreact.tasks.dataset import Task
-    from vreact.verdict import Verdict
+    from vreact.verdict import Unit, Verdict
 
     db, decision, at = sys.argv[1:4]
     store = Store(db)
@@ -45,7 +46,12 @@ KILLED = textwrap.dedent(
     store.db.conn.set_trace_callback(trace)
     cause = "" if decision == "accept" else "unsupported"
     verdict = Verdict("R1", "executor.s1", "gate", "supported", decision, cause, "", 2, "h")
-    store.record_verdict(attempt, verdict, {"answer": "x"})
+    if decision == "accept":  # as the recorder writes them: the accept, then the unit it let through
+        store.defer_verdicts(attempt, [verdict], {"answer": "x"})
+        store.defer_unit(attempt, Unit("unit", "R1", "executor.s1", "s1", {"answer": "x"}, {"answer": "x"}))
+        store.flush()
+    else:
+        store.record_verdict(attempt, verdict, {"answer": "x"})
     print("verdict recorded, never killed:", seen)
     """
 )
@@ -98,7 +104,7 @@ KILLED_ATTEMPT = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("die_at", [1, 2, 6, 9])
+@pytest.mark.parametrize("die_at", [1, 2, 3])
 def test_an_attempt_killed_mid_verdict_leaves_no_verdict_without_its_memory_row(tmp_path, die_at):
     db = tmp_path / "vreact.db"
     done = subprocess.run(
@@ -111,9 +117,16 @@ def test_an_attempt_killed_mid_verdict_leaves_no_verdict_without_its_memory_row(
     assert done.returncode == 17, done.stdout + done.stderr
     store = Store(db)
     orphans = store.query(
-        "select v.id from verdicts v where not exists (select 1 from ledger l where l.verdict_id = v.id)"
+        "select v.id from verdicts v where v.decision = 'reject'"
         " and not exists (select 1 from failures f where f.verdict_id = v.id)"
     )
     assert list(orphans) == []
+    # an accept that let a unit through is never left without it (the unit's row names it)
+    accepted = store.query(
+        "select v.id from verdicts v where v.decision = 'accept' and v.verifier = 'R1'"
+        " and v.check_name = 'supported'"
+        " and not exists (select 1 from ledger l where l.artifact_hash = v.artifact_hash)"
+    )
+    assert list(accepted) == []
     memory = next(store.query("select (select count(*) from ledger) + (select count(*) from failures) as n"))
     assert memory["n"] < die_at  # the transaction that was cut off left nothing

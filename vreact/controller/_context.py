@@ -14,7 +14,7 @@ from vreact.records import Store
 from vreact.records.store import RowId
 from vreact.tasks.dataset import Task
 from vreact.tools import Corpus, corpus_of
-from vreact.verdict import Verdict
+from vreact.verdict import Unit, Verdict
 
 
 @dataclass
@@ -75,6 +75,12 @@ class Recorder:
         for verdict in verdicts:
             if not verdict.accepted:
                 self.last_reject[verdict.component] = verdict
+
+    def unit(self, kind: Any, verifier: str, component: str, artifact: Any, slot: str = "") -> None:
+        """Accepted work (a plan, a subtask's result, the final answer): its ledger row, whole,
+        written after the verdicts that accepted it."""
+        unit = Unit(kind, verifier, component, slot, artifact.gate_input(), artifact.identity())
+        self.store.defer_unit(self.attempt_id, unit)
 
     def event(self, component: str, try_: int, index: int, guard: str, kind: str, detail: str) -> None:
         """A hint or rollback of a pipeline member (never memory, never a rejection)."""

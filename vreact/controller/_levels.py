@@ -42,7 +42,10 @@ def chain(question: str, steps: list[ChainStep], subtasks: list[Subtask]) -> Cha
 
 
 def final(question: str, accepted: list[Artifact]) -> Artifact:
-    """The final answer: the last subtask's, with the evidence of the whole chain."""
+    """The final answer: the last subtask's, with the evidence of the whole chain (an empty
+    answer, which the gates reject, when no unit was accepted)."""
+    if not accepted:
+        return Artifact("answer", question, answer="")
     last = accepted[-1]
     evidence = list(dict.fromkeys(e for a in accepted for e in a.evidence))
     cited = {k: v for a in accepted for k, v in a.cited.items()}

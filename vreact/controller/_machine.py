@@ -19,6 +19,8 @@ context's recorder, and only verdicts write memory. One executor try is the step
 from __future__ import annotations
 
 import dataclasses
+import json
+from typing import Any
 
 from vreact.controller import _levels
 from vreact.controller._context import AttemptContext
@@ -27,9 +29,9 @@ from vreact.controller._try import ANSWER, ExecutorTry
 from vreact.roles import planner
 from vreact.roles.designer import Designer, Subtask
 from vreact.roles.executor import parse_json_object
-from vreact.spec import TaskSpec, VerifierSet
+from vreact.spec import AnswerRequirements, TaskSpec, VerifierSet
 from vreact.v import V
-from vreact.verify.gates import Artifact, ChainArtifact, ChainStep, PlanArtifact
+from vreact.verify.gates import Artifact, ChainArtifact, PlanArtifact
 from vreact.verify.verifier import Rejection, Verifiers
 
 #: The component whose verdicts are the plan's and the chain's.
@@ -43,7 +45,7 @@ class Controller:
         self.ctx, self.spec, self.config, self.task = ctx, spec, ctx.config, ctx.task
         self.budgets = ctx.budgets
         self.verifiers = Verifiers(ctx.config, spec, verifiers)
-        self.designer = Designer(spec.requirements.answer, self.verifiers.answer_checks())
+        self.designer = self._designer()
         self.corpus = ctx.corpus
         self.plan_fallback = False
         self._plans = 0
@@ -60,6 +62,7 @@ class Controller:
                 return final
             rejection = self._check("R3", ANSWER, final, _levels.l1(self.task, self.spec))
             if rejection is None:
+                self.ctx.recorder.unit("answer", "R3", ANSWER, final)
                 return self._outcome_of(final, ANSWER)
             if not self._route(ANSWER, rejection):
                 return self._abstain("R3", ANSWER)
@@ -105,30 +108,62 @@ class Controller:
                     break
                 if not plan.subtasks:  # nor that it plans anything
                     break
-                return self.designer.design(plan, self._plans), True
+                self.ctx.recorder.unit("plan", "plan", PLANNER, proposal)
+                l2 = self._read("designer", (), {"l2": plan})["l2"]
+                return self.designer.design(l2, self._plans), True
             self._reject(PLANNER, rejection)
         self.plan_fallback = True
         return [self.designer.single_task(self.task.question)], False
 
     def _execute(self, subtasks: list[Subtask]) -> tuple[ChainArtifact, Artifact] | Outcome:
         """Each subtask in plan order, upstream answers substituted into its objective. Returns
-        the chain and the final artifact (an abstain when a subtask declined)."""
-        answers: dict[str, str] = {}
-        steps: list[ChainStep] = []
-        accepted: list[Artifact] = []
+        the chain and the final artifact (an abstain when a subtask declined), both read back
+        from the ledger's accepted units."""
+        done: list[Subtask] = []
         for st in subtasks:
-            st = self._substituted(st, answers)
+            st = self._substituted(st, subtasks)
             artifact = self._unit(st)
             if isinstance(artifact, Outcome):
                 return artifact
             if artifact.kind == "abstain":  # R3 still checks that declining is allowed
                 self._declined_by = st.component
                 declined = dataclasses.replace(artifact, question=self.task.question)
-                return _levels.chain(self.task.question, steps, subtasks), declined
-            answers[st.id] = str(artifact.answer)
-            accepted.append(artifact)
-            steps.append(_levels.chain_step(st, artifact))
-        return _levels.chain(self.task.question, steps, subtasks), _levels.final(self.task.question, accepted)
+                return self._chain(done, subtasks), declined
+            self.ctx.recorder.unit("unit", "R1", st.component, artifact, st.id)
+            done.append(st)
+        return self._chain(done, subtasks), _levels.final(
+            self.task.question, list(self._units(done).values())
+        )
+
+    def _chain(self, done: list[Subtask], subtasks: list[Subtask]) -> ChainArtifact:
+        """The chain R2 checks: each accepted subtask's link, from its unit in the ledger."""
+        units = self._units(done)
+        steps = [_levels.chain_step(st, units[st.id]) for st in done if st.id in units]
+        return _levels.chain(self.task.question, steps, subtasks)
+
+    def _units(self, subtasks: list[Subtask]) -> dict[str, Artifact]:
+        """The accepted units of ``subtasks`` by subtask id (the latest of each), as the
+        controller reads them back from the ledger through the context assembler."""
+        rows = self._read("controller", tuple(s.component for s in subtasks), {})["ledger"]
+        by_component = {s.component: s.id for s in subtasks}
+        return {
+            by_component[r["component"]]: Artifact.from_input(json.loads(r["input"]))
+            for r in rows
+            if r["kind"] == "unit"
+        }
+
+    def _read(self, role: str, components: tuple[str, ...], sources: dict[str, Any]) -> dict[str, Any]:
+        """What a deterministic role (the designer, the controller) reads, under its row."""
+        return self.ctx.assembler.build(role, self.ctx.scope(components, sources))
+
+    def _designer(self) -> Designer:
+        """The L3 designer, made from what its row lets it read: L1's answer requirements and the
+        checks R1 applies."""
+        checks = list(self.verifiers.answer_checks())
+        seen = self._read("designer", (), {"l1": _levels.l1(self.task, self.spec), "subtask.checks": checks})
+        return Designer(
+            AnswerRequirements.model_validate(seen["l1"]["answer"]), tuple(seen["subtask.checks"])
+        )
 
     def _unit(self, subtask: Subtask) -> Artifact | Outcome:
         """L3 tries of one subtask until R1 accepts or the L3 budget is spent."""
@@ -147,12 +182,12 @@ class Controller:
             self._reject(subtask.component, rejection)
 
     def _plain(self) -> Outcome:
-        """N and NP: plain ReAct, one try per subtask, no verdicts; a budget ends it at "cap"."""
+        """N and NP: plain ReAct, one try per subtask, no verdicts; a budget ends it at "cap".
+        What each try returns is taken as it is, and read back from the ledger like a verified one."""
         subtasks, _ = self._plan()
-        answers: dict[str, str] = {}
-        accepted: list[Artifact] = []
+        done: list[Subtask] = []
         for st in subtasks:
-            st = self._substituted(st, answers)
+            st = self._substituted(st, subtasks)
             tries = self.budgets.r1(st.component)
             tries.spend()
             executor = ExecutorTry(self.ctx, self.corpus, st, tries)
@@ -163,12 +198,17 @@ class Controller:
                 return dataclasses.replace(cap, plan_fallback=self.plan_fallback)
             if artifact.kind == "abstain":
                 return self._outcome_of(artifact, st.component)
-            answers[st.id] = str(artifact.answer)
-            accepted.append(artifact)
-        return self._outcome_of(_levels.final(self.task.question, accepted), ANSWER)
+            self.ctx.recorder.unit("unit", "R1", st.component, artifact, st.id)
+            done.append(st)
+        final = _levels.final(self.task.question, list(self._units(done).values()))
+        self.ctx.recorder.unit("answer", "R3", ANSWER, final)
+        return self._outcome_of(final, ANSWER)
 
-    @staticmethod
-    def _substituted(subtask: Subtask, answers: dict[str, str]) -> Subtask:
+    def _substituted(self, subtask: Subtask, subtasks: list[Subtask]) -> Subtask:
+        """``subtask`` with the accepted answers of the subtasks it names (``#1``) substituted into
+        its objective, read from the ledger; a reference with no accepted unit stays as it is."""
+        upstream = [s for s in subtasks if s.id in subtask.depends_on]
+        answers = {k: str(a.answer) for k, a in self._units(upstream).items()} if upstream else {}
         objective = planner.substitute(subtask.objective, list(subtask.plan_ids), answers)
         return dataclasses.replace(subtask, objective=objective)
 

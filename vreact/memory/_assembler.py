@@ -1,4 +1,5 @@
-"""The context assembler: each role's input, built only from what its row may read."""
+"""The context assembler: each role's input, built only from what its row may read, and only
+from values whose origins its row does not exclude."""
 
 from __future__ import annotations
 
@@ -6,13 +7,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from vreact.origin import origins_in
 from vreact.records import Store
-from vreact.spec import RoleSchema
+from vreact.spec import CONTEXT_FIELDS, RoleSchema
 from vreact.v import V
 
 
 class ContextSchemaError(PermissionError):
-    """A role asked for something outside its row of memory/roles.yaml."""
+    """A role asked for something outside its row of memory/roles.yaml, or was about to be handed
+    a value whose origin its row never reads."""
 
 
 @dataclass
@@ -39,6 +42,7 @@ class ContextAssembler:
         self._memory: dict[str, Callable[[Scope], Any]] = {
             "failures.own": self._own_failures,
             "failures.l2": self._l2_failures,
+            "ledger": self._ledger,
         }
 
     def allowed(self, role: str) -> list[str]:
@@ -47,17 +51,27 @@ class ContextAssembler:
         return self.roles.roles[role].reads
 
     def read(self, role: str, name: str, scope: Scope) -> Any:
-        """One field for one role; a field outside the role's row raises ContextSchemaError."""
+        """One field for one role; a field outside the role's row, or a value in it whose origin
+        the row never reads, raises ContextSchemaError."""
         allowed = self.allowed(role)
-        if name not in allowed and "*" not in allowed:
+        if name not in allowed:
             raise ContextSchemaError(
                 f"role {role!r} may not read {name!r} (memory/roles.yaml allows: {', '.join(allowed)})"
             )
         if name in self._memory:
-            return self._memory[name](scope)
-        if name not in scope.sources:
+            value = self._memory[name](scope)
+        elif name in scope.sources:
+            value = scope.sources[name]
+        else:
             raise KeyError(f"no value for {name!r} in this scope")
-        return scope.sources[name]
+        never = self.roles.roles[role].never_reads
+        for origin in {CONTEXT_FIELDS[name][1], *origins_in(value)}:
+            if origin in never:
+                raise ContextSchemaError(
+                    f"role {role!r} was about to read {name!r} holding a value from {origin!r},"
+                    " which its row in memory/roles.yaml never reads"
+                )
+        return value
 
     def build(self, role: str, scope: Scope) -> dict[str, Any]:
         """Every field of the role's row that this scope provides, and nothing else."""
@@ -75,6 +89,11 @@ class ContextAssembler:
         # rejections the planner answers for: those routed to it or to the top (plan, R2, R3)
         rows = self.store.failures(scope.attempt_id)
         return _causes([r for r in rows if V[r["verifier"]].route in ("planner", "top")])
+
+    def _ledger(self, scope: Scope) -> list[dict[str, Any]]:
+        """The attempt's accepted units of the scope's components, oldest first."""
+        rows = self.store.ledger(scope.attempt_id)
+        return [r for r in rows if r["component"] in scope.components]
 
 
 def _causes(rows: list[dict[str, Any]]) -> list[dict[str, str]]:

@@ -68,7 +68,7 @@ def _llamacpp(model: str, **options: Any) -> Model:
     return LlamaCppModel(model, **options)
 
 
-@provider("mock", reads=())
+@provider("mock")  # a stand-in for any provider: nothing it is given is refused for it
 def _mock(model: str, **options: Any) -> Model:
     from vreact.model._mock import MockModel
 

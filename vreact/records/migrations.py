@@ -286,6 +286,16 @@ def _m012_cached_tokens(db: sqlite_utils.Database) -> None:
     db.table("model_calls").add_column("cached_tokens", int)
 
 
+def _m013_ledger_units(db: sqlite_utils.Database) -> None:
+    # the ledger carries accepted work: one row per accepted component (a plan, a subtask's
+    # unit, the final answer) with the whole gate input; older rows (one per gate accept) keep
+    # kind NULL
+    ledger = db.table("ledger")
+    ledger.add_column("kind", str)
+    ledger.add_column("slot", str)
+    ledger.add_column("input", str)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -300,4 +310,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m010_events,
     _m011_diagnoses,
     _m012_cached_tokens,
+    _m013_ledger_units,
 ]

@@ -187,15 +187,19 @@ class EventRecord:
 
 @dataclass(frozen=True)
 class LedgerRecord:
-    """A row of ``ledger`` (the success ledger), its artifact parsed."""
+    """A row of ``ledger`` (the success ledger): an accepted unit, its artifact and gate input
+    parsed (rows from before migration 013, one per accept verdict, have no kind, slot or input)."""
 
     id: int
-    verdict_id: int
+    verdict_id: int | None
     attempt_id: int
     level: str
     component: str | None
     artifact_hash: str | None
     artifact: Any
+    kind: str | None = None  # plan | unit | answer
+    slot: str | None = None
+    input: Any = None
 
 
 @dataclass(frozen=True)
@@ -368,7 +372,9 @@ def _event(r: dict[str, Any]) -> EventRecord:
 
 
 def _ledger(r: dict[str, Any]) -> LedgerRecord:
-    return _record(LedgerRecord, r, artifact=_json(r["artifact"], r["artifact"]))
+    return _record(
+        LedgerRecord, r, artifact=_json(r["artifact"], r["artifact"]), input=_json(r.get("input"), None)
+    )
 
 
 def _attempt(a: dict[str, Any], children: dict[str, list[Any]]) -> AttemptRecord:

@@ -1,8 +1,9 @@
 """The run store: one SQLite file (``DIR/vreact.db``) through sqlite-utils.
 
 The schema only changes through the append-only ``MIGRATIONS`` list (vreact/records/migrations.py).
-Only the verdict writers (``Store.record_verdict`` and its batch forms) write the success
-ledger and the failure index, each verdict in one transaction with its row there.
+Only the verdict writers (``Store.record_verdict`` and its batch forms) write the failure index,
+each reject in one transaction with its row there; the success ledger is written by the
+controller's accepts (``Store.defer_unit``), one row per accepted unit, after its verdicts.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import sqlite_utils
 from sqlite_utils.db import NotFoundError
 
 from vreact.records.migrations import MIGRATIONS
-from vreact.verdict import Verdict
+from vreact.verdict import Unit, Verdict
 
 
 def message_hash(message: dict[str, str]) -> str:
@@ -58,8 +59,13 @@ _VERDICT_SQL = (
 )
 
 
-_LEDGER_SQL = _insert_sql(
-    "ledger", ("verdict_id", "attempt_id", "level", "component", "artifact_hash", "artifact")
+#: An accepted unit, tied to the verdict that accepted it (the last accept of its verifier on
+#: that component; none where no verifier runs, as in N and NP).
+_LEDGER_SQL = (
+    "insert into ledger"
+    " (verdict_id, attempt_id, level, component, artifact_hash, artifact, kind, slot, input) values"
+    " ((select max(id) from verdicts where attempt_id = ? and component = ? and verifier = ?"
+    " and decision = 'accept'), ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _FAILURE_SQL = _insert_sql(
     "failures",
@@ -361,10 +367,11 @@ class Store:
         self._pending.append(lambda conn: self._row(conn, "events", row))
 
     def record_verdict(self, attempt_id: int, verdict: Verdict, artifact: Any = None) -> int:
-        """Write a verdict; an accept appends to the ledger, a reject to the failure index.
+        """Write a verdict; a reject appends to the failure index (an accept is a verdict only:
+        what a verifier accepted as a whole reaches the ledger as a unit, ``defer_unit``).
         ``artifact`` (the JSON the verdict's hash is of) is kept once per hash in ``artifacts``.
 
-        This is the only writer of ``ledger`` and ``failures``: memory is written by verdicts.
+        This is the only writer of ``failures``: memory is written by verdicts.
         """
         return self.record_verdicts(attempt_id, [verdict], artifact)[0]
 
@@ -406,12 +413,26 @@ class Store:
             assert cur.lastrowid is not None
             vid = cur.lastrowid
             ids.append(vid)
-            if v.accepted:
-                conn.execute(_LEDGER_SQL, (vid, attempt_id, v.level, v.component, v.artifact_hash, blob))
-            else:
+            if not v.accepted:
                 where = (vid, attempt_id, v.level, v.component)
                 conn.execute(_FAILURE_SQL, (*where, v.source, v.verifier, v.check_name, v.cause, v.detail))
         return ids
+
+    def defer_unit(self, attempt_id: int, unit: Unit) -> None:
+        """An accepted unit's ledger row, held back like the verdicts that accepted it (and
+        written after them): the success ledger's only writer."""
+        artifact = json.dumps(unit.artifact, default=str)
+        row = (attempt_id, unit.component, unit.verifier, attempt_id, unit.level, unit.component)
+        values = (
+            *row,
+            unit.artifact_hash,
+            artifact,
+            unit.kind,
+            unit.slot,
+            json.dumps(unit.input, default=str),
+        )
+        self._pending.append(lambda conn: conn.execute(_LEDGER_SQL, values))
+        self._memory_pending = True
 
     # --- reads (the assembler's and the reports') ----------------------------------------
 
@@ -428,6 +449,8 @@ class Store:
         return [r for r in rows if component is None or r["component"] == component]
 
     def ledger(self, attempt_id: int, component: str | None = None) -> list[dict[str, Any]]:
+        """The attempt's success ledger (of one component), oldest first, read from the file
+        each time (with what is held back written first)."""
         sql = "select * from ledger where attempt_id = ?"
         params: list[Any] = [attempt_id]
         if component is not None:

@@ -15,6 +15,7 @@ from vreact.spec._loader import SpecError, load_file, parse_overrides, validate_
 from vreact.spec._models import (
     CONTEXT_FIELDS,
     KINDS,
+    ORIGINS,
     AnswerRequirements,
     DatasetSelection,
     Experiment,
@@ -33,6 +34,7 @@ from vreact.spec._models import (
 __all__ = [
     "CONTEXT_FIELDS",
     "KINDS",
+    "ORIGINS",
     "AnswerRequirements",
     "DatasetSelection",
     "Experiment",

@@ -98,44 +98,87 @@ class VerifierSet(_Strict):
 
 # --- memory/roles.yaml ------------------------------------------------------------------
 
-#: Every field the context assembler knows how to provide.
-CONTEXT_FIELDS: dict[str, str] = {
-    "l1": "the task's requirements (L1)",
+#: Where a value a role reads comes from: the keys a row's ``never_reads`` names. Every value
+#: the context assembler hands out carries one (its field's, below, and any a value inside it was
+#: tagged with: vreact.memory.tag), and a value whose origin the role's row excludes is refused.
+ORIGINS: dict[str, str] = {
+    "l1": "the task's question and requirements (L1)",
     "l2": "the plan (L2)",
+    "l3": "a subtask's design: its objective, contract and checks (L3)",
     "tools": "the tool inventory",
-    "failures.l2": "failure entries addressed to L2 (causes, not transcripts)",
-    "subtask.slot": "this subtask's place in the plan",
-    "subtask.objective": "this subtask's objective, accepted upstream answers substituted in",
-    "subtask.contract": "this subtask's L3 contract",
-    "subtask.checks": "the checks R1 applies to this subtask",
-    "failures.own": "this component's own failure entries in this attempt",
-    "try.steps": "the steps of the current try (never an earlier try's; with a context manager the "
-    "brain sees a window of them)",
-    "state": "the DeReAct State: facts of this try, each citing the paragraphs it rests on",
-    "proposal": "the executor's proposed step: intent (thought) and command (action, input, evidence)",
-    "result": "what the proposed step returned (the tool's observation, or the proposed final)",
-    "artifact": "the artifact under verification",
-    "condition": "the one condition a gate checks",
-    "paired_level": "the specification level a judge's verifier pairs with",
-    "*": "everything (the controller)",
+    "failures": "the failure index: causes, never transcripts",
+    "ledger": "the success ledger: the attempt's accepted units",
+    "try": "the current try's own steps",
+    "state": "the DeReAct State",
+    "proposal": "the executor's proposed step",
+    "result": "what a proposed step returned",
+    "artifact": "an artifact under verification",
+    "paired_level": "the specification a judge's verifier pairs with",
+    "gold": "the task's gold answers and supporting paragraphs (for scoring only)",
+    "transcripts": "recorded transcripts: earlier tries' and other attempts' steps, prompts and replies",
+}
+
+#: Every field the context assembler knows how to provide: (what it is, where it comes from).
+CONTEXT_FIELDS: dict[str, tuple[str, str]] = {
+    "l1": ("the task's question and requirements (L1)", "l1"),
+    "l2": ("the plan (L2)", "l2"),
+    "tools": ("the tool inventory", "tools"),
+    "failures.l2": ("failure entries addressed to L2 (causes, not transcripts)", "failures"),
+    "subtask.objective": ("this subtask's objective, accepted upstream answers substituted in", "l3"),
+    "subtask.contract": ("this subtask's L3 contract", "l3"),
+    "subtask.checks": ("the checks R1 applies to a subtask", "l3"),
+    "failures.own": ("this component's own failure entries in this attempt", "failures"),
+    "try.steps": (
+        "the steps of the current try (never an earlier try's; with a context manager the brain sees"
+        " a window of them)",
+        "try",
+    ),
+    "state": ("the DeReAct State: facts of this try, each citing the paragraphs it rests on", "state"),
+    "proposal": (
+        "the executor's proposed step: intent (thought) and command (action, input, evidence)",
+        "proposal",
+    ),
+    "result": ("what the proposed step returned (the tool's observation, or the proposed final)", "result"),
+    "artifact": ("the artifact under verification", "artifact"),
+    "paired_level": ("the specification level a judge's verifier pairs with", "paired_level"),
+    "ledger": ("this attempt's accepted units: answer, evidence, cited text, retrieved ids", "ledger"),
 }
 
 
-class RoleRow(_Strict):
-    """What one role may read. Anything else is refused by the assembler."""
+def _known(names: list[str], known: dict[str, Any], what: str) -> list[str]:
+    for name in names:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(known)})"
+            raise ValueError(f"unknown {what} {name!r}{hint}")
+    return names
 
-    reads: list[str]
-    never_reads: list[str] = Field(default_factory=list, description="documentation of the row")
+
+class RoleRow(_Strict):
+    """What one role may read, and the origins no value it reads may carry. Anything else is
+    refused by the assembler (fail closed)."""
+
+    reads: list[str] = Field(description="context fields (memory/roles.yaml's comment lists them)")
+    never_reads: list[str] = Field(
+        default_factory=list, description=f"origins refused in anything it reads: {', '.join(ORIGINS)}"
+    )
 
     @field_validator("reads")
     @classmethod
     def _known_fields(cls, reads: list[str]) -> list[str]:
-        for name in reads:
-            if name not in CONTEXT_FIELDS:
-                close = difflib.get_close_matches(name, CONTEXT_FIELDS, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise ValueError(f"unknown context field {name!r}{hint}")
-        return reads
+        return _known(reads, CONTEXT_FIELDS, "context field")
+
+    @field_validator("never_reads")
+    @classmethod
+    def _known_origins(cls, never: list[str]) -> list[str]:
+        return _known(never, ORIGINS, "origin")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RoleRow:
+        for name in self.reads:
+            if CONTEXT_FIELDS[name][1] in self.never_reads:
+                raise ValueError(f"reads {name!r}, whose origin {CONTEXT_FIELDS[name][1]!r} it never reads")
+        return self
 
 
 class RoleSchema(_Strict):

@@ -7,7 +7,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator
+
+from vreact.origin import tag
 
 
 class Paragraph(BaseModel):
@@ -27,6 +29,11 @@ class Hop(BaseModel):
     answer: str
     paragraph_support_idx: int | None = None
 
+    @field_validator("answer")
+    @classmethod
+    def _gold(cls, v: str) -> str:
+        return tag(v, "gold")  # a hop's answer is gold: no role may read it
+
 
 class Task(BaseModel):
     """One question (one dataset record), in MuSiQue's v1.0 schema."""
@@ -41,6 +48,17 @@ class Task(BaseModel):
     answerable: bool = True
     question_decomposition: list[Hop] = []
     pair_id: str | None = None  # MuSiQue-Full: both members of a pair share the dataset's id
+
+    @field_validator("answer")
+    @classmethod
+    def _gold_answer(cls, v: str) -> str:
+        return tag(v, "gold")  # for scoring only: the context assembler refuses it in any context
+
+    @field_validator("answer_aliases")
+    @classmethod
+    def _gold_aliases(cls, v: list[str]) -> list[str]:
+        return [tag(a, "gold") for a in v]
+
     # where it is searched: the run's corpus and its gold ids there (vreact.tasks.corpus.in_corpus),
     # else its own paragraphs, whose index vreact.tools.corpus_of keeps here once built
     _corpus: Any = PrivateAttr(None)
@@ -62,8 +80,8 @@ class Task(BaseModel):
     def supporting_ids(self) -> list[str]:
         """The gold supporting paragraphs' ids: in the run's corpus when the task is in one."""
         if self._corpus_support is not None:
-            return list(self._corpus_support)
-        return [str(p.idx) for p in self.paragraphs if p.is_supporting]
+            return [tag(i, "gold") for i in self._corpus_support]
+        return [tag(str(p.idx), "gold") for p in self.paragraphs if p.is_supporting]
 
     @property
     def search_corpus(self) -> Any:

@@ -70,6 +70,11 @@ def _artifact_text(art: Any) -> str:
     return clip(json.dumps(art), 160)
 
 
+def _by_verdict(ledger: list[LedgerRecord]) -> dict[int, LedgerRecord]:
+    """Ledger rows by the accept verdict that let them through (rows no verifier accepted: none)."""
+    return {row.verdict_id: row for row in ledger if row.verdict_id is not None}
+
+
 def _try(i: int, t: list[VerdictRecord], ledger: dict[int, LedgerRecord]) -> str:
     state = "rej" if t[-1].rejected else "acc"
     budget = t[0].budget_left
@@ -171,7 +176,7 @@ def _spec_box(
 
 def _level_row(i: int, pair: tuple[str, str, str, str], a: AttemptRecord, box: str) -> str:
     level, title, rid, heading = pair
-    ledger = {row.verdict_id: row for row in a.ledger}
+    ledger = _by_verdict(a.ledger)
     here = [v for v in a.verdicts if v.level == level]
     named = a.outcome == "abstain" and a.abstain_level == level
     comps: dict[str, list[VerdictRecord]] = {}
@@ -198,7 +203,7 @@ def _level_row(i: int, pair: tuple[str, str, str, str], a: AttemptRecord, box: s
 
 def vee(a: AttemptRecord, task: TaskRecord | None, cfg: dict[str, Any]) -> str:
     """The V of one attempt (``cfg``: its configuration as the run resolved it)."""
-    plans = _plans(a.verdicts, {row.verdict_id: row for row in a.ledger})
+    plans = _plans(a.verdicts, _by_verdict(a.ledger))
     rows = [_level_row(i, pair, a, _spec_box(pair[0], a, task, plans, cfg)) for i, pair in enumerate(PAIRS)]
     roles = Counter(c.role for c in a.calls)
     base = " · ".join(f"{h(r)} {n} call{'s' if n != 1 else ''}" for r, n in roles.items()) or "no model calls"

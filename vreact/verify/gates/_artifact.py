@@ -29,6 +29,23 @@ class Artifact:
             return {"kind": "abstain", "reason": self.reason}
         return {"kind": "answer", "answer": self.answer, "evidence": self.evidence}
 
+    def gate_input(self) -> dict[str, Any]:
+        """Everything a gate reads of it, as JSON (the ledger keeps it; ``from_input`` reads it back)."""
+        return {
+            "kind": self.kind,
+            "question": self.question,
+            "answer": self.answer,
+            "evidence": list(self.evidence) if isinstance(self.evidence, (list, tuple)) else self.evidence,
+            "reason": self.reason,
+            "cited": dict(self.cited),
+            "retrieved": sorted(self.retrieved),
+            "searches": self.searches,
+        }
+
+    @classmethod
+    def from_input(cls, data: dict[str, Any]) -> Artifact:
+        return cls(**{**data, "retrieved": frozenset(data.get("retrieved") or ())})
+
 
 @dataclass(frozen=True)
 class PlanArtifact:
@@ -40,6 +57,9 @@ class PlanArtifact:
 
     def identity(self) -> dict[str, Any]:
         return {"kind": "plan", "plan": self.plan}
+
+    def gate_input(self) -> dict[str, Any]:
+        return {"kind": self.kind, "question": self.question, "plan": self.plan}
 
 
 @dataclass(frozen=True)
