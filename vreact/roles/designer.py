@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vreact.roles import planner
 from vreact.spec import AnswerRequirements
-from vreact.verify.gates import expected_answer_type
+from vreact.verify.gates import Plan, expected_answer_type, reference_ids
 
 
 @dataclass(frozen=True)
@@ -52,15 +51,13 @@ class Designer:
         contract = self.contract(kind, whole_question=True)
         return Subtask("s1", question, contract, self.checks, "executor.s1")
 
-    def design(self, plan: planner.Plan, plan_number: int) -> list[Subtask]:
+    def design(self, plan: Plan, plan_number: int) -> list[Subtask]:
         """L3 from the ``plan_number``-th plan: each subtask's contract from its answer type; the
         final subtask is the last one nothing depends on."""
         ids = [s.id for s in plan.subtasks]
         deps = {
             s.id: tuple(
-                dict.fromkeys(
-                    d for d in [*s.depends_on, *planner.reference_ids(s.objective, ids)] if d is not None
-                )
+                dict.fromkeys(d for d in [*s.depends_on, *reference_ids(s.objective, ids)] if d is not None)
             )
             for s in plan.subtasks
         }
