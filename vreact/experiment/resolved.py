@@ -24,9 +24,8 @@ from vreact.spec import (
     load_spec,
     load_verifiers,
 )
-from vreact.tasks.corpus import in_corpus, load_corpus
 from vreact.tasks.dataset import DatasetError, Task, load_tasks, select_tasks
-from vreact.tools import OpenCorpus
+from vreact.tools import OpenCorpus, in_corpus, load_corpus
 
 
 @dataclass(frozen=True)

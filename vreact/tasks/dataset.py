@@ -41,7 +41,7 @@ class Task(BaseModel):
     answerable: bool = True
     question_decomposition: list[Hop] = []
     pair_id: str | None = None  # MuSiQue-Full: both members of a pair share the dataset's id
-    # where it is searched: the run's corpus and its gold ids there (vreact.tasks.corpus.in_corpus),
+    # where it is searched: the run's corpus and its gold ids there (vreact.tools.in_corpus),
     # else its own paragraphs, whose index vreact.tools.corpus_of keeps here once built
     _corpus: Any = PrivateAttr(None)
     _corpus_support: list[str] | None = PrivateAttr(None)
