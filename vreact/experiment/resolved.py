@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from vreact.config import Configuration
+from vreact.experiment.models import build_models, role_names
 from vreact.model import DEFAULT_MODEL, Model, ResponseCache, endpoint_of
-from vreact.model._catalog import build_models, role_names
 from vreact.spec import (
     DatasetSelection,
     Experiment,
