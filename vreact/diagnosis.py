@@ -12,9 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from vreact.model import Message, Model, ModelError
+from vreact.model import Message, Model, ModelError, parse_json_object
 from vreact.records import DB_NAME, AttemptRecord, Store, exclusive, read_run
-from vreact.roles.executor import parse_json_object
 
 Rating = Literal["GOOD", "MIXED", "POOR", "N/A"]
 RATINGS = ("GOOD", "MIXED", "POOR")

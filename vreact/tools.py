@@ -1,5 +1,6 @@
 """The executor's tools: search (BM25), read, finish, abstain, over one task's paragraphs or over
-a whole corpus (the experiment's ``dataset.corpus``, vreact.tasks.corpus)."""
+a whole corpus (the experiment's ``dataset.corpus``, read by vreact.tasks.corpus): retrieval's
+one home, the indexes and the tasks placed in a corpus."""
 
 from __future__ import annotations
 
@@ -10,12 +11,11 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import reduce
 from operator import add
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
-from vreact.tasks.dataset import Paragraph
-
-if TYPE_CHECKING:
-    from vreact.tasks.dataset import Task
+from vreact.tasks.corpus import CorpusError, read_corpus
+from vreact.tasks.dataset import Paragraph, Task
 
 _STOP = set(
     [
@@ -231,8 +231,8 @@ _CACHE = threading.Lock()
 
 def corpus_of(task: Task) -> Corpus:
     """What an attempt on ``task`` searches: the run's corpus when the task was put in one
-    (:func:`vreact.tasks.corpus.in_corpus`), else the task's own paragraphs, indexed once and
-    kept on the task, so every attempt of a run on it shares one index (same results)."""
+    (:func:`in_corpus`), else the task's own paragraphs, indexed once and kept on the task, so
+    every attempt of a run on it shares one index (same results)."""
     own = task.search_corpus
     if own is not None:
         return own  # type: ignore[no-any-return]
@@ -242,3 +242,34 @@ def corpus_of(task: Task) -> Corpus:
             cached = (task.paragraphs, Corpus(task.paragraphs))
             task.own_index = cached
     return cached[1]  # type: ignore[no-any-return]
+
+
+def load_corpus(source: str | Path) -> OpenCorpus:
+    """The corpus file indexed for search (once per run: every attempt shares it)."""
+    paragraphs, sha256 = read_corpus(source)
+    return OpenCorpus(paragraphs, source=str(source), sha256=sha256)
+
+
+def in_corpus(tasks: list[Task], corpus: OpenCorpus, dataset: str = "dataset") -> list[Task]:
+    """The tasks searched in ``corpus``, each one's gold supporting paragraphs mapped to corpus
+    ids by exact title and text (a repeated paragraph maps to its first position). A gold
+    paragraph the corpus lacks is an error naming the task: support F1 and the retrieval
+    ceiling could not be scored."""
+    ids: dict[tuple[str, str], str] = {}
+    for pid, p in corpus.paragraphs.items():
+        ids.setdefault((p.title, p.paragraph_text), pid)
+    out = []
+    for task in tasks:
+        support = []
+        for p in task.paragraphs:
+            if not p.is_supporting:
+                continue
+            found = ids.get((p.title, p.paragraph_text))
+            if found is None:
+                raise CorpusError(
+                    f"{corpus.source}: task {task.id} of {dataset}: its supporting paragraph {p.idx}"
+                    f" ({p.title!r}) is not in the corpus (matched by exact title and text)"
+                )
+            support.append(found)
+        out.append(task.in_corpus(corpus, support))
+    return out

@@ -137,7 +137,7 @@ def test_multi_hop_wants_two_distinct_cited_paragraphs(record):
     """R3 takes min_paragraphs from the L1 spec (2 for MuSiQue): the final hop's paragraph
     alone, or one paragraph cited twice, or an id that is no paragraph, is a single hop."""
     [g] = [g for g in shipped_gates("R3") if g.name == "multi_hop"]
-    assert g.args == {"min_paragraphs": 2}
+    assert g.args == {"min_paragraphs": 2, "cite_evidence": True}
     assert g(gold_artifact(record)).ok
     last = str(record["question_decomposition"][-1]["paragraph_support_idx"])
     one = {last: supporting(record)[last]}

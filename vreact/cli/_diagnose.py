@@ -8,8 +8,8 @@ import click
 
 from vreact.cli._common import UserError, console, user_errors
 from vreact.diagnosis import diagnose as run_diagnosis
+from vreact.experiment.models import build_models
 from vreact.model import ModelConfigError
-from vreact.model._catalog import build_models
 from vreact.records import DB_NAME, RunDirBusy
 from vreact.report import compute, render
 

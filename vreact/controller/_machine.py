@@ -31,7 +31,7 @@ from vreact.roles.designer import Designer, Subtask
 from vreact.roles.executor import parse_json_object
 from vreact.spec import AnswerRequirements, TaskSpec, VerifierSet
 from vreact.v import V
-from vreact.verify.gates import Artifact, ChainArtifact, PlanArtifact
+from vreact.verify.gates import Artifact, ChainArtifact, Plan, PlanArtifact
 from vreact.verify.verifier import Rejection, Verifiers
 
 #: The component whose verdicts are the plan's and the chain's.
@@ -103,7 +103,7 @@ class Controller:
             rejection = self._check("plan", PLANNER, proposal, l1)
             if rejection is None:
                 try:
-                    plan = planner.Plan.model_validate(proposal.plan)
+                    plan = Plan.model_validate(proposal.plan)
                 except ValueError:  # no gate checked its shape (the plan gates reject these)
                     break
                 if not plan.subtasks:  # nor that it plans anything

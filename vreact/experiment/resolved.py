@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from vreact.config import Configuration
+from vreact.experiment.models import build_models, role_names
 from vreact.model import DEFAULT_MODEL, Model, ResponseCache, endpoint_of
-from vreact.model._catalog import build_models, role_names
 from vreact.spec import (
     DatasetSelection,
     Experiment,
@@ -24,9 +24,8 @@ from vreact.spec import (
     load_spec,
     load_verifiers,
 )
-from vreact.tasks.corpus import in_corpus, load_corpus
 from vreact.tasks.dataset import DatasetError, Task, load_tasks, select_tasks
-from vreact.tools import OpenCorpus
+from vreact.tools import OpenCorpus, in_corpus, load_corpus
 
 
 @dataclass(frozen=True)

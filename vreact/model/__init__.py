@@ -13,6 +13,7 @@ from vreact.model._base import (
     TransientError,
     Watchdog,
     endpoint_of,
+    parse_json_object,
 )
 from vreact.model._cache import ResponseCache, default_cache_dir
 from vreact.model._mock import MockModel, MockScriptExhausted
@@ -44,6 +45,7 @@ __all__ = [
     "default_cache_dir",
     "endpoint_of",
     "get_model",
+    "parse_json_object",
     "provider",
     "provider_reads",
     "providers_reading",

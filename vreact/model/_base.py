@@ -1,8 +1,11 @@
-"""What every model provider implements, and the errors they raise."""
+"""What every model provider implements, what it answers (and the JSON object in an answer), and
+the errors they raise."""
 
 from __future__ import annotations
 
 import email.utils
+import json
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -23,6 +26,23 @@ class Completion:
     cost_usd: float | None = None  # estimated from the model's prices, when known
     #: prompt tokens the server says it reused from its prompt cache (None: it does not say)
     cached_tokens: int | None = None
+
+
+def parse_json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object in a model's output (bare or wrapped in prose or fences), else None: how
+    every role and judge reads a structured answer (a model may ignore the schema it was asked for)."""
+    candidates = [text.strip()]
+    braced = re.search(r"\{.*\}", text, re.DOTALL)
+    if braced:
+        candidates.append(braced.group(0))
+    for c in candidates:
+        try:
+            data = json.loads(c)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,9 @@ def provider(name: str, reads: tuple[str, ...] | None = None) -> Callable[[Provi
 
 
 def providers_reading(setting: str) -> list[str]:
-    """The registered providers whose models read ``setting``."""
-    return [p for p in sorted(_PROVIDERS) if provider_reads(p, setting)]
+    """The registered providers that declare they read ``setting`` (not the ones that declare
+    nothing, such as mock/: a stand-in for any provider)."""
+    return [p for p in sorted(_READS) if setting in _READS[p]]
 
 
 def provider_reads(name: str, setting: str) -> bool:

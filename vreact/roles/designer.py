@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vreact.roles import planner
 from vreact.spec import AnswerRequirements
-from vreact.verify.gates import expected_answer_type
+from vreact.verify.gates import Plan, expected_answer_type, reference_ids
 
 
 @dataclass(frozen=True)
@@ -36,7 +35,8 @@ class Designer:
     checks: tuple[str, ...]
 
     def contract(self, kind: str, *, whole_question: bool = False) -> str:
-        """A subtask's contract; the whole question's also says how many paragraphs R3 wants."""
+        """A subtask's contract: its answer type (any: none), its length, and the citations L1
+        asks for (``cite_evidence``); the whole question's also says how many paragraphs R3 wants."""
         shape = "a short answer" if kind == "any" else f"a {kind}"
         contract = f"{shape}, at most {self.answer.max_words} words"
         if whole_question and self.answer.min_paragraphs > 1:
@@ -45,19 +45,19 @@ class Designer:
         return contract + (", citing the ids of paragraphs you found" if self.answer.cite_evidence else "")
 
     def single_task(self, question: str) -> Subtask:
-        """Without a plan the question is the one subtask; its L3 design comes from L1."""
-        contract = self.contract(expected_answer_type(question), whole_question=True)
+        """Without a plan the question is the one subtask; its L3 design comes from L1 (the
+        answer type its wh-word asks for, as R3's ``answer_type`` reads it, when L1 says so)."""
+        kind = expected_answer_type(question, self.answer.type_from_wh_word)
+        contract = self.contract(kind, whole_question=True)
         return Subtask("s1", question, contract, self.checks, "executor.s1")
 
-    def design(self, plan: planner.Plan, plan_number: int) -> list[Subtask]:
+    def design(self, plan: Plan, plan_number: int) -> list[Subtask]:
         """L3 from the ``plan_number``-th plan: each subtask's contract from its answer type; the
         final subtask is the last one nothing depends on."""
         ids = [s.id for s in plan.subtasks]
         deps = {
             s.id: tuple(
-                dict.fromkeys(
-                    d for d in [*s.depends_on, *planner.reference_ids(s.objective, ids)] if d is not None
-                )
+                dict.fromkeys(d for d in [*s.depends_on, *reference_ids(s.objective, ids)] if d is not None)
             )
             for s in plan.subtasks
         }

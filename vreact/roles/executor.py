@@ -7,12 +7,11 @@ rendered from its assembled context, and what a tool call returns.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from vreact.model import Message
+from vreact.model import Message, parse_json_object
 from vreact.roles.prompts import failure_lines
 from vreact.tools import Corpus, paragraph_id
 
@@ -57,22 +56,6 @@ STEP_SCHEMA: dict[str, Any] = {
     "required": ["thought", "action", "input", "evidence"],
     "additionalProperties": False,
 }
-
-
-def parse_json_object(text: str) -> dict[str, Any] | None:
-    """The JSON object in a model's output (bare or wrapped in prose or fences), else None."""
-    candidates = [text.strip()]
-    braced = re.search(r"\{.*\}", text, re.DOTALL)
-    if braced:
-        candidates.append(braced.group(0))
-    for c in candidates:
-        try:
-            data = json.loads(c)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            return data
-    return None
 
 
 def parse_step(text: str) -> Step | None:

@@ -3,35 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from vreact.model import Message
 from vreact.roles.prompts import failure_lines
 from vreact.tools import TOOLS
+from vreact.verify.gates import ANSWER_TYPES, REF, reference_ids
 
-ANSWER_TYPES = ("person", "date", "number", "place", "any")
 MAX_SUBTASKS = 5
-REF = re.compile(r"#(s?\d+)")
-
-
-class PlannedSubtask(BaseModel):
-    """One subtask of a plan. ``objective`` may name earlier answers as ``#1`` or ``#s1``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str = Field(min_length=1)
-    objective: str = Field(min_length=1)
-    depends_on: list[str] = Field(default_factory=list)
-    answer_type: Literal["person", "date", "number", "place", "any"]
-
-
-class Plan(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    subtasks: list[PlannedSubtask]
-
 
 PLAN_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -60,19 +39,6 @@ PLAN_SCHEMA: dict[str, Any] = {
     "required": ["subtasks"],
     "additionalProperties": False,
 }
-
-
-def reference_ids(objective: str, ids: list[str]) -> list[str | None]:
-    """The subtask ids an objective refers to (``#2`` is the second subtask, ``#s2`` the id
-    ``s2``); None for a reference that names no subtask."""
-    out: list[str | None] = []
-    for ref in REF.findall(objective):
-        if ref.startswith("s"):
-            out.append(ref if ref in ids else None)
-        else:
-            k = int(ref)
-            out.append(ids[k - 1] if 1 <= k <= len(ids) else None)
-    return out
 
 
 def substitute(objective: str, ids: list[str], answers: dict[str, str]) -> str:

@@ -20,15 +20,30 @@ class _Strict(BaseModel):
 
 
 class AnswerRequirements(_Strict):
-    """What an acceptable answer is (L1). R3's gates take their conditions from here."""
+    """What an acceptable answer is (L1). The gates (R1's and R3's) take their conditions from here by
+    name (vreact.verify.gates.build_gate), and the designer's contract says them."""
 
     max_words: int = Field(15, ge=1, description="longest acceptable answer, in words")
-    type_from_wh_word: bool = Field(True, description="answer type must fit the wh-word")
-    cite_evidence: bool = Field(True, description="evidence must be cited from retrieved paragraphs")
+    type_from_wh_word: bool = Field(
+        True, description="the answer type must fit the wh-word (R3's answer_type and the contract)"
+    )
+    cite_evidence: bool = Field(
+        True,
+        description="the answer must cite retrieved paragraphs (false: evidence_retrieved, supported "
+        "and multi_hop accept an uncited answer, and the contract asks for no citation)",
+    )
     abstention_allowed: bool = Field(True, description="the agent may decline to answer")
     min_paragraphs: int = Field(
         1, ge=1, description="fewest distinct paragraphs the final answer must cite (2 for multi-hop)"
     )
+
+    @field_validator("min_paragraphs")
+    @classmethod
+    def _cited(cls, n: int, info: ValidationInfo) -> int:
+        """More than one paragraph can only be counted among cited ones."""
+        if n > 1 and info.data.get("cite_evidence") is False:
+            raise ValueError(f"min_paragraphs {n} counts cited paragraphs: it needs cite_evidence: true")
+        return n
 
 
 class Requirements(_Strict):

@@ -1,7 +1,7 @@
-"""An open corpus (the experiment's ``dataset.corpus``): a JSON array, or JSON lines, of
+"""An open corpus file (the experiment's ``dataset.corpus``): a JSON array, or JSON lines, of
 ``{"title", "text"}`` objects, a paragraph's id being its position (0, 1, ...). Search runs over
-the whole corpus instead of a task's own paragraphs; each task's gold supporting paragraphs are
-found in it by exact title and text (docs/corpus.md)."""
+the whole corpus instead of a task's own paragraphs (its index, and each task's gold supporting
+paragraphs found in it by exact title and text, are retrieval's: vreact.tools; docs/corpus.md)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from vreact.tasks.dataset import DatasetError, Paragraph, Task
-from vreact.tools import OpenCorpus
+from vreact.tasks.dataset import DatasetError, Paragraph
 
 
 class CorpusError(DatasetError):
@@ -104,34 +103,3 @@ def read_corpus(source: str | Path) -> tuple[list[Paragraph], str]:
     if not paragraphs:
         raise CorpusError(f"{path}: the corpus has no paragraph")
     return paragraphs, hashlib.sha256(raw).hexdigest()
-
-
-def load_corpus(source: str | Path) -> OpenCorpus:
-    """The corpus file indexed for search (once per run: every attempt shares it)."""
-    paragraphs, sha256 = read_corpus(source)
-    return OpenCorpus(paragraphs, source=str(source), sha256=sha256)
-
-
-def in_corpus(tasks: list[Task], corpus: OpenCorpus, dataset: str = "dataset") -> list[Task]:
-    """The tasks searched in ``corpus``, each one's gold supporting paragraphs mapped to corpus
-    ids by exact title and text (a repeated paragraph maps to its first position). A gold
-    paragraph the corpus lacks is an error naming the task: support F1 and the retrieval
-    ceiling could not be scored."""
-    ids: dict[tuple[str, str], str] = {}
-    for pid, p in corpus.paragraphs.items():
-        ids.setdefault((p.title, p.paragraph_text), pid)
-    out = []
-    for task in tasks:
-        support = []
-        for p in task.paragraphs:
-            if not p.is_supporting:
-                continue
-            found = ids.get((p.title, p.paragraph_text))
-            if found is None:
-                raise CorpusError(
-                    f"{corpus.source}: task {task.id} of {dataset}: its supporting paragraph {p.idx}"
-                    f" ({p.title!r}) is not in the corpus (matched by exact title and text)"
-                )
-            support.append(found)
-        out.append(task.in_corpus(corpus, support))
-    return out

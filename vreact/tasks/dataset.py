@@ -59,7 +59,7 @@ class Task(BaseModel):
     def _gold_aliases(cls, v: list[str]) -> list[str]:
         return [tag(a, "gold") for a in v]
 
-    # where it is searched: the run's corpus and its gold ids there (vreact.tasks.corpus.in_corpus),
+    # where it is searched: the run's corpus and its gold ids there (vreact.tools.in_corpus),
     # else its own paragraphs, whose index vreact.tools.corpus_of keeps here once built
     _corpus: Any = PrivateAttr(None)
     _corpus_support: list[str] | None = PrivateAttr(None)

@@ -8,8 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from vreact.model import Message
-from vreact.roles.executor import parse_json_object
+from vreact.model import Message, parse_json_object
 from vreact.verify.gates import GateResult, accept, reject
 
 JUDGE_SCHEMA: dict[str, Any] = {

@@ -2,7 +2,17 @@
 
 from vreact.verify.gates import _answer, _chain, _plan  # noqa: F401  (register the built-in gates)
 from vreact.verify.gates._answer import expected_answer_type
-from vreact.verify.gates._artifact import Artifact, ChainArtifact, ChainStep, PlanArtifact
+from vreact.verify.gates._artifact import (
+    ANSWER_TYPES,
+    REF,
+    Artifact,
+    ChainArtifact,
+    ChainStep,
+    Plan,
+    PlanArtifact,
+    PlannedSubtask,
+    reference_ids,
+)
 from vreact.verify.gates._registry import (
     Gate,
     GateResult,
@@ -17,12 +27,16 @@ from vreact.verify.gates._registry import (
 )
 
 __all__ = [
+    "ANSWER_TYPES",
+    "REF",
     "Artifact",
     "ChainArtifact",
     "ChainStep",
     "Gate",
     "GateResult",
+    "Plan",
     "PlanArtifact",
+    "PlannedSubtask",
     "UnknownGate",
     "accept",
     "build_gate",
@@ -31,5 +45,6 @@ __all__ = [
     "gate",
     "gate_factory",
     "gate_names",
+    "reference_ids",
     "reject",
 ]

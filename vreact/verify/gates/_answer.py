@@ -137,12 +137,15 @@ _WH_PATTERNS: list[tuple[str, str]] = [
 ]
 
 
-def expected_answer_type(question: str) -> str:
-    """The answer type the question's wh-word asks for: number, date, person, place or any.
+def expected_answer_type(question: str, type_from_wh_word: bool = True) -> str:
+    """The answer type the question's wh-word asks for: number, date, person, place or any
+    (always any when L1 does not type answers by their wh-word: ``type_from_wh_word: false``).
 
     "how many/much" wins wherever it stands ("The state where X died has how many ...");
     otherwise the earliest wh-phrase wins, so "Who was president when ..." asks for a person
     and "What is the population of the state where ..." for anything."""
+    if not type_from_wh_word:
+        return "any"
     q = question.lower()
     if re.search(_WH_PATTERNS[0][1], q):
         return "number"
@@ -221,11 +224,12 @@ def not_restatement(max_shared: float = 0.8) -> Check:
 
 
 @gate("answer_type")
-def answer_type() -> Check:
-    """The answer's type fits the question's wh-word (how many: a number; when: a date; ...)."""
+def answer_type(type_from_wh_word: bool = True) -> Check:
+    """The answer's type fits the question's wh-word (how many: a number; when: a date; ...),
+    when L1 asks for it (``type_from_wh_word``); else any answer with a word is one."""
 
     def check(a: Artifact) -> GateResult:
-        want = expected_answer_type(a.question)
+        want = expected_answer_type(a.question, type_from_wh_word)
         tokens = _tokens(str(a.answer))
         letters = any(c.isalpha() for c in str(a.answer))
         ok = {
@@ -242,9 +246,18 @@ def answer_type() -> Check:
     return check
 
 
+def _citations(check: Check, cite_evidence: bool) -> Check:
+    """``check``, except that an answer citing nothing passes when L1 asks for no citations
+    (``cite_evidence: false``); one that cites is still checked."""
+    if cite_evidence:
+        return check
+    return lambda a: accept() if not a.evidence else check(a)
+
+
 @gate("evidence_retrieved")
-def evidence_retrieved(min_cited: int = 1) -> Check:
-    """At least ``min_cited`` paragraphs are cited, and every cited one was retrieved in this try."""
+def evidence_retrieved(min_cited: int = 1, cite_evidence: bool = True) -> Check:
+    """At least ``min_cited`` paragraphs are cited, and every cited one was retrieved in this try
+    (an uncited answer passes when L1 asks for no citations)."""
 
     def check(a: Artifact) -> GateResult:
         cited = list(a.evidence or [])
@@ -255,14 +268,15 @@ def evidence_retrieved(min_cited: int = 1) -> Check:
             return reject("evidence_not_retrieved", f"cited paragraph(s) {unseen} were not retrieved")
         return accept()
 
-    return check
+    return _citations(check, cite_evidence)
 
 
 @gate("multi_hop")
-def multi_hop(min_paragraphs: int = 1) -> Check:
+def multi_hop(min_paragraphs: int = 1, cite_evidence: bool = True) -> Check:
     """The answer rests on at least ``min_paragraphs`` distinct cited paragraphs that exist: a
     multi-hop question is not answered by one paragraph (the first hop's entity is the typical
-    wrong answer, and it is written in the paragraph that names it)."""
+    wrong answer, and it is written in the paragraph that names it). An uncited answer passes
+    when L1 asks for no citations (the spec then refuses ``min_paragraphs`` above 1)."""
 
     def check(a: Artifact) -> GateResult:
         n = len(dict.fromkeys(e for e in a.evidence or [] if e in a.cited))
@@ -274,7 +288,7 @@ def multi_hop(min_paragraphs: int = 1) -> Check:
             )
         return accept()
 
-    return check
+    return _citations(check, cite_evidence)
 
 
 #: A cited paragraph's normalised text: the same paragraphs are checked again and again.
@@ -295,9 +309,9 @@ def support_score(answer: str, text: str) -> float:
 
 
 @gate("supported")
-def supported(min_overlap: float = 0.5) -> Check:
+def supported(min_overlap: float = 0.5, cite_evidence: bool = True) -> Check:
     """The answer is supported by a cited paragraph: it appears there, or at least
-    ``min_overlap`` of its words do."""
+    ``min_overlap`` of its words do (an uncited answer passes when L1 asks for no citations)."""
 
     def check(a: Artifact) -> GateResult:
         best = max((support_score(str(a.answer), t) for t in a.cited.values()), default=0.0)
@@ -305,7 +319,7 @@ def supported(min_overlap: float = 0.5) -> Check:
             return reject("unsupported", f"{a.answer!r} is not found in the cited paragraph(s)")
         return accept()
 
-    return check
+    return _citations(check, cite_evidence)
 
 
 @gate("abstain_reasoned", kinds=("abstain",))

@@ -1,9 +1,13 @@
-"""The artifact a gate sees: one executor result and the one condition it is checked against."""
+"""The artifacts gates see: an executor's result, a planner's plan (and the plan's schema, which
+the planner is asked for and the plan gates check), the assembled chain."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,43 @@ class Artifact:
     @classmethod
     def from_input(cls, data: dict[str, Any]) -> Artifact:
         return cls(**{**data, "retrieved": frozenset(data.get("retrieved") or ())})
+
+
+ANSWER_TYPES = ("person", "date", "number", "place", "any")
+#: A reference to an earlier subtask's answer in an objective: ``#2`` (the second) or ``#s2`` (by id).
+REF = re.compile(r"#(s?\d+)")
+
+
+class PlannedSubtask(BaseModel):
+    """One subtask of a plan. ``objective`` may name earlier answers as ``#1`` or ``#s1``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    objective: str = Field(min_length=1)
+    depends_on: list[str] = Field(default_factory=list)
+    answer_type: Literal["person", "date", "number", "place", "any"]
+
+
+class Plan(BaseModel):
+    """The L2 plan: subtasks with their dependencies and answer types."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    subtasks: list[PlannedSubtask]
+
+
+def reference_ids(objective: str, ids: list[str]) -> list[str | None]:
+    """The subtask ids an objective refers to (``#2`` is the second subtask, ``#s2`` the id
+    ``s2``); None for a reference that names no subtask."""
+    out: list[str | None] = []
+    for ref in REF.findall(objective):
+        if ref.startswith("s"):
+            out.append(ref if ref in ids else None)
+        else:
+            k = int(ref)
+            out.append(ids[k - 1] if 1 <= k <= len(ids) else None)
+    return out
 
 
 @dataclass(frozen=True)

@@ -5,29 +5,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vreact.verify.gates._artifact import PlanArtifact
+from vreact.verify.gates._artifact import Plan, PlanArtifact, reference_ids
 from vreact.verify.gates._registry import Check, GateResult, accept, gate, reject
 
 if TYPE_CHECKING:
     import networkx as nx
 
-    from vreact.roles.planner import Plan
-
-# networkx (0.2 s) and the planner (its tools: rank_bm25, numpy, 0.1 s) are imported when a plan
-# is checked, not when the gates register: vreact validate and vreact --help need neither.
+# networkx (0.2 s) is imported when a plan is checked, not when the gates register: vreact
+# validate and vreact --help do not need it.
 
 
 def _plan(a: PlanArtifact) -> Plan:
-    from vreact.roles.planner import Plan
-
     return Plan.model_validate(a.plan)
 
 
 def plan_graph(plan: Plan) -> nx.DiGraph:
     """Subtasks as nodes, an edge from each dependency (declared or referenced) to its user."""
     import networkx as nx
-
-    from vreact.roles.planner import reference_ids
 
     ids = [s.id for s in plan.subtasks]
     g = nx.DiGraph()
@@ -64,8 +58,6 @@ def plan_dag() -> Check:
 
     def check(a: PlanArtifact) -> GateResult:
         import networkx as nx
-
-        from vreact.roles.planner import reference_ids
 
         plan = _plan(a)
         ids = [s.id for s in plan.subtasks]

@@ -7,10 +7,7 @@ import difflib
 import os
 from typing import Any
 
-from vreact.model._base import Model, ModelConfigError
-from vreact.model._cache import ResponseCache
-from vreact.model._registry import get_model, provider_reads
-from vreact.model._resilient import CallPolicy, Price
+from vreact.model import CallPolicy, Model, ModelConfigError, Price, ResponseCache, get_model, provider_reads
 from vreact.spec import ModelsFile
 
 
