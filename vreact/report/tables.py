@@ -19,9 +19,10 @@ LEFT = ("config", "by", "vs", "figure", "guard", "stop causes")
 @dataclass(frozen=True)
 class Column:
     """One column: ``path`` is the value's attribute path from the row's ``root`` (``{name}``
-    placeholders filled from the row's ``params``); a pair of paths is a mean and its standard
-    error. ``style`` says how a terminal shows it: "" plain, "pm" mean ± se in %, "points" a
-    signed difference in points, "p" a p-value, "yesno" a flag."""
+    placeholders filled from the row's ``params``); a pair of paths is two figures one cell
+    shows. ``style`` says how a terminal shows it: "" plain, "pm" a pair mean ± se in %,
+    "points" a signed difference in points, "p" a p-value, "yesno" a flag, "usd" a pair of
+    dollars and the calls they leave out (a lower bound, ``>= $``, when some had no price)."""
 
     header: str
     path: str | tuple[str, str]
@@ -70,7 +71,7 @@ def resolve(root: Any, path: str) -> tuple[Any, str]:
 
 
 def cell(row: Row, column: Column) -> tuple[Any, str | None]:
-    """A cell's value and its JSON path (None for a pair), or the pair's (mean, se)."""
+    """A cell's value and its JSON path, or for a pair of paths its two values and None."""
     if isinstance(column.path, tuple):
         return tuple(resolve(row.root, p.format(**row.params))[0] for p in column.path), None
     value, key = resolve(row.root, column.path.format(**row.params))
@@ -260,14 +261,15 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         "Cost per scoreable attempt (means); money and retries over all attempts",
-        "Transport retries are counted apart from the calls.",
+        "Transport retries are counted apart from the calls. USD counts the calls that have a price: "
+        "with '>=' it is a lower bound, some calls had none (cost_usd_unpriced_calls).",
         ("config",),
         (
             Column("LLM calls", "llm_calls"),
             Column("exec steps", "exec_steps"),
             Column("prompt tok", "prompt_tokens"),
             Column("compl tok", "completion_tokens"),
-            Column("USD", "cost_usd"),
+            Column("USD", ("cost_usd", "cost_usd_unpriced_calls"), "usd"),
             Column("retries", "retries"),
         ),
         _per_config,
@@ -460,6 +462,9 @@ def styled(value: Any, style: str) -> Any:
         return "-" if value is None else f"{value:.3f}"
     if style == "yesno":
         return "yes" if value else "no"
+    if style == "usd":
+        usd, unpriced = value
+        return "-" if usd is None else f"{'>= ' if unpriced else ''}${usd:.4f}"
     return value
 
 
