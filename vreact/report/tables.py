@@ -3,14 +3,18 @@ shown) and drawn three ways: rich on a terminal and Markdown here, HTML in vreac
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from vreact.report.model import ConfigReport, Report
 from vreact.v import ABSTAIN_LEVELS
+
+if TYPE_CHECKING:
+    from vreact.records import RunSummary
 
 #: Columns of labels (not figures): left-aligned.
 LEFT = ("config", "by", "vs", "figure", "guard", "stop causes")
@@ -434,6 +438,30 @@ TABLES: tuple[Table, ...] = (
         optional=True,
     ),
 )
+
+# --- the folder's runs, above the tables -------------------------------------------------------
+
+
+def runs_heading(runs: list[RunSummary]) -> str:
+    """What the list of a folder's runs is headed with (how to see the others, when it has some)."""
+    if len(runs) == 1:
+        return "1 run in this folder:"
+    return f"{len(runs)} runs in this folder (--run ID for one, --run all for each):"
+
+
+def run_lines(runs: list[RunSummary], shown: set[int | None]) -> list[str]:
+    """One line a run of the folder: its id, when it started, its status, its finished
+    attempts and its configurations; in a folder of several runs, those whose tables follow
+    (``shown``) say so."""
+    out = []
+    for run in runs:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.started)) if run.started else "-"
+        names = ", ".join(run.configs) or "no configuration yet"
+        mark = " (shown)" if len(runs) > 1 and run.id in shown else ""
+        done = f"{run.attempts} attempt{'' if run.attempts == 1 else 's'}"
+        out.append(f"run {run.id} · {when} · {run.status or '-'} · {done} · {names}{mark}")
+    return out
+
 
 # --- terminal and Markdown ----------------------------------------------------------------------
 
