@@ -36,18 +36,27 @@ def user_errors(*kinds: type[Exception]) -> Iterator[None]:
         raise UserError(str(e)) from None
 
 
-def print_report(out_dir: Path, run_id: int | None = None, report: Report | None = None) -> None:
-    from vreact.records import DB_NAME
-    from vreact.report import compute, render
+def print_report(out_dir: Path, run_id: int | None = None, reports: list[Report] | None = None) -> None:
+    """The tables of one run (the latest by default) or of ``reports``, under the list of the
+    folder's runs; then the folder's path, and the internal errors when there are some."""
+    from vreact.records import DB_NAME, run_list
+    from vreact.report import compute, render, run_lines, runs_heading
 
-    if report is None:
-        report = compute(out_dir / DB_NAME, run_id)
-    for table in render(report):
-        console.print(table)
-    console.print(f"Run folder: [bold]{out_dir}[/bold]  (records: {out_dir / 'vreact.db'})")
-    internal = sum(r.internal_errors for r in report.configs.values())
+    db = out_dir / DB_NAME
+    if reports is None:
+        reports = [compute(db, run_id)]
+    runs = run_list(db)
+    if runs:
+        console.print(runs_heading(runs), highlight=False, markup=False)
+        for line in run_lines(runs, {r.run for r in reports}):
+            console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+        console.print()
+    for report in reports:
+        for table in render(report):
+            console.print(table)
+    console.print(f"Run folder: [bold]{out_dir}[/bold]  (records: {db})")
+    internal = sum(r.internal_errors for report in reports for r in report.configs.values())
     if internal:
-        db = out_dir / "vreact.db"
         console.print(
             f"[red]{internal} internal error(s)[/red]: bugs in vreact, not model failures (please report"
             f' them); see them with: sqlite3 {db} "select id, config, task_id, traceback from attempts'

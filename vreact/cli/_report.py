@@ -4,32 +4,80 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
 from vreact.cli._common import UserError, console, print_report, user_errors
-from vreact.records import DB_NAME, Store
-from vreact.report import compute, render_markdown
+from vreact.records import DB_NAME, RunSummary, Store, run_list
+from vreact.report import Report, compute, render_markdown, run_lines, runs_heading
+
+ALL = "all"
+
+
+class RunChoice(click.ParamType):
+    """``--run``: a run id, or ``all`` for each run of the folder."""
+
+    name = "ID|all"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | str:
+        if isinstance(value, int) or value == ALL:
+            return value
+        try:
+            return int(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither a run id nor {ALL!r}", param, ctx)
 
 
 @click.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
+@click.option("--json", "as_json", is_flag=True, help="print the report as JSON (--run all: a list of them)")
 @click.option("--markdown", "as_markdown", is_flag=True, help="print the report as Markdown tables")
-@click.option("--run", "run_id", type=int, default=None, help="a run id in the folder (default: latest)")
+@click.option(
+    "--run", "run_id", type=RunChoice(), default=None, help="a run id in the folder, or all (default: latest)"
+)
 @click.option(
     "--baseline", default=None, help="the configuration lifts are measured against (default: the first)"
 )
-def report(run_dir: Path, as_json: bool, as_markdown: bool, run_id: int | None, baseline: str | None) -> None:
+def report(
+    run_dir: Path, as_json: bool, as_markdown: bool, run_id: int | str | None, baseline: str | None
+) -> None:
     """Print a run's tables again from its records (text, --markdown or --json)."""
     if not (run_dir / DB_NAME).is_file():
         raise UserError(f"{run_dir}: no {DB_NAME} here; give a folder made by 'vreact run'")
+    store = Store(run_dir / DB_NAME)
+    runs = run_list(store)
     with user_errors(ValueError):
-        data = compute(Store(run_dir / DB_NAME), run_id, baseline)
+        reports = [compute(store, i, baseline) for i in _chosen(run_dir, runs, run_id)]
     if as_json:
-        click.echo(json.dumps(data.model_dump(mode="json"), indent=2))
+        data = [r.model_dump(mode="json") for r in reports]
+        click.echo(json.dumps(data if run_id == ALL else data[0], indent=2))
     elif as_markdown:
-        click.echo(render_markdown(data))
+        click.echo(_markdown(runs, reports))
     else:
-        print_report(run_dir, report=data)
+        print_report(run_dir, reports=reports)
         console.print()
+
+
+def _chosen(run_dir: Path, runs: list[RunSummary], run_id: int | str | None) -> list[int | None]:
+    """The runs to report: the latest (None: the folder has none yet), the one named, or all."""
+    ids: list[int | None] = [r.id for r in runs]
+    if run_id == ALL:
+        return ids
+    if run_id is None:
+        return ids[-1:] or [None]
+    if run_id not in ids:
+        have = ", ".join(map(str, ids)) or "none yet"
+        raise UserError(f"{run_dir}: no run {run_id} here (its runs: {have})")
+    return [int(run_id)]
+
+
+def _markdown(runs: list[RunSummary], reports: list[Report]) -> str:
+    """The list of the folder's runs, then each report's Markdown tables."""
+    listed = [
+        runs_heading(runs),
+        "",
+        *(f"- {line}" for line in run_lines(runs, {r.run for r in reports})),
+        "",
+    ]
+    return "\n".join([*(listed if runs else []), *(render_markdown(r) for r in reports)])

@@ -17,11 +17,10 @@ from rich.progress import Progress as Bar
 from vreact.cli._common import err, print_report, user_errors
 from vreact.config import CALL_ROLES, IdleSetting
 from vreact.experiment import (
-    CorpusMismatch,
-    EndpointMismatch,
     OnAttempt,
     Progress,
     ResolvedExperiment,
+    RunMismatch,
     default_out_dir,
     resolve,
     run_experiment,
@@ -47,8 +46,7 @@ INPUT_ERRORS = (
     UnknownConfiguration,
     FileNotFoundError,
     RunDirBusy,
-    EndpointMismatch,
-    CorpusMismatch,
+    RunMismatch,
 )
 
 

@@ -23,13 +23,17 @@ def validate(files: tuple[Path, ...]) -> None:
 
 
 def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
-    """The JSON Schema of each kind of declarative file, and of ``vreact report --json``
-    (``report``), generated from the models."""
+    """The JSON Schema of each kind of declarative file, of ``vreact report --json``
+    (``report``) and of ``vreact report --run all --json`` (``reports``, a list of reports),
+    generated from the models."""
+    from pydantic import TypeAdapter
+
     from vreact.report import Report
     from vreact.spec import KINDS
 
     schemas = {kind: model.model_json_schema() for kind, model in KINDS.items()}
-    return {**schemas, "report": Report.model_json_schema(mode="serialization")}
+    reports = TypeAdapter(list[Report]).json_schema(mode="serialization")
+    return {**schemas, "report": Report.model_json_schema(mode="serialization"), "reports": reports}
 
 
 @click.command()

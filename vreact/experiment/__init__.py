@@ -1,11 +1,10 @@
 """Running experiments: the resolved experiment (everything a run needs, from an experiment
 file or from ``vreact run``'s flags) and the runner that makes its attempts."""
 
+from vreact.experiment.history import CorpusMismatch, EndpointMismatch, RunMismatch
 from vreact.experiment.resolved import ResolvedExperiment, experiment_tasks, resolve
 from vreact.experiment.runner import (
     RAISE_INTERNAL,
-    CorpusMismatch,
-    EndpointMismatch,
     Job,
     OnAttempt,
     Progress,
@@ -24,6 +23,7 @@ __all__ = [
     "OnAttempt",
     "Progress",
     "ResolvedExperiment",
+    "RunMismatch",
     "crash",
     "crash_kind",
     "default_out_dir",

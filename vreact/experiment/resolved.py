@@ -50,7 +50,8 @@ class ResolvedExperiment:
     corpus: OpenCorpus | None = None  # the open corpus every task is searched in (built once)
 
     def identity(self) -> dict[str, Any]:
-        """The run's resolved configuration: a folder's run with the same one is resumed."""
+        """The run's resolved configuration: a folder's run with the same one, or one that
+        differs only in which configurations it lists, is resumed (vreact.experiment.history)."""
         corpus = self.corpus
         where = (
             {"corpus": {"path": corpus.source, "sha256": corpus.sha256, "paragraphs": len(corpus)}}

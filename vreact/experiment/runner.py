@@ -13,10 +13,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from vreact.config import Configuration
 from vreact.controller import AttemptContext, Controller, CrashKind, Outcome, Recorder
+from vreact.experiment.history import grown, plain, refusal
 from vreact.experiment.resolved import ResolvedExperiment
 from vreact.memory import ContextAssembler
 from vreact.model import CallTimeoutError, ContextLengthError, MockScriptExhausted, ModelError, redact
@@ -104,50 +104,16 @@ def crash(e: BaseException) -> Outcome:
     return Outcome("crash", error=f"internal error: {error}"[:2000], crash_kind=kind, traceback=trace)
 
 
-class EndpointMismatch(RuntimeError):
-    """A run folder's run is resumed against another server or model file than it began with."""
-
-
-def _refuse_another_endpoint(store: Store, resolved: dict[str, Any], out_dir: Path) -> None:
-    """One run never mixes two servers: a folder whose run differs from this one only in
-    its endpoints is not resumed (nor a second run started beside it)."""
-    same = {k: v for k, v in resolved.items() if k != "endpoints"}
-    for run_id, config in store.run_configs():
-        if {k: v for k, v in config.items() if k != "endpoints"} != same:
-            continue
-        was = config.get("endpoints") or {}
-        role = next(r for r, e in resolved["endpoints"].items() if was.get(r) != e)
-        raise EndpointMismatch(
-            f"{out_dir}: run {run_id} was made with {role} at {was.get(role) or 'an unrecorded endpoint'};"
-            f" this one uses {resolved['endpoints'][role]}: give it another --out"
-        )
-
-
-class CorpusMismatch(RuntimeError):
-    """A run folder already holds a run searched in another corpus (or in the tasks' own
-    paragraphs): one folder keeps one support list per task id, so the modes never share one."""
-
-
-def _refuse_another_corpus(store: Store, resolved: dict[str, Any], out_dir: Path) -> None:
-    mine = resolved.get("corpus")
-    for run_id, config in store.run_configs():
-        if config.get("corpus") != mine:
-            theirs = config.get("corpus")
-            was = f"the corpus {theirs['path']}" if theirs else "the tasks' own paragraphs"
-            now = f"the corpus {mine['path']}" if mine else "the tasks' own paragraphs"
-            raise CorpusMismatch(
-                f"{out_dir}: run {run_id} searched {was}; this one searches {now}: give it another --out"
-            )
-
-
 def run_experiment(experiment: ResolvedExperiment, out_dir: Path, on_attempt: OnAttempt | None = None) -> int:
     """Run each configuration ``attempts`` times on each task into ``out_dir/vreact.db``;
     return the run id. Attempt ``i`` runs with seed ``seed + i``.
 
-    Resumable: when the folder already holds a run with the same resolved configuration, that
-    run continues: attempts it finished are skipped, and attempts a killed process left
-    unfinished are discarded (with everything they wrote) and run again. Up to ``concurrency``
-    attempts run at once, each in a worker thread with its own store connection.
+    Resumable: when the folder already holds this run (the same resolved configuration, with
+    the same configurations or others: vreact.experiment.history), that run continues:
+    attempts it finished are skipped, and attempts a killed process left unfinished are
+    discarded (with everything they wrote) and run again. A folder that holds another run is
+    refused (``RunMismatch``). Up to ``concurrency`` attempts run at once, each in a worker
+    thread with its own store connection.
     """
     out_dir = Path(out_dir)
     with exclusive(out_dir):
@@ -174,14 +140,23 @@ def run_experiment(experiment: ResolvedExperiment, out_dir: Path, on_attempt: On
 
 
 def _open_run(store: Store, experiment: ResolvedExperiment, out_dir: Path) -> int:
-    """The folder's run with this resolved configuration, reopened; else a new one."""
-    resolved = experiment.identity()
-    run_id = store.find_run(resolved)
+    """The folder's run that this one is, reopened (its stored identity grown by the
+    configurations it had not run); a new run in a folder without one; else the refusal that
+    names how this run differs from the folder's latest.
+
+    A folder made before the rule may hold several runs: the one recorded with exactly this
+    identity is resumed first, else the latest that differs in its configurations alone."""
+    identity = plain(experiment.identity())
+    runs = dict(store.run_configs())
+    refusals = {run_id: refusal(out_dir, run_id, stored, identity) for run_id, stored in runs.items()}
+    same = [run_id for run_id, error in refusals.items() if error is None]
+    run_id = store.find_run(experiment.identity()) or next(reversed(same), None)
     if run_id is None:
-        _refuse_another_endpoint(store, resolved, out_dir)
-        _refuse_another_corpus(store, resolved, out_dir)
-        return store.new_run(resolved, experiment.models["default"].name, experiment.dataset)
-    store.reopen_run(run_id)
+        latest = refusals[max(runs)] if runs else None
+        if latest is not None:
+            raise latest
+        return store.new_run(identity, experiment.models["default"].name, experiment.dataset)
+    store.reopen_run(run_id, grown(runs[run_id], identity))
     return run_id
 
 

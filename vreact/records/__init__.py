@@ -11,11 +11,13 @@ from vreact.records.reader import (
     LedgerRecord,
     RunRecords,
     RunRow,
+    RunSummary,
     StepRecord,
     TaskRecord,
     VerdictRecord,
     latest_run_id,
     read_run,
+    run_list,
 )
 from vreact.records.store import Store
 
@@ -31,6 +33,7 @@ __all__ = [
     "RunDirBusy",
     "RunRecords",
     "RunRow",
+    "RunSummary",
     "StepRecord",
     "Store",
     "TaskRecord",
@@ -38,4 +41,5 @@ __all__ = [
     "exclusive",
     "latest_run_id",
     "read_run",
+    "run_list",
 ]

@@ -1,7 +1,7 @@
 """One typed reader of a run's records: :func:`read_run` returns the run, its tasks and its
 finished attempts, each with its verdicts (and the artifact each one judged), model calls (with
-their messages and reply), executor steps and ledger rows. The report and the HTML view read
-the records only through it."""
+their messages and reply), executor steps and ledger rows; :func:`run_list`, the folder's runs.
+The report and the HTML view read the records only through them."""
 
 from __future__ import annotations
 
@@ -244,6 +244,39 @@ class RunRecords:
 
     def task(self, attempt: AttemptRecord) -> TaskRecord | None:
         return self.tasks.get(attempt.task_id)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One run of a folder as its run list shows it: its configurations (those its resolved
+    configuration lists, then any only its attempts name), when it started, its status and how
+    many attempts it finished."""
+
+    id: int
+    configs: list[str]
+    started: float | None
+    status: str | None
+    attempts: int
+
+
+def run_list(store_or_path: Store | str | Path) -> list[RunSummary]:
+    """Every run of a store, a ``vreact.db`` file or a run folder, oldest first."""
+    store = _open(store_or_path)
+    done: dict[int, dict[str, int]] = defaultdict(dict)
+    for r in store.query(
+        "select run_id, config, count(*) as n from attempts where outcome != 'running'"
+        " group by run_id, config order by min(id)"
+    ):
+        done[r["run_id"]][r["config"]] = r["n"]
+    out = []
+    for row in store.query("select id, config_json, started, status from runs order by id"):
+        resolved = _json(row["config_json"], {})
+        listed = resolved.get("configs", []) if isinstance(resolved, dict) else []
+        names = [str(c.get("name")) for c in listed if isinstance(c, dict)]
+        counts = done.get(row["id"], {})
+        names += [n for n in counts if n not in names]
+        out.append(RunSummary(row["id"], names, row["started"], row["status"], sum(counts.values())))
+    return out
 
 
 def latest_run_id(store: Store) -> int | None:

@@ -208,8 +208,13 @@ class Store:
         for r in self.query("select id, config_json from runs order by id"):
             yield r["id"], json.loads(r["config_json"])
 
-    def reopen_run(self, run_id: int) -> None:
-        self.db.table("runs").update(run_id, {"status": "running", "finished": None})
+    def reopen_run(self, run_id: int, config: dict[str, Any] | None = None) -> None:
+        """Resume a run; ``config`` records its resolved configuration anew (a run resumed with
+        more configurations lists them all), None keeps it."""
+        fields: dict[str, Any] = {"status": "running", "finished": None}
+        if config is not None:
+            fields["config_json"] = json.dumps(config)
+        self.db.table("runs").update(run_id, fields)
 
     def finished_attempts(self, run_id: int) -> dict[tuple[str, str, int], str]:
         """The outcome of every attempt of the run that has ended, by (config, task id, attempt

@@ -3,7 +3,7 @@
 
 from vreact.report.compute import compute, config_order, corrections, success
 from vreact.report.model import ConfigReport, HopsReport, Report
-from vreact.report.tables import TABLES, render, render_markdown, tables
+from vreact.report.tables import TABLES, render, render_markdown, run_lines, runs_heading, tables
 
 __all__ = [
     "TABLES",
@@ -15,6 +15,8 @@ __all__ = [
     "corrections",
     "render",
     "render_markdown",
+    "run_lines",
+    "runs_heading",
     "success",
     "tables",
 ]

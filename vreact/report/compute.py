@@ -252,6 +252,8 @@ class _Tally:
             if call.cost_usd is not None:
                 self.spend["priced_calls"] += 1
                 attempt_money += call.cost_usd
+            else:  # no price known: left out of the money, and counted so the report says so
+                self.spend["unpriced_calls"] += 1
         self.money += attempt_money
         self.per_attempt["cost_usd"].append(attempt_money)
         if a.outcome == "crash":
@@ -343,6 +345,7 @@ def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> Hop
         **{k: _mean(t.cost[k], scoreable) for k in ("llm_calls", "exec_steps", *COST_FIELDS[1:])},
         cost_usd=round(t.money, 6) if priced else None,
         cost_usd_per_attempt=_mean(t.money, c["executed"]) if priced else None,
+        cost_usd_unpriced_calls=t.spend["unpriced_calls"],
         retries=t.spend["retries"],
         rejections={s: _by(t.rejections, 0, s) for s in SOURCES},
         corrections={s: _by(t.corrected, 0, s) for s in SOURCES},

@@ -98,8 +98,9 @@ class HopsReport(_Figures):
     exec_steps: float | None
     prompt_tokens: float | None
     completion_tokens: float | None
-    cost_usd: float | None
+    cost_usd: float | None  # of the priced calls: a lower bound when some calls had no price
     cost_usd_per_attempt: float | None
+    cost_usd_unpriced_calls: int  # calls without a price (failed ones too), which cost_usd leaves out
     retries: int
     rejections: dict[str, int]
     corrections: dict[str, int]

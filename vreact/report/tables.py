@@ -3,14 +3,18 @@ shown) and drawn three ways: rich on a terminal and Markdown here, HTML in vreac
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from vreact.report.model import ConfigReport, Report
 from vreact.v import ABSTAIN_LEVELS
+
+if TYPE_CHECKING:
+    from vreact.records import RunSummary
 
 #: Columns of labels (not figures): left-aligned.
 LEFT = ("config", "by", "vs", "figure", "guard", "stop causes")
@@ -19,9 +23,10 @@ LEFT = ("config", "by", "vs", "figure", "guard", "stop causes")
 @dataclass(frozen=True)
 class Column:
     """One column: ``path`` is the value's attribute path from the row's ``root`` (``{name}``
-    placeholders filled from the row's ``params``); a pair of paths is a mean and its standard
-    error. ``style`` says how a terminal shows it: "" plain, "pm" mean ± se in %, "points" a
-    signed difference in points, "p" a p-value, "yesno" a flag."""
+    placeholders filled from the row's ``params``); a pair of paths is two figures one cell
+    shows. ``style`` says how a terminal shows it: "" plain, "pm" a pair mean ± se in %,
+    "points" a signed difference in points, "p" a p-value, "yesno" a flag, "usd" a pair of
+    dollars and the calls they leave out (a lower bound, ``>= $``, when some had no price)."""
 
     header: str
     path: str | tuple[str, str]
@@ -70,7 +75,7 @@ def resolve(root: Any, path: str) -> tuple[Any, str]:
 
 
 def cell(row: Row, column: Column) -> tuple[Any, str | None]:
-    """A cell's value and its JSON path (None for a pair), or the pair's (mean, se)."""
+    """A cell's value and its JSON path, or for a pair of paths its two values and None."""
     if isinstance(column.path, tuple):
         return tuple(resolve(row.root, p.format(**row.params))[0] for p in column.path), None
     value, key = resolve(row.root, column.path.format(**row.params))
@@ -260,14 +265,15 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         "Cost per scoreable attempt (means); money and retries over all attempts",
-        "Transport retries are counted apart from the calls.",
+        "Transport retries are counted apart from the calls. USD counts the calls that have a price: "
+        "with '>=' it is a lower bound, some calls had none (cost_usd_unpriced_calls).",
         ("config",),
         (
             Column("LLM calls", "llm_calls"),
             Column("exec steps", "exec_steps"),
             Column("prompt tok", "prompt_tokens"),
             Column("compl tok", "completion_tokens"),
-            Column("USD", "cost_usd"),
+            Column("USD", ("cost_usd", "cost_usd_unpriced_calls"), "usd"),
             Column("retries", "retries"),
         ),
         _per_config,
@@ -433,6 +439,30 @@ TABLES: tuple[Table, ...] = (
     ),
 )
 
+# --- the folder's runs, above the tables -------------------------------------------------------
+
+
+def runs_heading(runs: list[RunSummary]) -> str:
+    """What the list of a folder's runs is headed with (how to see the others, when it has some)."""
+    if len(runs) == 1:
+        return "1 run in this folder:"
+    return f"{len(runs)} runs in this folder (--run ID for one, --run all for each):"
+
+
+def run_lines(runs: list[RunSummary], shown: set[int | None]) -> list[str]:
+    """One line a run of the folder: its id, when it started, its status, its finished
+    attempts and its configurations; in a folder of several runs, those whose tables follow
+    (``shown``) say so."""
+    out = []
+    for run in runs:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.started)) if run.started else "-"
+        names = ", ".join(run.configs) or "no configuration yet"
+        mark = " (shown)" if len(runs) > 1 and run.id in shown else ""
+        done = f"{run.attempts} attempt{'' if run.attempts == 1 else 's'}"
+        out.append(f"run {run.id} · {when} · {run.status or '-'} · {done} · {names}{mark}")
+    return out
+
+
 # --- terminal and Markdown ----------------------------------------------------------------------
 
 
@@ -460,6 +490,9 @@ def styled(value: Any, style: str) -> Any:
         return "-" if value is None else f"{value:.3f}"
     if style == "yesno":
         return "yes" if value else "no"
+    if style == "usd":
+        usd, unpriced = value
+        return "-" if usd is None else f"{'>= ' if unpriced else ''}${usd:.4f}"
     return value
 
 

@@ -1,10 +1,11 @@
 """A run as one self-contained HTML file: ``vreact view DIR`` writes ``DIR/report.html``.
 
 The page works offline (inline CSS, inline SVG charts, a few lines of vanilla JS). It shows
-the report's tables (vreact.report.tables), two charts (outcomes per configuration and risk
-against coverage), a list of every attempt and one page per attempt (``#attempt-ID``) that
-draws the V. It reads the records only through :func:`vreact.records.read_run`. Every string
-that comes from the records is HTML-escaped: answers come from models.
+the folder's runs (the page is of one), the report's tables (vreact.report.tables), two charts
+(outcomes per configuration and risk against coverage), a list of every attempt and one page
+per attempt (``#attempt-ID``) that draws the V. It reads the records only through
+:func:`vreact.records.read_run` and :func:`vreact.records.run_list`. Every string that comes
+from the records is HTML-escaped: answers come from models.
 
 The attempt pages are written here, like the rest, but embedded once as one gzip-compressed
 JSON object (attempt id -> page), base64 in a ``<script type="application/gzip+base64">``;
@@ -23,11 +24,12 @@ import re
 import time
 from pathlib import Path
 
-from vreact.records import DB_NAME, RunRecords, Store, read_run
+from vreact.records import DB_NAME, RunRecords, RunSummary, Store, read_run, run_list
 from vreact.report.compute import compute
 from vreact.report.html import attempt, charts, summary
 from vreact.report.html._text import asset, fmt, h
 from vreact.report.model import Report
+from vreact.report.tables import run_lines
 
 HTML_NAME = "report.html"
 #: One colour per configuration, in report order (repeats after eight).
@@ -70,6 +72,24 @@ def _meta(records: RunRecords) -> list[str]:
         if run.finished:
             meta.append(f"{run.finished - run.started:.0f} s")
     return meta
+
+
+def _runs(runs: list[RunSummary], shown: int | None) -> str:
+    """The folder's runs, the one this page shows in bold (a page shows one run)."""
+    if not runs:
+        return ""
+    lines = run_lines(runs, {shown})
+    items = "".join(
+        f"<li{' class=shown' if r.id == shown else ''}>{h(line)}</li>"
+        for r, line in zip(runs, lines, strict=True)
+    )
+    other = (
+        '<p class="note">This page shows one of them; <code>vreact view DIR --run ID</code> writes '
+        "another's.</p>"
+        if len(runs) > 1
+        else ""
+    )
+    return f'<section class="card runs"><h3>Runs in this folder</h3>{other}<ul>{items}</ul></section>'
 
 
 def _summary(report: Report, records: RunRecords, colours: dict[str, str]) -> str:
@@ -123,7 +143,8 @@ def render_html(store: Store, run_id: int | None = None) -> str:
         f'<a class="brand" href="#summary">vreact</a><span class="run">run {h(rid)}</span>'
         f'<span class="meta">{" · ".join(_meta(records))}</span>'
         '<nav><a href="#summary">Summary</a><a href="#attempts">Attempts</a></nav></div></header>'
-        f'<main class="wrap"><div id="main"><div id="summary">{_summary(report, records, colours)}</div>'
+        f'<main class="wrap"><div id="main"><div id="summary">{_runs(run_list(store), rid)}'
+        f"{_summary(report, records, colours)}</div>"
         f'{attempt.attempt_list(attempts)}</div><div id="page"></div></main>'
         f'<script type="application/gzip+base64" id="{PAGES_ID}">{pack_pages(pages)}</script>'
         f"<script>{asset('app.js')}</script></body></html>"

@@ -1,0 +1,120 @@
+"""Costs that say what they leave out: ``cost_usd`` sums the calls that have a price,
+``cost_usd_unpriced_calls`` counts the others, and the tables show USD as a lower bound while
+that count is not zero; with no priced call USD is null."""
+
+from __future__ import annotations
+
+import json
+import re
+from io import StringIO
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from tests.conftest import FULL
+from tests.fakes.chaos_server import ChaosServer
+from tests.model.test_chaos import rows
+from tests.report.test_report import record
+from vreact.cli import cli
+from vreact.report import compute, render, render_markdown
+
+NISSEDAL, KADEWE = "2hop__269805_135710", "3hop1__107866_146715_19973"
+
+
+@pytest.fixture
+def tasks(full_tasks):
+    return {t.id: t for t in full_tasks}
+
+
+def calls(store, run, tasks, prices):
+    """An answered attempt on Nissedal (2 hops) whose calls cost ``prices`` (None: no price),
+    and a crashed attempt on KaDeWe (3 hops) with one priced and one unpriced call: money is
+    counted over every executed attempt, crashed ones too."""
+    answered = record(store, run, tasks[NISSEDAL], "answer", "north", ["6", "10"])
+    for cost in prices:
+        store.record_call(answered, "executor", "mock/x", 100, 10, 1.0, cost_usd=cost)
+    crashed = record(store, run, tasks[KADEWE], "crash")
+    store.record_call(crashed, "executor", "mock/x", 100, 10, 1.0, cost_usd=0.5)
+    store.record_call(crashed, "judge", "mock/x", 0, 0, 1.0, "error", "HTTP 500")  # failed: no price
+
+
+def text_of(report) -> str:
+    out = StringIO()
+    console = Console(file=out, width=80, color_system=None)
+    for table in render(report):
+        console.print(table)
+    return out.getvalue()
+
+
+def usd_cell(text: str, config: str = "VG") -> str:
+    """The USD cell of the cost table (its cells are apart by two spaces or more; the last
+    two are USD and retries)."""
+    start = text.index("Cost per scoreable attempt")
+    line = next(ln for ln in text[start:].splitlines() if ln.split()[:1] == [config])
+    return re.split(r"\s{2,}", line.strip())[-2]
+
+
+def test_a_mixed_run_counts_its_unpriced_calls_and_shows_usd_as_a_lower_bound(store, tasks):
+    run = store.new_run({}, "mock/x", "test")
+    calls(store, run, tasks, [0.25, None, 0.125])
+    report = compute(store, run)
+    r = report.model_dump(mode="json")["configs"]["VG"]
+    assert (r["cost_usd"], r["cost_usd_unpriced_calls"]) == (0.875, 2)
+    assert r["cost_usd_per_attempt"] == 0.438  # 0.875 over 2 executed attempts
+    assert (r["by_hops"]["2"]["cost_usd"], r["by_hops"]["2"]["cost_usd_unpriced_calls"]) == (0.375, 1)
+    assert (r["by_hops"]["3"]["cost_usd"], r["by_hops"]["3"]["cost_usd_unpriced_calls"]) == (0.5, 1)
+    assert usd_cell(text_of(report)) == ">= $0.8750"
+    assert "| VG | 3.00 | 3.00 | 300.00 | 30.00 | >= $0.8750 | 0 |" in render_markdown(report)
+
+
+def test_with_every_call_priced_usd_is_exact(store, tasks):
+    run = store.new_run({}, "mock/x", "test")
+    answered = record(store, run, tasks[NISSEDAL], "answer", "north", ["6", "10"])
+    store.record_call(answered, "executor", "mock/x", 100, 10, 1.0, cost_usd=0.25)
+    report = compute(store, run)
+    r = report.model_dump(mode="json")["configs"]["VG"]
+    assert (r["cost_usd"], r["cost_usd_unpriced_calls"]) == (0.25, 0)
+    assert usd_cell(text_of(report)) == "$0.2500"
+
+
+def test_with_no_call_priced_usd_is_null(store, tasks):
+    run = store.new_run({}, "mock/x", "test")
+    answered = record(store, run, tasks[NISSEDAL], "answer", "north", ["6", "10"])
+    for _ in range(3):
+        store.record_call(answered, "executor", "mock/x", 100, 10, 1.0)
+    report = compute(store, run)
+    r = report.model_dump(mode="json")["configs"]["VG"]
+    assert (r["cost_usd"], r["cost_usd_per_attempt"], r["cost_usd_unpriced_calls"]) == (None, None, 3)
+    assert r["cost_distribution"]["cost_usd"] is None
+    assert usd_cell(text_of(report)) == "-"
+
+
+def test_a_planner_without_a_price_makes_the_run_s_usd_a_lower_bound(tmp_path):
+    """Through ``vreact run`` with a models file that prices the default model and not the
+    planner's: the planner's calls are the unpriced ones, and USD sums the others."""
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        "kind: models\n"
+        "models:\n"
+        "  brain: {model: openai/big, price: {input: 1.0, output: 2.0}}\n"
+        "  small: {model: openai/tiny}\n"
+        "roles: {default: brain, planner: small}\n"
+    )
+    out = tmp_path / "run"
+    with ChaosServer(mix={"nonsense": 1.0}, deterministic=True) as server:
+        args = ["run", "--dataset", str(FULL), "--configs", "VPGJ", "--limit", "2", "--models", str(models)]
+        result = CliRunner().invoke(
+            cli, [*args, "--base-url", server.base_url, "--out", str(out)], env={"OPENAI_API_KEY": None}
+        )
+    assert result.exit_code == 0, result.output
+    by_role = rows(out / "vreact.db", "select role, cost_usd from model_calls")
+    planned = [c for c in by_role if c["role"] == "planner"]
+    assert planned and all(c["cost_usd"] is None for c in planned)
+    assert all(c["cost_usd"] is not None for c in by_role if c["role"] != "planner")
+    report = json.loads(CliRunner().invoke(cli, ["report", str(out), "--json"]).stdout)["configs"]["VPGJ"]
+    assert report["cost_usd_unpriced_calls"] == len(planned)
+    priced = sum(c["cost_usd"] for c in by_role if c["cost_usd"] is not None)
+    assert report["cost_usd"] == pytest.approx(priced, abs=1e-6)
+    shown = CliRunner().invoke(cli, ["report", str(out)], terminal_width=200)
+    assert f">= ${report['cost_usd']:.4f}" in shown.output
