@@ -88,16 +88,18 @@ def role_of(messages: list[dict[str, str]]) -> str:
     return "executor"
 
 
-def by_role(**scripts: list[Any]) -> MockModel:
-    """A mock model with one script per role (planner, executor, judge, critic, context_manager)."""
+def by_role(**scripts: Any) -> MockModel:
+    """A mock model with one script per role (planner, executor, judge, critic, context_manager):
+    an iterable of outputs, or a function of the messages that gives each one."""
     from vreact.model import MockScriptExhausted
 
-    its = {role: iter(outputs) for role, outputs in scripts.items()}
+    its = {role: s if callable(s) else iter(s) for role, s in scripts.items()}
 
     def answer(messages: list[dict[str, str]]) -> Any:
         role = role_of(messages)
         try:
-            return next(its[role])
+            script = its[role]
+            return script(messages) if callable(script) else next(script)
         except (KeyError, StopIteration):
             raise MockScriptExhausted(f"the {role} script ran out") from None
 

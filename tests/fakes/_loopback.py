@@ -79,7 +79,9 @@ class LoopbackServer:
         self._stopping.clear()
         self._httpd = _QuietServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # polled every 20 ms, not every 0.5 s (the default), so stop() returns at once
+        serve = self._httpd.serve_forever
+        self._thread = threading.Thread(target=serve, kwargs={"poll_interval": 0.02}, daemon=True)
         self._thread.start()
         return self
 
