@@ -109,12 +109,19 @@ def runs(config: Configuration, spec, verifiers) -> set[str]:
     profiles = [m for m in members if isinstance(m, ContextProfile)]
     out |= {"profile"} if profiles else set()
     out |= {"benchmark_profile"} if any(p.profile == "benchmark" for p in profiles) else set()
-    if any(j is not None for j in Verifiers(config, spec, verifiers).judges.values()):
+    built = Verifiers(config, spec, verifiers)
+    if any(j is not None for j in built.judges.values()):
         out.add("judges")
+
+    def checks(verifier: str) -> bool:  # a verifier with a gate or a judge can reject
+        return bool(built.gates[verifier]) or built.judges[verifier] is not None
+
     if config.planner:
-        out.add("planner")
-    if config.verified:  # Controller.run takes the V's path: R1 re-tries, R3 checks the answer
-        out |= {"R1", "R3"} | ({"R2"} if config.planner else set())
+        out |= {"planner"} | ({"plan_verifier"} if checks("plan") else set())
+    if config.verified:  # Controller.run takes the V's path: R1 re-tries, R2 and R3 check
+        out.add("R1")
+        out |= {"R3"} if checks("R3") else set()
+        out |= {"R2"} if config.planner and checks("R2") else set()
     return out
 
 
@@ -167,8 +174,8 @@ def test_a_refused_setting_names_its_file_line_and_path(tmp_path):
     with pytest.raises(SpecError) as e:
         load_file(path)
     assert e.value.lines == [
-        f"{path}:9: configurations.1.budgets.plan: budgets.plan is read by the planner,"
-        " which this configuration does not run"
+        f"{path}:9: configurations.1.budgets.plan: budgets.plan is read by the plan verifier"
+        " (a planner, with gates or judges), which this configuration does not run"
     ]
 
 
@@ -212,6 +219,24 @@ def test_a_model_that_ignores_a_setting_another_reads_is_a_warning(tmp_path, cap
         f"{path}:5: limits.reasoning_only_max_tokens: warning: the judge's model anthropic/z ignores"
         " limits.reasoning_only_max_tokens"
     ]
+
+
+def test_a_default_model_no_role_falls_back_to_is_refused(tmp_path):
+    path = tmp_path / "x.yaml"
+    path.write_text(
+        "kind: experiment\nname: x\nmodels: {default: openai/a, executor: openai/b}\n"
+        "configurations:\n  - name: N\n"
+    )
+    with pytest.raises(SpecError, match="models.default: models.default is read by no role"):
+        load_file(path)
+    path.write_text(path.read_text().replace("  - name: N\n", "  - {name: NP, planner: true}\n"))
+    assert load_file(path).models_run() == {"executor": "openai/b", "planner": "openai/a"}
+
+
+def test_a_window_that_would_drop_the_newest_steps_is_refused():
+    with pytest.raises(ValidationError, match=r"initial \(5\) must be less than window \(3\)"):
+        Configuration(name="C", context_manager=True, dereact={"window": 3})
+    assert Configuration(name="C", context_manager=True, dereact={"window": 3, "initial": 1})
 
 
 def test_aliases_resolve_through_the_models_file(tmp_path):

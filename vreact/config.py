@@ -37,11 +37,15 @@ COMPONENTS: dict[str, Component] = {
     "runner": Component("the experiment runner", lambda c: True),
     "planner": Component("the planner", lambda c: c.planner),
     "R1": Component("the R1 unit verifier (it re-tries a subtask)", lambda c: c.verified),
-    "R2": Component(
-        "the R2 integration verifier (a planner and a verified configuration)",
-        lambda c: c.planner and c.verified,
+    # a verifier with nothing to check never rejects: its budget is spent only by gates or judges
+    "plan_verifier": Component(
+        "the plan verifier (a planner, with gates or judges)", lambda c: c.planner and (c.gates or c.judges)
     ),
-    "R3": Component("the R3 acceptance verifier", lambda c: c.verified),
+    "R2": Component(
+        "the R2 integration verifier (a planner, with gates or judges)",
+        lambda c: c.planner and (c.gates or c.judges),
+    ),
+    "R3": Component("the R3 acceptance verifier (gates or judges)", lambda c: c.gates or c.judges),
     "judges": Component("the judges", lambda c: c.judges),
     "guards": Component("the loop guards", lambda c: c.guards),
     "text_repetition": Component(
@@ -114,7 +118,7 @@ class BudgetLimits(BaseModel):
     step_cap: int = setting("executor", 12, ge=1, description="executor steps per try")
     steps: int = setting("executor", 40, ge=1, description="executor steps per attempt")
     r1: int = setting("R1", 3, ge=1, description="executor tries per subtask (R1 unit)")
-    plan: int = setting("planner", 3, ge=1, description="plan tries (L2)")
+    plan: int = setting("plan_verifier", 3, ge=1, description="plan tries (L2)")
     r2: int = setting("R2", 2, ge=0, description="re-descents after an R2 integration reject")
     r3: int = setting("R3", 2, ge=0, description="re-descents after an R3 acceptance reject")
     wall_clock_s: float = setting("executor", 0.0, ge=0, description="seconds per attempt (0: no limit)")
@@ -162,6 +166,15 @@ class DeReActSettings(BaseModel):
         "context_manager", 25, ge=1, description="W: raw steps of the try the brain sees (with a CM)"
     )
     initial: int = setting("context_manager", 5, ge=0, description="m: of those, the first steps kept")
+
+    @model_validator(mode="after")
+    def _initial_in_window(self) -> DeReActSettings:
+        if self.initial >= self.window:  # else the window would keep the first steps, never the newest
+            raise ValueError(
+                f"initial ({self.initial}) must be less than window ({self.window}): the window keeps"
+                " the first `initial` steps and the newest of the rest"
+            )
+        return self
 
 
 class MemberRef(BaseModel):

@@ -307,6 +307,11 @@ class Experiment(_Strict):
                     ("models", role),
                     f"models.{role} is read by {title}, which no configuration of this experiment runs",
                 )
+        if "default" in self.models and not self._fall_back():
+            raise IdleSetting(
+                ("models", "default"),
+                "models.default is read by no role: each role this experiment runs has a model of its own",
+            )
         called = self.models_run()
         for path, setting in self._model_settings():
             if not any(_reads(m, setting) for m in called.values()):
@@ -336,6 +341,13 @@ class Experiment(_Strict):
             entry = catalog.models.get(name) if catalog else None
             out[role] = entry.model if entry else name
         return out
+
+    def _fall_back(self) -> list[str]:
+        """The roles that run on the default model: those given no model of their own (here or
+        in the models file's roles)."""
+        catalog = _catalog(self.models_file)
+        own = {*self.models, *(catalog.roles if catalog else {})}
+        return [r for r in sorted(self.roles_run()) if r not in own]
 
     def ignored_settings(self) -> list[tuple[Loc, str]]:
         """(where, why) of each model setting that a model of the experiment ignores although
