@@ -227,7 +227,7 @@ def test_a_default_model_no_role_falls_back_to_is_refused(tmp_path):
         "kind: experiment\nname: x\nmodels: {default: openai/a, executor: openai/b}\n"
         "configurations:\n  - name: N\n"
     )
-    with pytest.raises(SpecError, match="models.default: models.default is read by no role"):
+    with pytest.raises(SpecError, match=r"models\.default: models\.default is read by no role"):
         load_file(path)
     path.write_text(path.read_text().replace("  - name: N\n", "  - {name: NP, planner: true}\n"))
     assert load_file(path).models_run() == {"executor": "openai/b", "planner": "openai/a"}
