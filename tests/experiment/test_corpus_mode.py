@@ -158,7 +158,7 @@ def test_a_tasks_own_paragraphs_give_the_same_figures_with_one_index_per_task(tm
 def test_a_bad_corpus_is_a_one_line_error_exit_2(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('[{"title": "a", "text": "b"},\n {"title": "c", "txt": "d"}]')
-    args = ["experiment", "pilot", "--set", f"dataset.path={ANS}", "--set", "models.default=mock/x"]
+    args = ["experiment", "pilot", "--set", f"dataset.path={ANS}", "--set", "models.default=openai/x"]
     result = CliRunner().invoke(cli, [*args, "--set", f"dataset.corpus={bad}", "--out", str(tmp_path / "r")])
     assert result.exit_code == 2
     assert result.stderr == f"error: {bad}:2: [1].text: missing\n"
@@ -170,7 +170,7 @@ def test_a_bad_corpus_is_a_one_line_error_exit_2(tmp_path):
         "--out",
         str(tmp_path / "f"),
     ]
-    result = CliRunner().invoke(cli, ["experiment", "pilot", "--set", "models.default=mock/x", *missing])
+    result = CliRunner().invoke(cli, ["experiment", "pilot", "--set", "models.default=openai/x", *missing])
     assert result.exit_code == 2 and "is not in the corpus" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 

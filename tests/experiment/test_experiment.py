@@ -260,8 +260,8 @@ def test_run_flags_and_the_same_experiment_file_resolve_to_the_same_experiment(t
         "call_timeout": "60",
         "endpoint_concurrency": "2",
     }
-    run = ["run", "--dataset", str(FULL), "--task-ids", ",".join(ids), "--configs", "VG,N"]
-    run += ["--model", "openai/x", "--role-model", "executor=openai/y", "--base-url", url]
+    run = ["run", "--dataset", str(FULL), "--task-ids", ",".join(ids), "--configs", "VPGJ,N"]
+    run += ["--model", "openai/x", "--role-model", "judge=openai/y", "--base-url", url]
     run += ["--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "a")]
     for flag, value in same.items():
         run += [f"--{flag.replace('_', '-')}", value]
@@ -269,20 +269,20 @@ def test_run_flags_and_the_same_experiment_file_resolve_to_the_same_experiment(t
         "dataset.path": str(FULL),
         "dataset.task_ids": f"[{', '.join(ids)}]",
         "models.default": "openai/x",
-        "models.executor": "openai/y",
+        "models.judge": "openai/y",
         "base_url": url,
         **{k if k in ("attempts", "seed", "concurrency") else f"limits.{k}": v for k, v in same.items()},
     }
-    experiment = ["experiment", "pilot", "--configs", "VG,N", "--cache-dir", str(tmp_path / "cache")]
+    experiment = ["experiment", "pilot", "--configs", "VPGJ,N", "--cache-dir", str(tmp_path / "cache")]
     experiment += ["--out", str(tmp_path / "b")]
     for key, value in sets.items():
         experiment += ["--set", f"{key}={value}"]
 
     by_flags, by_file = resolved_by(run, monkeypatch), resolved_by(experiment, monkeypatch)
     assert [t.id for t in by_flags.tasks] == ids
-    assert [c.name for c in by_flags.configs] == ["VG", "N"]
+    assert [c.name for c in by_flags.configs] == ["VPGJ", "N"]  # the judge has a model of its own
     assert by_flags.identity() == by_file.identity()  # the same run: one resumes the other's
-    assert {r: m.name for r, m in by_flags.models.items()} == {"default": "openai/x", "executor": "openai/y"}
+    assert {r: m.name for r, m in by_flags.models.items()} == {"default": "openai/x", "judge": "openai/y"}
     assert by_flags.cache is not None and by_file.cache is not None
     assert by_flags.cache.path == by_file.cache.path
     assert replace(by_flags, models={}, cache=None) == replace(by_file, models={}, cache=None)

@@ -39,7 +39,7 @@ def provider(name: str, reads: tuple[str, ...] | None = None) -> Callable[[Provi
 
 def providers_reading(setting: str) -> list[str]:
     """The registered providers that declare they read ``setting`` (not the ones that declare
-    nothing, such as mock/: a stand-in for any provider)."""
+    nothing: a plugin)."""
     return [p for p in sorted(_READS) if setting in _READS[p]]
 
 
@@ -69,7 +69,7 @@ def _llamacpp(model: str, **options: Any) -> Model:
     return LlamaCppModel(model, **options)
 
 
-@provider("mock")  # a stand-in for any provider: nothing it is given is refused for it
+@provider("mock", reads=())  # scripted from Python: it reads no server, limit or watchdog
 def _mock(model: str, **options: Any) -> Model:
     from vreact.model._mock import MockModel
 
