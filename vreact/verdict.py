@@ -10,6 +10,8 @@ from typing import Any, Literal
 from vreact.v import Level, Source, V
 
 Decision = Literal["accept", "reject"]
+#: What the success ledger holds: an accepted plan, a subtask's accepted result, the final answer.
+UnitKind = Literal["plan", "unit", "answer"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class Unit:
     answer, its evidence, the cited paragraphs' text, the ids the try retrieved, its searches),
     so the controller reads the ascent back from it and a replay can verify it again."""
 
-    kind: Literal["plan", "unit", "answer"]
+    kind: UnitKind
     verifier: str  # the verifier whose accept it follows: plan, R1 or R3
     component: str
     slot: str  # the subtask's id in its plan ("s1"); "" for a plan or the final answer

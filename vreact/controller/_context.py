@@ -14,7 +14,7 @@ from vreact.records import Store
 from vreact.records.store import RowId
 from vreact.tasks.dataset import Task
 from vreact.tools import Corpus, corpus_of
-from vreact.verdict import Unit, Verdict
+from vreact.verdict import Unit, UnitKind, Verdict
 
 
 @dataclass
@@ -76,7 +76,7 @@ class Recorder:
             if not verdict.accepted:
                 self.last_reject[verdict.component] = verdict
 
-    def unit(self, kind: Any, verifier: str, component: str, artifact: Any, slot: str = "") -> None:
+    def unit(self, kind: UnitKind, verifier: str, component: str, artifact: Any, slot: str = "") -> None:
         """Accepted work (a plan, a subtask's result, the final answer): its ledger row, whole,
         written after the verdicts that accepted it."""
         unit = Unit(kind, verifier, component, slot, artifact.gate_input(), artifact.identity())

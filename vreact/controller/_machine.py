@@ -128,16 +128,16 @@ class Controller:
             if artifact.kind == "abstain":  # R3 still checks that declining is allowed
                 self._declined_by = st.component
                 declined = dataclasses.replace(artifact, question=self.task.question)
-                return self._chain(done, subtasks), declined
+                return self._chain(done, subtasks, self._units(done)), declined
             self.ctx.recorder.unit("unit", "R1", st.component, artifact, st.id)
             done.append(st)
-        return self._chain(done, subtasks), _levels.final(
-            self.task.question, list(self._units(done).values())
-        )
+        units = self._units(done)  # one read of the ledger for the chain and the final answer
+        return self._chain(done, subtasks, units), _levels.final(self.task.question, list(units.values()))
 
-    def _chain(self, done: list[Subtask], subtasks: list[Subtask]) -> ChainArtifact:
+    def _chain(
+        self, done: list[Subtask], subtasks: list[Subtask], units: dict[str, Artifact]
+    ) -> ChainArtifact:
         """The chain R2 checks: each accepted subtask's link, from its unit in the ledger."""
-        units = self._units(done)
         steps = [_levels.chain_step(st, units[st.id]) for st in done if st.id in units]
         return _levels.chain(self.task.question, steps, subtasks)
 
