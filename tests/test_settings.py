@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from vreact.config import CALL_ROLES, COMPONENTS, Configuration, reader_of
+from vreact.config import CALL_ROLES, COMPONENTS, ROLE_COMPONENT, Configuration, reader_of
 from vreact.controller._try import pipeline_of
 from vreact.pipeline import (
     ContextManager,
@@ -46,7 +46,7 @@ def declared(model: type[BaseModel] = Configuration, path: tuple[str, ...] = ())
 
 def reader(path: tuple[str, ...]) -> str:
     if path[0] == "calls":
-        return {"judge": "judges"}.get(path[1], path[1])
+        return ROLE_COMPONENT[path[1]]
     model: type[BaseModel] = Configuration
     for part in path[:-1]:
         model = model.model_fields[part].annotation  # type: ignore[assignment]
@@ -104,8 +104,8 @@ def runs(config: Configuration, spec, verifiers) -> set[str]:
     out |= {"guards"} if RepetitionGuard in kinds else set()
     out |= {"text_repetition"} if TextRepetitionGuard in kinds else set()
     out |= {"duplicate_search"} if DuplicateSearchRollback in kinds else set()
-    out |= {"critic"} if Critic in kinds else set()
-    out |= {"context_manager"} if ContextManager in kinds else set()
+    out |= {"critic", "critic_calls"} if Critic in kinds else set()
+    out |= {"context_manager", "context_manager_calls"} if ContextManager in kinds else set()
     profiles = [m for m in members if isinstance(m, ContextProfile)]
     out |= {"profile"} if profiles else set()
     out |= {"benchmark_profile"} if any(p.profile == "benchmark" for p in profiles) else set()
@@ -234,9 +234,11 @@ def test_a_default_model_no_role_falls_back_to_is_refused(tmp_path):
 
 
 def test_a_window_that_would_drop_the_newest_steps_is_refused():
-    with pytest.raises(ValidationError, match=r"initial \(5\) must be less than window \(3\)"):
+    with pytest.raises(ValidationError, match=r"initial \(5\) must be less than dereact\.window \(3\)"):
         Configuration(name="C", context_manager=True, dereact={"window": 3})
     assert Configuration(name="C", context_manager=True, dereact={"window": 3, "initial": 1})
+    with pytest.raises(ValidationError, match=r"dereact\.window is read by the DeReAct context manager"):
+        Configuration(name="C", dereact={"window": 3})  # without a CM: the rule, not the cross-check
 
 
 def test_aliases_resolve_through_the_models_file(tmp_path):
@@ -264,3 +266,18 @@ def test_every_shipped_experiment_validates_under_the_rule():
     assert len(files) >= 5
     for f in files:
         load_file(f)
+
+
+def test_a_pipeline_member_is_checked_and_counts_as_running():
+    """A member's arguments are bound at validation (not in every attempt), and a DeReAct member
+    named in ``pipeline:`` runs, so its settings and its role's call settings are read."""
+    with pytest.raises(ValidationError, match="pipeline member 'repetition_guard': got an unexpected"):
+        Configuration(name="C", pipeline=[{"name": "repetition_guard", "args": {"bogus": 1}}])
+    with pytest.raises(ValidationError, match="unknown pipeline member 'critc'; did you mean 'critic'"):
+        Configuration(name="C", pipeline=["critc"])
+    named = Configuration(name="C", pipeline=["critic"], calls={"critic": {"temperature": 0.1}})
+    assert COMPONENTS[ROLE_COMPONENT["critic"]].runs(named)
+    # the named member takes its own arguments: the switched-on critic's threshold is not read
+    with pytest.raises(ValidationError, match=r"dereact\.kappa_min is read by the DeReAct critic"):
+        Configuration(name="C", pipeline=["critic"], dereact={"kappa_min": 0.5})
+    Configuration(name="C", pipeline=[{"name": "critic", "args": {"kappa_min": 0.5}}])

@@ -57,6 +57,14 @@ COMPONENTS: dict[str, Component] = {
     ),
     "critic": Component("the DeReAct critic", lambda c: c.critic),
     "context_manager": Component("the DeReAct context manager", lambda c: c.context_manager),
+    # their model calls: switched on, or named in the configuration's own pipeline (with its args)
+    "critic_calls": Component(
+        "the critic (critic: true, or named in pipeline)", lambda c: c.critic or c.runs_member("critic")
+    ),
+    "context_manager_calls": Component(
+        "the context manager (context_manager: true, or named in pipeline)",
+        lambda c: c.context_manager or c.runs_member("context_manager"),
+    ),
     "profile": Component("the context profile", lambda c: c.profile is not None),
     "benchmark_profile": Component("the benchmark context profile", lambda c: c.profile == "benchmark"),
 }
@@ -65,8 +73,8 @@ ROLE_COMPONENT = {
     "planner": "planner",
     "executor": "executor",
     "judge": "judges",
-    "critic": "critic",
-    "context_manager": "context_manager",
+    "critic": "critic_calls",
+    "context_manager": "context_manager_calls",
 }
 
 
@@ -167,15 +175,6 @@ class DeReActSettings(BaseModel):
     )
     initial: int = setting("context_manager", 5, ge=0, description="m: of those, the first steps kept")
 
-    @model_validator(mode="after")
-    def _initial_in_window(self) -> DeReActSettings:
-        if self.initial >= self.window:  # else the window would keep the first steps, never the newest
-            raise ValueError(
-                f"initial ({self.initial}) must be less than window ({self.window}): the window keeps"
-                " the first `initial` steps and the newest of the rest"
-            )
-        return self
-
 
 class MemberRef(BaseModel):
     """A member of the executor's step pipeline, by registered name, with its arguments."""
@@ -190,14 +189,20 @@ class MemberRef(BaseModel):
     def _bare_name(cls, v: Any) -> Any:
         return {"name": v} if isinstance(v, str) else v
 
-    @field_validator("name")
-    @classmethod
-    def _registered(cls, name: str) -> str:
-        from vreact.pipeline import build_member, member_names
+    @model_validator(mode="after")
+    def _registered(self) -> MemberRef:
+        """A registered member that takes these arguments (built once to check: a member's
+        constructor is its declaration), so a typo fails here, not in every attempt."""
+        import inspect
 
-        if name not in member_names():
-            build_member(name)  # raises, naming the closest registered member
-        return name
+        from vreact.pipeline import member_class
+
+        cls = member_class(self.name)  # raises, naming the closest registered member
+        try:
+            inspect.signature(cls).bind(**self.args)
+        except TypeError as e:
+            raise ValueError(f"pipeline member {self.name!r}: {e}") from None
+        return self
 
 
 class CallSettings(BaseModel):
@@ -284,9 +289,14 @@ class Configuration(BaseModel):
         """A setting its component never reads is refused, not silently ignored."""
         for path, component in idle_settings(self):
             setting = ".".join(path)
+            title = COMPONENTS[component].title
+            raise IdleSetting(path, f"{setting} is read by {title}, which this configuration does not run")
+        d = self.dereact
+        if self.context_manager and d.initial >= d.window:  # else the newest steps are never seen
             raise IdleSetting(
-                path,
-                f"{setting} is read by {COMPONENTS[component].title}, which this configuration does not run",
+                ("dereact", "initial"),
+                f"dereact.initial ({d.initial}) must be less than dereact.window ({d.window}): the"
+                " window keeps the first `initial` steps and the newest of the rest",
             )
         return self
 
@@ -298,6 +308,10 @@ class Configuration(BaseModel):
             max_tokens=self.max_tokens if own.max_tokens is None else own.max_tokens,
             seed=seed,
         )
+
+    def runs_member(self, name: str) -> bool:
+        """Whether the configuration's own pipeline names the member ``name``."""
+        return any(m.name == name for m in self.pipeline)
 
     @property
     def verified(self) -> bool:

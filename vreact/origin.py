@@ -5,6 +5,7 @@ when a dataset is read, so no prompt can be handed them by accident."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,9 +29,12 @@ def tag(value: str, origin: str) -> Tagged:
 
 
 def origins_in(value: Any) -> Iterator[str]:
-    """The origins tagged anywhere inside ``value`` (strings, lists, tuples, sets, dicts)."""
-    if isinstance(value, Tagged):
-        yield value.origin
+    """The origins tagged anywhere inside ``value``: in strings, containers (lists, tuples, sets,
+    dicts: keys and values) and the fields of objects (dataclasses, pydantic models). A tag
+    marks that string object: a string made from it (sliced, formatted, joined) carries none."""
+    if isinstance(value, str):
+        if isinstance(value, Tagged):
+            yield value.origin
     elif isinstance(value, dict):
         for k, v in value.items():
             yield from origins_in(k)
@@ -38,3 +42,8 @@ def origins_in(value: Any) -> Iterator[str]:
     elif isinstance(value, (list, tuple, set, frozenset)):
         for v in value:
             yield from origins_in(v)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from origins_in(getattr(value, f.name))
+    elif hasattr(value, "__dict__") and not isinstance(value, type):  # a pydantic model, a plain object
+        yield from origins_in(vars(value))

@@ -236,3 +236,16 @@ def test_the_step_budget_ends_unverified_configurations_at_cap(
     assert len(steps) == 3
     executor_calls = [c for c in store.query("select role from model_calls") if c["role"] == "executor"]
     assert len(executor_calls) == 3
+
+
+def test_final_answer_recovery_never_spends_past_the_step_budget(
+    task_nissedal, store, spec, verifiers, roles
+):
+    config = Configuration(name="N", budgets={"step_cap": 3, "steps": 3}, final_answer_recovery=True)
+    script = [search(f"query {i}") for i in range(3)] + [finish("north", ["6"])]
+    outcome, _, model = attempt(config, task_nissedal, script, store, spec, verifiers, roles)
+    assert (outcome.kind, outcome.level, outcome.cause) == ("abstain", "cap", "step_budget")
+    assert len(model.calls) == 3  # the recovery call was not made
+    roomy = Configuration(name="N", budgets={"step_cap": 3, "steps": 4}, final_answer_recovery=True)
+    outcome, _, model = attempt(roomy, task_nissedal, script, store, spec, verifiers, roles)
+    assert (outcome.kind, outcome.answer, len(model.calls)) == ("answer", "north", 4)

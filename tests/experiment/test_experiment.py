@@ -310,3 +310,25 @@ def test_a_role_s_own_call_settings_reach_the_server(tmp_path, monkeypatch):
     planner = [b["messages"][0]["content"].startswith("You are the planner") for b in bodies]
     asked = {(p, b["temperature"], b["max_tokens"]) for p, b in zip(planner, bodies, strict=True)}
     assert asked == {(True, 0.7, 512), (False, 0.2, 256)}
+
+
+def test_configs_of_an_experiment_file_are_validated_as_a_whole(tmp_path):
+    """``--configs`` picks configurations and validates the result again: a name twice is one
+    line, exit 2; the file's judge model goes with the judged configuration left out."""
+    from vreact.spec import load_experiment, only_configs
+
+    path = tmp_path / "exp.yaml"
+    path.write_text(
+        "kind: experiment\nname: x\nmodels: {default: openai/x, judge: openai/j}\n"
+        "configurations:\n  - {name: N}\n  - {name: VGJ, gates: true, judges: true}\n"
+    )
+    result = CliRunner().invoke(
+        cli, ["experiment", str(path), "--configs", "N,N", "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2
+    assert result.stderr == "error: --configs N,N: configurations: configuration names repeat: N\n"
+    assert only_configs(load_experiment(str(path)), "N").models == {"default": "openai/x"}
+    assert only_configs(load_experiment(str(path)), "VGJ").models == {
+        "default": "openai/x",
+        "judge": "openai/j",
+    }

@@ -256,3 +256,21 @@ def test_the_rule_through_vreact_run(tmp_path):
     )
     assert "Traceback" not in refused.stderr
     assert runs(out) == [{"id": 1, "configs": ["N", "VG", "VPG"], "status": "completed"}]
+
+
+def test_a_new_configuration_may_bring_a_model_for_a_role_only_it_calls(tmp_path, make):
+    """N then N,VPGJ with a judge model of its own resumes (no attempt of the run called a
+    judge); a judge model that differs from the one VPGJ's attempts were judged by is refused."""
+    out = tmp_path / "run"
+    run_experiment(make("N"), out)
+    judged = make(
+        "N,VPGJ", models={"default": MockModel(reply), "judge": MockModel(reply, name="mock/judge")}
+    )
+    assert run_experiment(judged, out) == 1
+    stored = json.loads(next(Store(out / DB_NAME).query("select config_json from runs"))["config_json"])
+    assert stored["models"] == {"default": "mock/scripted", "judge": "mock/judge"}
+    other = make("N,VPGJ", models={"default": MockModel(reply), "judge": MockModel(reply, name="mock/other")})
+    with pytest.raises(
+        RunMismatch, match="the judge model mock/judge; this one uses the judge model mock/other"
+    ):
+        run_experiment(other, out)

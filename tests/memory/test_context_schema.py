@@ -13,6 +13,7 @@ from vreact.config import Configuration
 from vreact.controller import Recorder
 from vreact.memory import ContextAssembler, ContextSchemaError, Scope, Tagged, tag
 from vreact.spec import CONTEXT_FIELDS, ORIGINS
+from vreact.verify.gates import Artifact
 
 ROLES = ("planner", "designer", "executor", "judge", "critic", "context_manager", "controller")
 # 2hop__269805_135710: Nissedal -> Norway (paragraph 10) -> named after the north (paragraph 6)
@@ -80,13 +81,14 @@ def test_a_value_from_an_excluded_origin_fails_closed_inside_an_allowed_field(
     role, roles, store, monkeypatch
 ):
     """A string tagged with an origin the row never reads is refused wherever it is planted in a
-    field the row may read: at the top, in a list, as a dict value or key."""
+    field the row may read: at the top, in a list, as a dict value or key, in an object's field."""
     assembler = ContextAssembler(roles, store)
     row = roles.roles[role]
     for field in row.reads:
         for origin in row.never_reads:
             planted = tag("Norway", origin)
-            for value in (planted, ["fine", planted], {"step": planted}, {planted: 1}):
+            inside = Artifact("answer", "q", answer=planted)  # a field of an object
+            for value in (planted, ["fine", planted], {"step": planted}, {planted: 1}, inside):
                 scope = Scope(1, ("executor.s1",), planted_in(field, value, store, monkeypatch))
                 with pytest.raises(ContextSchemaError, match=f"value from {origin!r}"):
                     assembler.read(role, field, scope)
@@ -186,3 +188,26 @@ def test_a_unit_missing_from_the_ledger_gives_the_dependent_subtask_nothing(
     assert any("What is Norway named after?" in p for p in seen[False])
     assert not any("Norway named" in p for p in seen[True])
     assert any("What is #1 named after?" in p for p in seen[True])
+
+
+def test_a_final_unit_missing_from_the_ledger_is_a_crash_not_another_answer(
+    task_nissedal, store, spec, verifiers, roles, monkeypatch
+):
+    """NP's final answer is read from the final subtask's unit: without it the attempt crashes
+    saying so, and never answers with s1's Norway."""
+    from vreact.experiment import RAISE_INTERNAL
+
+    monkeypatch.setenv(RAISE_INTERNAL, "0")  # the crash is the record under test
+    unit = Recorder.unit
+
+    def losing_s2(self, kind, verifier, component, artifact, slot=""):
+        if slot != "s2":
+            unit(self, kind, verifier, component, artifact, slot)
+
+    monkeypatch.setattr(Recorder, "unit", losing_s2)
+    scripts = {k: v for k, v in SCRIPTS.items() if k in ("planner", "executor")}
+    planned = Configuration(name="NP", planner=True)
+    outcome, row, _ = attempt(planned, task_nissedal, by_role(**scripts), store, spec, verifiers, roles)
+    assert (outcome.kind, outcome.crash_kind) == ("crash", "internal")
+    assert "no accepted unit of executor.p1.s2, the final subtask" in outcome.error
+    assert row["answer"] is None

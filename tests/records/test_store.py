@@ -38,18 +38,21 @@ def test_migrations_run_once(tmp_path):
 
 def test_a_reject_writes_the_failure_index_and_an_accepted_unit_the_ledger(store, run):
     a = store.start_attempt(run, "VG", "t1", 0, 0)
-    ok = store.record_verdict(a, Verdict("R1", "executor.s1", "gate", "parses", "accept"), {"answer": "x"})
+    unit = Unit("unit", "R1", "executor.s1", "s1", {"answer": "x", "cited": {}}, {"answer": "x"})
+    accept = Verdict("R1", "executor.s1", "gate", "parses", "accept", artifact_hash=unit.artifact_hash)
+    ok = store.record_verdict(a, accept, {"answer": "x"})
+    other = Verdict("R1", "executor.s1", "gate", "parses", "accept", artifact_hash="another artifact")
+    store.record_verdict(a, other, {"answer": "y"})  # a later accept, of something else
     bad = store.record_verdict(a, Verdict("R1", "executor.s1", "gate", "supported", "reject", "unsupported"))
     assert store.ledger(a) == []  # a gate's accept is a verdict only
     [failure] = store.failures(a)
     assert failure["verdict_id"] == bad
     assert failure["cause"] == "unsupported" and store.failures(a, "executor.s2") == []
-    store.defer_unit(
-        a, Unit("unit", "R1", "executor.s1", "s1", {"answer": "x", "cited": {}}, {"answer": "x"})
-    )
-    [unit] = store.ledger(a)  # the held-back row is written before the read
-    assert (unit["verdict_id"], unit["kind"], unit["slot"], unit["level"]) == (ok, "unit", "s1", "L3")
-    assert json.loads(unit["input"]) == {"answer": "x", "cited": {}}
+    store.defer_unit(a, unit)
+    [row] = store.ledger(a)  # the held-back row is written before the read
+    # tied to the accept of this very artifact, not to the component's latest accept
+    assert (row["verdict_id"], row["kind"], row["slot"], row["level"]) == (ok, "unit", "s1", "L3")
+    assert json.loads(row["input"]) == {"answer": "x", "cited": {}}
     store.defer_unit(a, Unit("unit", "R1", "executor.s2", "s2", {"answer": "y"}, {"answer": "y"}))
     assert store.ledger(a, "executor.s2")[0]["verdict_id"] is None  # no verifier accepted it
 

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as Bar
 
 from vreact.cli._common import err, print_report, user_errors
-from vreact.config import CALL_ROLES, IdleSetting
+from vreact.config import CALL_ROLES
 from vreact.experiment import (
     OnAttempt,
     Progress,
@@ -33,10 +33,12 @@ from vreact.spec import (
     SpecError,
     UnknownConfiguration,
     load_experiment,
+    only_configs,
     parse_overrides,
     resolve_configs,
     warn,
 )
+from vreact.spec._loader import located
 from vreact.tasks.dataset import DatasetError, Task, load_tasks, select_tasks
 
 INPUT_ERRORS = (
@@ -101,18 +103,16 @@ def experiment_of_flags(
 
 
 def _flag_error(error: Any) -> str:
-    cause = (error.get("ctx") or {}).get("error")
-    loc = (*error["loc"], *cause.path) if isinstance(cause, IdleSetting) else tuple(error["loc"])
-    return f"{_flag(loc)}: {error['msg'].removeprefix('Value error, ')}"
+    return f"{_flag(located(error))}: {error['msg'].removeprefix('Value error, ')}"
 
 
 def _flag(loc: tuple[Any, ...]) -> str:
     """The flag that gave the field at ``loc``."""
     if loc[:1] == ("configurations",):
         return "--configs"
-    if loc[:1] == ("models",):
+    if loc[:1] == ("models",) and len(loc) > 1:
         return "--model" if loc[1:] == ("default",) else f"--role-model {loc[1]}"
-    return "--" + str(loc[-1]).replace("_", "-")
+    return "--" + str(loc[-1]).replace("_", "-") if loc else "the flags"
 
 
 def run_tasks(exp: Experiment) -> list[Task]:
@@ -371,5 +371,5 @@ def experiment(
     with user_errors(*INPUT_ERRORS):
         exp = load_experiment(file, parse_overrides(overrides))
         if configs:
-            exp = exp.model_copy(update={"configurations": resolve_configs(configs, exp)})
+            exp = only_configs(exp, configs)
     _launch(exp, out or Path("runs") / exp.name, cache_dir)

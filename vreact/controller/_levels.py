@@ -42,10 +42,8 @@ def chain(question: str, steps: list[ChainStep], subtasks: list[Subtask]) -> Cha
 
 
 def final(question: str, accepted: list[Artifact]) -> Artifact:
-    """The final answer: the last subtask's, with the evidence of the whole chain (an empty
-    answer, which the gates reject, when no unit was accepted)."""
-    if not accepted:
-        return Artifact("answer", question, answer="")
+    """The final answer: the last accepted unit's (the final subtask's), with the evidence of the
+    whole chain."""
     last = accepted[-1]
     evidence = list(dict.fromkeys(e for a in accepted for e in a.evidence))
     cited = {k: v for a in accepted for k, v in a.cited.items()}

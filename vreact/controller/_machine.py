@@ -26,9 +26,9 @@ from vreact.controller import _levels
 from vreact.controller._context import AttemptContext
 from vreact.controller._outcome import Outcome
 from vreact.controller._try import ANSWER, ExecutorTry
+from vreact.model import parse_json_object
 from vreact.roles import planner
 from vreact.roles.designer import Designer, Subtask
-from vreact.roles.executor import parse_json_object
 from vreact.spec import AnswerRequirements, TaskSpec, VerifierSet
 from vreact.v import V
 from vreact.verify.gates import Artifact, ChainArtifact, Plan, PlanArtifact
@@ -36,6 +36,10 @@ from vreact.verify.verifier import Rejection, Verifiers
 
 #: The component whose verdicts are the plan's and the chain's.
 PLANNER = "planner"
+
+
+class LedgerError(RuntimeError):
+    """The ledger lacks a unit the controller accepted: the attempt's records are broken."""
 
 
 class Controller:
@@ -128,11 +132,11 @@ class Controller:
             if artifact.kind == "abstain":  # R3 still checks that declining is allowed
                 self._declined_by = st.component
                 declined = dataclasses.replace(artifact, question=self.task.question)
-                return self._chain(done, subtasks, self._units(done)), declined
+                return self._chain(done, subtasks, self._accepted_units(done)), declined
             self.ctx.recorder.unit("unit", "R1", st.component, artifact, st.id)
             done.append(st)
-        units = self._units(done)  # one read of the ledger for the chain and the final answer
-        return self._chain(done, subtasks, units), _levels.final(self.task.question, list(units.values()))
+        units = self._accepted_units(done)  # one read of the ledger for the chain and the final answer
+        return self._chain(done, subtasks, units), self._final(done, units)
 
     def _chain(
         self, done: list[Subtask], subtasks: list[Subtask], units: dict[str, Artifact]
@@ -141,7 +145,16 @@ class Controller:
         steps = [_levels.chain_step(st, units[st.id]) for st in done if st.id in units]
         return _levels.chain(self.task.question, steps, subtasks)
 
-    def _units(self, subtasks: list[Subtask]) -> dict[str, Artifact]:
+    def _final(self, done: list[Subtask], units: dict[str, Artifact]) -> Artifact:
+        """The final answer, from the ledger: the final subtask's unit, with the evidence of every
+        accepted unit in plan order. A final subtask without its unit is a broken record: the
+        attempt ends in a crash that says so, never in another subtask's answer."""
+        last = next((s for s in reversed(done) if s.final), done[-1])
+        if last.id not in units:
+            raise LedgerError(f"the ledger holds no accepted unit of {last.component}, the final subtask")
+        return _levels.final(self.task.question, [units[s.id] for s in done if s.id in units])
+
+    def _accepted_units(self, subtasks: list[Subtask]) -> dict[str, Artifact]:
         """The accepted units of ``subtasks`` by subtask id (the latest of each), as the
         controller reads them back from the ledger through the context assembler."""
         rows = self._read("controller", tuple(s.component for s in subtasks), {})["ledger"]
@@ -200,7 +213,7 @@ class Controller:
                 return self._outcome_of(artifact, st.component)
             self.ctx.recorder.unit("unit", "R1", st.component, artifact, st.id)
             done.append(st)
-        final = _levels.final(self.task.question, list(self._units(done).values()))
+        final = self._final(done, self._accepted_units(done))
         self.ctx.recorder.unit("answer", "R3", ANSWER, final)
         return self._outcome_of(final, ANSWER)
 
@@ -208,7 +221,7 @@ class Controller:
         """``subtask`` with the accepted answers of the subtasks it names (``#1``) substituted into
         its objective, read from the ledger; a reference with no accepted unit stays as it is."""
         upstream = [s for s in subtasks if s.id in subtask.depends_on]
-        answers = {k: str(a.answer) for k, a in self._units(upstream).items()} if upstream else {}
+        answers = {k: str(a.answer) for k, a in self._accepted_units(upstream).items()} if upstream else {}
         objective = planner.substitute(subtask.objective, list(subtask.plan_ids), answers)
         return dataclasses.replace(subtask, objective=objective)
 

@@ -85,9 +85,7 @@ class ExecutorTry:
         budgets = self.ctx.budgets
         cap = budgets.step_cap()
         while not cap.spent:
-            spent = budgets.exhausted() or (
-                ("step_budget", "the attempt's executor steps are spent") if budgets.steps.spent else None
-            )
+            spent = self._attempt_spent()
             if spent:
                 self._budget_stop(*spent)
                 return None
@@ -98,10 +96,23 @@ class ExecutorTry:
             ended, done = self._step(turn, cap)
             if ended:
                 return done
-        recovered = self._recover(cap) if self.ctx.config.final_answer_recovery else None
-        if recovered is None:
-            self._budget_stop("step_cap", f"{len(self.history)} steps")
-        return recovered
+        if self.ctx.config.final_answer_recovery:  # one more step: never past the attempt's budgets
+            spent = self._attempt_spent()
+            if spent:
+                self._budget_stop(*spent)
+                return None
+            recovered = self._recover(cap)
+            if recovered is not None:
+                return recovered
+        self._budget_stop("step_cap", f"{len(self.history)} steps")
+        return None
+
+    def _attempt_spent(self) -> tuple[str, str] | None:
+        """(cause, detail) when the attempt's tokens, wall clock or executor steps are spent."""
+        budgets = self.ctx.budgets
+        if budgets.steps.spent:
+            return budgets.exhausted() or ("step_budget", "the attempt's executor steps are spent")
+        return budgets.exhausted()
 
     def _step(self, turn: Turn, cap: Budget) -> tuple[bool, Artifact | None]:
         """One step through the four phases; (True, final or None) when the try ends."""

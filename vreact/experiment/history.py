@@ -45,10 +45,42 @@ def plain(identity: dict[str, Any]) -> dict[str, Any]:
 
 def grown(stored: dict[str, Any], identity: dict[str, Any]) -> dict[str, Any]:
     """The stored identity of a run resumed with ``identity``: its configurations, then those
-    it had not run yet, in this run's order."""
+    it had not run yet, in this run's order; and the models (and endpoints) of roles only those
+    new ones call."""
     had = _by_name(stored.get("configs"))
     new = [c for c in identity.get("configs") or [] if _name(c) not in had]
-    return {**stored, "configs": [*(stored.get("configs") or []), *new]} if new else stored
+    out = {**stored, "configs": [*(stored.get("configs") or []), *new]} if new else dict(stored)
+    for key in ("models", "endpoints"):
+        roles = _new_roles(stored, identity, key)
+        if roles:
+            out[key] = {**(stored.get(key) or {}), **{r: identity[key][r] for r in roles}}
+    return out
+
+
+#: How a stored configuration calls a role's model: its switch, or the member its pipeline names.
+_ROLE_SWITCH = {
+    "planner": "planner",
+    "judge": "judges",
+    "critic": "critic",
+    "context_manager": "context_manager",
+}
+
+
+def _calls(config: dict[str, Any], role: str) -> bool:
+    switch = _ROLE_SWITCH.get(role)
+    if switch is None:  # the executor, or the default every role falls back to
+        return True
+    return bool(config.get(switch)) or any(
+        isinstance(m, dict) and m.get("name") == role for m in config.get("pipeline") or []
+    )
+
+
+def _new_roles(stored: dict[str, Any], identity: dict[str, Any], key: str) -> list[str]:
+    """The roles ``identity`` gives a model (or endpoint) of their own that the stored run has
+    none for and none of its configurations calls: growth, like a new configuration."""
+    was, now = stored.get(key) or {}, identity.get(key) or {}
+    configs = [c for c in stored.get("configs") or [] if isinstance(c, dict)]
+    return [r for r in now if r not in was and not any(_calls(c, r) for c in configs)]
 
 
 def refusal(
@@ -59,7 +91,10 @@ def refusal(
     other ones (each configuration both name the same in both)."""
     keys = [k for k in ORDER if k in stored or k in identity]
     for key in dict.fromkeys([*keys, *stored, *identity]):
-        found = _difference(key, f"run {run_id}", stored.get(key), identity.get(key))
+        now = identity.get(key)
+        if key in ("models", "endpoints") and isinstance(now, dict):  # a new role's model is growth
+            now = {r: v for r, v in now.items() if r not in _new_roles(stored, identity, key)}
+        found = _difference(key, f"run {run_id}", stored.get(key), now)
         if found is not None:
             kind, text = found
             return kind(f"{out_dir}: {text}: give it another --out")

@@ -170,13 +170,18 @@ def member_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def build_member(name: str, args: dict[str, Any] | None = None) -> Member:
-    """A new instance of a registered member, suggesting the closest name on a typo."""
+def member_class(name: str) -> type[Member]:
+    """A registered member's class, suggesting the closest name on a typo."""
     if name not in _REGISTRY:
         close = difflib.get_close_matches(name, _REGISTRY, n=1)
         hint_ = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(member_names())})"
         raise UnknownMember(f"unknown pipeline member {name!r}{hint_}")
-    return _REGISTRY[name](**(args or {}))
+    return _REGISTRY[name]
+
+
+def build_member(name: str, args: dict[str, Any] | None = None) -> Member:
+    """A new instance of a registered member, suggesting the closest name on a typo."""
+    return member_class(name)(**(args or {}))
 
 
 @dataclass

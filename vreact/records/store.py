@@ -65,7 +65,7 @@ _LEDGER_SQL = (
     "insert into ledger"
     " (verdict_id, attempt_id, level, component, artifact_hash, artifact, kind, slot, input) values"
     " ((select max(id) from verdicts where attempt_id = ? and component = ? and verifier = ?"
-    " and decision = 'accept'), ?, ?, ?, ?, ?, ?, ?, ?)"
+    " and artifact_hash = ? and decision = 'accept'), ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _FAILURE_SQL = _insert_sql(
     "failures",
@@ -94,8 +94,9 @@ class Store:
     """The records of one run folder.
 
     The schema is sqlite-utils' (migrations); the writes of an attempt are plain prepared
-    statements, each record in one transaction: a call with its transcript's messages, a verdict
-    with its ledger or failure row (so a crash never leaves one without the other).
+    statements, each record in one transaction: a call with its transcript's messages, a reject
+    with its failure row, an accepted unit with the accepts before it (so a crash never leaves
+    one without the other).
 
     Calls, steps, events and verdicts the recorder makes are held back and written with the next
     transaction (the attempt's end), or before a read of this store (of memory, when a verdict is
@@ -381,15 +382,15 @@ class Store:
         return self.record_verdicts(attempt_id, [verdict], artifact)[0]
 
     def record_verdicts(self, attempt_id: int, verdicts: list[Verdict], artifact: Any = None) -> list[int]:
-        """Write verdicts on one artifact, in order, each with its ledger or failure row, all in
-        one transaction (as ``record_verdict`` does one); return their ids."""
+        """Write verdicts on one artifact, in order, each reject with its failure row, all in one
+        transaction (as ``record_verdict`` does one); return their ids."""
         blob = json.dumps(artifact, default=str)
         with self._transaction() as conn:
             return self._verdicts(conn, attempt_id, verdicts, blob if artifact is not None else None)
 
     def defer_verdicts(self, attempt_id: int, verdicts: list[Verdict], artifact: Any = None) -> None:
         """``record_verdicts`` held back to the next transaction or read (the recorder's): each
-        verdict and its ledger or failure row still go in one transaction."""
+        reject and its failure row still go in one transaction."""
         blob = json.dumps(artifact, default=str)  # now: what the verdicts' hash is of
         kept = blob if artifact is not None else None
         self._pending.append(lambda conn: self._verdicts(conn, attempt_id, list(verdicts), kept))
@@ -425,17 +426,11 @@ class Store:
 
     def defer_unit(self, attempt_id: int, unit: Unit) -> None:
         """An accepted unit's ledger row, held back like the verdicts that accepted it (and
-        written after them): the success ledger's only writer."""
-        artifact = json.dumps(unit.artifact, default=str)
-        row = (attempt_id, unit.component, unit.verifier, attempt_id, unit.level, unit.component)
-        values = (
-            *row,
-            unit.artifact_hash,
-            artifact,
-            unit.kind,
-            unit.slot,
-            json.dumps(unit.input, default=str),
-        )
+        written after them, in the same transaction): the success ledger's only writer."""
+        h = unit.artifact_hash
+        accepted_by = (attempt_id, unit.component, unit.verifier, h)  # the accept of this very artifact
+        row = (attempt_id, unit.level, unit.component, h, json.dumps(unit.artifact, default=str))
+        values = (*accepted_by, *row, unit.kind, unit.slot, json.dumps(unit.input, default=str))
         self._pending.append(lambda conn: conn.execute(_LEDGER_SQL, values))
         self._memory_pending = True
 
@@ -455,7 +450,7 @@ class Store:
 
     def ledger(self, attempt_id: int, component: str | None = None) -> list[dict[str, Any]]:
         """The attempt's success ledger (of one component), oldest first, read from the file
-        each time (with what is held back written first)."""
+        each time (a unit held back is written first: it marks memory as pending)."""
         sql = "select * from ledger where attempt_id = ?"
         params: list[Any] = [attempt_id]
         if component is not None:

@@ -9,6 +9,7 @@ from vreact.spec._builtin import (
     load_roles,
     load_spec,
     load_verifiers,
+    only_configs,
     resolve_configs,
 )
 from vreact.spec._loader import SpecError, load_file, parse_overrides, validate_files, warn
@@ -58,6 +59,7 @@ __all__ = [
     "load_roles",
     "load_spec",
     "load_verifiers",
+    "only_configs",
     "parse_overrides",
     "resolve_configs",
     "validate_files",

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from vreact.config import Configuration
-from vreact.spec._loader import load_file
+from vreact.spec._loader import SpecError, load_file, located
 from vreact.spec._models import Experiment, ModelsFile, RoleSchema, TaskSpec, VerifierSet
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -78,3 +80,24 @@ def resolve_configs(
 def load_models(path: str | Path) -> ModelsFile:
     """A models file: aliases, per-role models, base URLs, prices."""
     return load_file(path, ModelsFile)  # type: ignore[return-value]
+
+
+def only_configs(experiment: Experiment, names: str) -> Experiment:
+    """``experiment`` with only the configurations ``names`` (``--configs N,VG``), validated
+    again as a whole: names may not repeat, and the settings rule holds for what the subset
+    runs. The file's models of roles none of the chosen configurations calls are left out with
+    them (they are the left-out configurations')."""
+    chosen = resolve_configs(names, experiment)
+    data = experiment.model_dump(exclude_unset=True)
+    data["configurations"] = [c.model_dump(exclude_unset=True) for c in chosen]
+    runs = Experiment.model_construct(name=experiment.name, configurations=chosen).roles_run()
+    data["models"] = {r: m for r, m in experiment.models.items() if r == "default" or r in runs}
+    try:
+        return Experiment.model_validate(data)
+    except ValidationError as e:
+        raise SpecError([f"--configs {names}: {_message(err)}" for err in e.errors()]) from None
+
+
+def _message(error: Any) -> str:
+    where = ".".join(map(str, located(error)))
+    return f"{where}: {error['msg'].removeprefix('Value error, ')}" if where else error["msg"]

@@ -148,10 +148,7 @@ def load_file(
     except ValidationError as e:
         out = []
         for err in e.errors():
-            loc = tuple(err["loc"])
-            cause = (err.get("ctx") or {}).get("error")
-            if isinstance(cause, IdleSetting):  # refused by the object holding it: name its line
-                loc = (*loc, *cause.path)
+            loc = located(err)
             msg = err["msg"].removeprefix("Value error, ")
             if err["type"] == "extra_forbidden":
                 msg = "unknown field"
@@ -165,6 +162,14 @@ def load_file(
     for loc, msg in getattr(loaded, "ignored_settings", list)():
         warn(f"{name}:{_line_of(loc, lines)}: {_field_path(loc)}: {msg}")
     return loaded
+
+
+def located(error: Any) -> Loc:
+    """Where a validation error is: its location, and below it the setting an object refused
+    (an ``IdleSetting`` is raised by the object holding the setting, so its own path is added)."""
+    cause = (error.get("ctx") or {}).get("error")
+    loc = tuple(error["loc"])
+    return (*loc, *cause.path) if isinstance(cause, IdleSetting) else loc
 
 
 def warn(line: str) -> None:
