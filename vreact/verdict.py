@@ -10,8 +10,9 @@ from typing import Any, Literal
 from vreact.v import Level, Source, V
 
 Decision = Literal["accept", "reject"]
-#: What the success ledger holds: an accepted plan, a subtask's accepted result, the final answer.
-UnitKind = Literal["plan", "unit", "answer"]
+#: What the success ledger holds: an accepted plan, a subtask's accepted result, the chain R2
+#: accepted, the final answer.
+UnitKind = Literal["plan", "unit", "chain", "answer"]
 
 
 @dataclass(frozen=True)
@@ -47,14 +48,14 @@ def artifact_hash(artifact: Any) -> str:
 
 @dataclass(frozen=True)
 class Unit:
-    """Accepted work, as the success ledger keeps it: a plan, a subtask's result or the final
-    answer, once the verifier paired with it accepted it as a whole (or, where no verifier runs,
+    """Accepted work, as the success ledger keeps it: a plan, a subtask's result, the chain or
+    the final answer, once the verifier paired with it accepted it as a whole (or, where no verifier runs,
     as in N and NP, once the controller took it). ``input`` is everything its gates read (the
     answer, its evidence, the cited paragraphs' text, the ids the try retrieved, its searches),
     so the controller reads the ascent back from it and a replay can verify it again."""
 
     kind: UnitKind
-    verifier: str  # the verifier whose accept it follows: plan, R1 or R3
+    verifier: str  # the verifier whose accept it follows: plan, R1, R2 or R3
     component: str
     slot: str  # the subtask's id in its plan ("s1"); "" for a plan or the final answer
     input: dict[str, Any]

@@ -136,7 +136,7 @@ def test_every_row_is_read_through_the_assembler_by_a_real_attempt(
 
 
 def test_the_ledger_carries_each_accepted_unit_whole(task_nissedal, store, spec, verifiers, roles):
-    """One row per accepted component (the plan, each subtask, the final answer) with everything
+    """One row per accepted component (the plan, each subtask, the chain, the final answer) with everything
     its gates read, tied to the accept verdict that let it through; no row for a gate accept."""
     _, row, _ = attempt(EVERYTHING, task_nissedal, by_role(**SCRIPTS), store, spec, verifiers, roles)
     units = list(store.query("select * from ledger where attempt_id = ? order by id", [row["id"]]))
@@ -144,6 +144,7 @@ def test_the_ledger_carries_each_accepted_unit_whole(task_nissedal, store, spec,
         ("plan", "planner", ""),
         ("unit", "executor.p1.s1", "s1"),
         ("unit", "executor.p1.s2", "s2"),
+        ("chain", "planner", ""),
         ("answer", "answer", ""),
     ]
     s1 = json.loads(units[1]["input"])

@@ -84,6 +84,7 @@ class Controller:
                 return final
             rejection = self._check("R2", PLANNER, chain, _levels.l2(subtasks))
             if rejection is None:
+                self.ctx.recorder.unit("chain", "R2", PLANNER, chain)
                 return final
             if not self._route(PLANNER, rejection):
                 return self._abstain("R2", PLANNER)
@@ -209,7 +210,9 @@ class Controller:
                 cause = executor.stop_cause
                 cap = Outcome("abstain", level="cap", component=st.component, cause=cause)
                 return dataclasses.replace(cap, plan_fallback=self.plan_fallback)
-            if artifact.kind == "abstain":
+            if artifact.kind == "abstain":  # taken as it is, as the final answer
+                declined = dataclasses.replace(artifact, question=self.task.question)
+                self.ctx.recorder.unit("answer", "R3", ANSWER, declined)
                 return self._outcome_of(artifact, st.component)
             self.ctx.recorder.unit("unit", "R1", st.component, artifact, st.id)
             done.append(st)

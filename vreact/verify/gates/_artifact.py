@@ -3,6 +3,7 @@ the planner is asked for and the plan gates check), the assembled chain."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -124,6 +125,15 @@ class ChainArtifact:
     final_id: str
     final_answer: str
     kind: str = "chain"
+
+    def gate_input(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "question": self.question,
+            "steps": [dataclasses.asdict(s) for s in self.steps],
+            "final_id": self.final_id,
+            "final_answer": self.final_answer,
+        }
 
     def identity(self) -> dict[str, Any]:
         return {
