@@ -49,11 +49,23 @@ def test_a_reject_writes_the_failure_index_and_an_accepted_unit_the_ledger(store
     assert failure["verdict_id"] == bad
     assert failure["cause"] == "unsupported" and store.failures(a, "executor.s2") == []
     store.defer_unit(a, unit)
-    [row] = store.ledger(a)  # the held-back row is written before the read
+    [held] = store.ledger(a)  # read while held back: no commit needed, no ids yet
+    assert (held["id"], held["kind"], held["slot"], json.loads(held["input"])) == (
+        None,
+        "unit",
+        "s1",
+        unit.input,
+    )
+    assert next(store.db.query("select count(*) as n from ledger"))["n"] == 0  # nothing was written
+    store.flush()
+    [row] = store.ledger(a)
+    assert {k: row[k] for k in held if k not in ("id", "verdict_id")} == {
+        k: v for k, v in held.items() if k not in ("id", "verdict_id")
+    }
     # tied to the accept of this very artifact, not to the component's latest accept
     assert (row["verdict_id"], row["kind"], row["slot"], row["level"]) == (ok, "unit", "s1", "L3")
-    assert json.loads(row["input"]) == {"answer": "x", "cited": {}}
     store.defer_unit(a, Unit("unit", "R1", "executor.s2", "s2", {"answer": "y"}, {"answer": "y"}))
+    store.flush()
     assert store.ledger(a, "executor.s2")[0]["verdict_id"] is None  # no verifier accepted it
 
 

@@ -59,6 +59,8 @@ _VERDICT_SQL = (
 )
 
 
+#: A ledger row's columns after its ids (as ``defer_unit`` gives them, and a held-back row shows them).
+_UNIT_COLUMNS = ("attempt_id", "level", "component", "artifact_hash", "artifact", "kind", "slot", "input")
 #: An accepted unit, tied to the verdict that accepted it (the last accept of its verifier on
 #: that component; none where no verifier runs, as in N and NP).
 _LEDGER_SQL = (
@@ -98,9 +100,10 @@ class Store:
     with its failure row, an accepted unit with the accepts before it (so a crash never leaves
     one without the other).
 
-    Calls, steps, events and verdicts the recorder makes are held back and written with the next
-    transaction (the attempt's end), or before a read of this store (of memory, when a verdict is
-    held back: the assembler always reads the failure index whole), or on ``flush``/``close``. A
+    Calls, steps, events, verdicts and units the recorder makes are held back and written with the
+    next transaction (the attempt's end), or before a read of this store (of the failure index,
+    when a verdict is held back: the assembler always reads it whole), or on ``flush``/``close``;
+    a read of the ledger shows the units held back after the rows in the file, writing nothing. A
     process killed before that loses them with the attempt, which is unfinished, and discarded on
     resume.
     """
@@ -117,6 +120,7 @@ class Store:
         self.db.execute("PRAGMA foreign_keys=ON")
         self._pending: list[Callable[[sqlite3.Connection], Any]] = []  # writes held back
         self._memory_pending = False  # a verdict among them: memory reads must see it
+        self._held_units: dict[int, list[dict[str, Any]]] = {}  # ledger rows among them, by attempt
         self._failures: dict[int, list[dict[str, Any]]] = {}  # read failure indexes, by attempt
         self._migrate()
 
@@ -143,6 +147,7 @@ class Store:
         conn.execute("BEGIN IMMEDIATE")
         try:
             pending, self._pending, self._memory_pending = self._pending, [], False
+            self._held_units = {}
             for write in pending:
                 write(conn)
             yield conn
@@ -432,7 +437,8 @@ class Store:
         row = (attempt_id, unit.level, unit.component, h, json.dumps(unit.artifact, default=str))
         values = (*accepted_by, *row, unit.kind, unit.slot, json.dumps(unit.input, default=str))
         self._pending.append(lambda conn: conn.execute(_LEDGER_SQL, values))
-        self._memory_pending = True
+        held = dict(zip(("id", "verdict_id", *_UNIT_COLUMNS), (None, None, *row, *values[-3:]), strict=True))
+        self._held_units.setdefault(attempt_id, []).append(held)
 
     # --- reads (the assembler's and the reports') ----------------------------------------
 
@@ -449,17 +455,23 @@ class Store:
         return [r for r in rows if component is None or r["component"] == component]
 
     def ledger(self, attempt_id: int, component: str | None = None) -> list[dict[str, Any]]:
-        """The attempt's success ledger (of one component), oldest first, read from the file
-        each time (a unit held back is written first: it marks memory as pending)."""
+        """The attempt's success ledger (of one component), oldest first: the rows in the file,
+        read each time, then the units this store holds back for it (written with the next
+        transaction, after the verdicts that accepted them; until then without ``id`` or
+        ``verdict_id``). Reading it writes nothing: a unit held back needs no commit to be read."""
         sql = "select * from ledger where attempt_id = ?"
         params: list[Any] = [attempt_id]
         if component is not None:
             sql += " and component = ?"
             params.append(component)
-        return self._rows(sql + " order by id", params)
+        cur = self.db.conn.execute(sql + " order by id", params)
+        names = [d[0] for d in cur.description]
+        rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+        held = self._held_units.get(attempt_id, [])
+        return rows + [u for u in held if component is None or u["component"] == component]
 
     def _rows(self, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-        """Rows of the ledger or the failure index, with every verdict recorded so far."""
+        """Rows of the failure index, with every verdict recorded so far."""
         if self._memory_pending or len(self._pending) > _HOLD_MAX:
             self.flush()
         cur = self.db.conn.execute(sql, params)
