@@ -101,6 +101,13 @@ def runs(config: Configuration, spec, verifiers) -> set[str]:
     members = pipeline_of(config).members
     kinds = {type(m) for m in members}
     out = {"executor", "runner"}
+    called = {"executor"} | ({"planner"} if config.planner else set())  # the roles it calls
+    called |= {"judge"} if config.judges else set()
+    called |= {"critic"} if Critic in kinds else set()
+    called |= {"context_manager"} if ContextManager in kinds else set()
+    for field in ("temperature", "max_tokens"):  # the configuration's own, unless a role's says
+        if any(getattr(config.calls.get(r), field, None) is None for r in called):
+            out.add(field)
     out |= {"guards"} if RepetitionGuard in kinds else set()
     out |= {"text_repetition"} if TextRepetitionGuard in kinds else set()
     out |= {"duplicate_search"} if DuplicateSearchRollback in kinds else set()
@@ -266,6 +273,14 @@ def test_every_shipped_experiment_validates_under_the_rule():
     assert len(files) >= 5
     for f in files:
         load_file(f)
+
+
+def test_a_configuration_wide_call_setting_no_role_takes_is_refused():
+    with pytest.raises(ValidationError, match="temperature is read by the roles without calls"):
+        Configuration(name="N", temperature=0.9, calls={"executor": {"temperature": 0.0}})
+    # a role that takes it: the planner of NP
+    Configuration(name="NP", planner=True, temperature=0.9, calls={"executor": {"temperature": 0.0}})
+    Configuration(name="N", max_tokens=300, calls={"executor": {"temperature": 0.0}})
 
 
 def test_a_pipeline_member_is_checked_and_counts_as_running():

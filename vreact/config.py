@@ -65,6 +65,13 @@ COMPONENTS: dict[str, Component] = {
         "the context manager (context_manager: true, or named in pipeline)",
         lambda c: c.context_manager or c.runs_member("context_manager"),
     ),
+    # a configuration's own temperature and max_tokens: read by each role without its own
+    "temperature": Component(
+        "the roles without calls.<role>.temperature", lambda c: c.takes_default("temperature")
+    ),
+    "max_tokens": Component(
+        "the roles without calls.<role>.max_tokens", lambda c: c.takes_default("max_tokens")
+    ),
     "profile": Component("the context profile", lambda c: c.profile is not None),
     "benchmark_profile": Component("the benchmark context profile", lambda c: c.profile == "benchmark"),
 }
@@ -262,10 +269,10 @@ class Configuration(BaseModel):
         description="run this configuration on the first LIMIT tasks only (default: all)",
     )
     temperature: float = setting(
-        "executor", 0.2, ge=0.0, le=2.0, description="every role's, unless calls says"
+        "temperature", 0.2, ge=0.0, le=2.0, description="every role's, unless calls says"
     )
     max_tokens: int = setting(
-        "executor",
+        "max_tokens",
         256,
         ge=16,
         description="completion tokens per model call (every role's, unless calls says)",
@@ -307,6 +314,15 @@ class Configuration(BaseModel):
             temperature=self.temperature if own.temperature is None else own.temperature,
             max_tokens=self.max_tokens if own.max_tokens is None else own.max_tokens,
             seed=seed,
+        )
+
+    def takes_default(self, field: str) -> bool:
+        """Whether a role this configuration runs makes its calls with the configuration's own
+        ``field`` (temperature or max_tokens): one without that override in ``calls``."""
+        return any(
+            getattr(self.calls.get(role) or CallSettings(), field) is None
+            for role, component in ROLE_COMPONENT.items()
+            if COMPONENTS[component].runs(self)
         )
 
     def runs_member(self, name: str) -> bool:

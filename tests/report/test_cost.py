@@ -118,3 +118,27 @@ def test_a_planner_without_a_price_makes_the_run_s_usd_a_lower_bound(tmp_path):
     assert report["cost_usd"] == pytest.approx(priced, abs=1e-6)
     shown = CliRunner().invoke(cli, ["report", str(out)], terminal_width=200)
     assert f">= ${report['cost_usd']:.4f}" in shown.output
+
+
+def test_a_failed_call_of_a_priced_model_is_priced_at_nothing(store):
+    """A failed request is billed nothing: with the model's price known it costs $0, so a fully
+    priced run with a 5xx stays exact; without a price it stays unknown."""
+    from vreact.controller import Recorder
+    from vreact.model import ModelError, Price
+
+    class Failing:
+        name, endpoint = "openai/x", "http://127.0.0.1:1/v1"
+
+        def __init__(self, price):
+            self.price = price
+
+    run = store.new_run({}, "openai/x", "test")
+    store.add_tasks(
+        [{"id": "t", "question": "q?", "answer": "a", "aliases": "[]", "answerable": 1, "hops": 2}]
+    )
+    attempt_id = store.start_attempt(run, "N", "t", 0, 0)
+    recorder = Recorder(store, attempt_id)
+    for price in (Price(1.0, 2.0), None):
+        recorder.failed_call("executor", Failing(price), [], ModelError("HTTP 500"))
+    costs = [r["cost_usd"] for r in store.query("select cost_usd from model_calls order by id")]
+    assert costs == [0.0, None]

@@ -49,6 +49,9 @@ class Recorder:
         )
 
     def failed_call(self, role: str, model: Model, messages: list[Message], e: ModelError) -> None:
+        """A call that failed: no tokens, and no money where the model has a price (a report
+        then counts it as priced, not as a call whose cost is unknown)."""
+        priced = getattr(model, "price", None) is not None
         self.store.defer_call(
             self.attempt_id,
             role,
@@ -59,6 +62,7 @@ class Recorder:
             "error",
             str(e),
             retries=e.retries,
+            cost_usd=0.0 if priced else None,
             endpoint=endpoint_of(model),
             messages=messages,
         )
