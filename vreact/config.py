@@ -98,14 +98,18 @@ def reader_of(info: FieldInfo) -> str | None:
     return extra.get("read_by") if isinstance(extra, dict) else None  # type: ignore[return-value]
 
 
-class IdleSetting(ValueError):
-    """A setting given to a configuration (or experiment) that does not run the component that
-    reads it. ``path`` is where it is, below the object that refused it (the loader adds it to
-    the error's location, so the message names its line)."""
+class SettingError(ValueError):
+    """A setting refused by the object that holds it. ``path`` is where it is, below that object
+    (the loader adds it to the error's location, so the message names its line)."""
 
     def __init__(self, path: tuple[str | int, ...], message: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+class IdleSetting(SettingError):
+    """A setting given to a configuration (or experiment) that does not run the component that
+    reads it."""
 
 
 def given_settings(model: BaseModel, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], str]]:

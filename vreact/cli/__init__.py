@@ -1,5 +1,5 @@
 """The ``vreact`` command line: demo, run, experiment, report, view, diagnose, validate, schema,
-cache, models.
+cache, models, plugins.
 
 Each command's module is imported only when that command runs (or its ``--help`` shows), so
 ``vreact --help`` and ``vreact validate`` load none of what ``vreact run`` needs (the runner,
@@ -36,6 +36,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "models": (
         "vreact.cli._models",
         "List the llamacpp/ aliases: size, installed or not, how to install, licence.",
+    ),
+    "plugins": (
+        "vreact.cli._plugins",
+        "List the registered gates and pipeline members and where each came from (built in, or "
+        "the plugin that registered it).",
     ),
     "report": (
         "vreact.cli._report",

@@ -64,3 +64,29 @@ def print_report(out_dir: Path, run_id: int | None = None, reports: list[Report]
             highlight=False,
             soft_wrap=True,
         )
+
+
+def _load_plugins(ctx: click.Context, param: click.Parameter, modules: tuple[str, ...]) -> None:
+    """Before anything reads a file: every installed plugin (entry points), then ``--plugin``'s."""
+    from vreact.spec import PluginError, load_entry_points, load_plugin
+
+    try:
+        load_entry_points()
+        for module in modules:
+            load_plugin(module, Path.cwd())
+    except PluginError as e:
+        raise UserError(str(e)) from None
+
+
+#: ``--plugin MODULE`` (repeatable) on every command that reads declarative files.
+plugin_option = click.option(
+    "--plugin",
+    "plugins",
+    multiple=True,
+    metavar="MODULE",
+    expose_value=False,
+    is_eager=True,
+    callback=_load_plugins,
+    help="a module (or .py file) registering your own gates and pipeline members; repeatable "
+    "(installed packages in the entry-point group vreact.plugins load by themselves)",
+)

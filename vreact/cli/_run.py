@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as Bar
 
-from vreact.cli._common import err, print_report, user_errors
+from vreact.cli._common import err, plugin_option, print_report, user_errors
 from vreact.config import CALL_ROLES
 from vreact.experiment import (
     OnAttempt,
@@ -224,6 +224,7 @@ _cache_dir = click.option(
 )
 
 _common = [
+    plugin_option,
     click.option("--configs", default="N,VG", show_default=True, help="comma-separated configurations"),
     click.option(
         "--model",
@@ -361,6 +362,7 @@ def demo(**options: Any) -> None:
 )
 @click.option("--configs", default=None, help="only these of the file's configurations (comma-separated)")
 @_cache_dir
+@plugin_option
 def experiment(
     file: str, overrides: tuple[str, ...], out: Path | None, configs: str | None, cache_dir: Path | None
 ) -> None:

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import click
 
+from vreact.cli._common import plugin_option
+
 
 @click.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@plugin_option
 def validate(files: tuple[Path, ...]) -> None:
     """Check spec, verifier and role files; print FILE:LINE: field: message per error."""
     from vreact.spec import validate_files

@@ -15,6 +15,7 @@ from vreact.model import DEFAULT_MODEL, Model, ResponseCache, endpoint_of
 from vreact.spec import (
     DatasetSelection,
     Experiment,
+    Plugin,
     RoleSchema,
     RunLimits,
     TaskSpec,
@@ -24,6 +25,7 @@ from vreact.spec import (
     load_spec,
     load_verifiers,
 )
+from vreact.spec import loaded as loaded_plugins
 from vreact.tasks.dataset import DatasetError, Task, load_tasks, select_tasks
 from vreact.tools import OpenCorpus, in_corpus, load_corpus
 
@@ -48,6 +50,7 @@ class ResolvedExperiment:
     limits: RunLimits = field(default_factory=RunLimits)
     cache: ResponseCache | None = None
     corpus: OpenCorpus | None = None  # the open corpus every task is searched in (built once)
+    plugins: tuple[Plugin, ...] = ()  # the plugins loaded when it was resolved
 
     def identity(self) -> dict[str, Any]:
         """The run's resolved configuration: a folder's run with the same one, or one that
@@ -67,6 +70,8 @@ class ResolvedExperiment:
             "endpoints": {role: endpoint_of(m) for role, m in self.models.items()},
             "dataset": self.dataset,
             **where,
+            # as before plugins existed when there are none, so those run folders still resume
+            **({"plugins": [p.record() for p in self.plugins]} if self.plugins else {}),
             "seed": self.seed,
         }
 
@@ -137,4 +142,5 @@ def resolve(
         limits=limits,
         cache=cache,
         corpus=corpus,
+        plugins=tuple(loaded_plugins()),
     )

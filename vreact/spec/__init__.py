@@ -31,9 +31,11 @@ from vreact.spec._models import (
     VerifierSet,
     VerifierSpec,
 )
+from vreact.spec._plugins import GROUP, Plugin, PluginError, load_entry_points, load_plugin, loaded
 
 __all__ = [
     "CONTEXT_FIELDS",
+    "GROUP",
     "KINDS",
     "ORIGINS",
     "AnswerRequirements",
@@ -43,6 +45,8 @@ __all__ = [
     "JudgeSpec",
     "ModelEntry",
     "ModelsFile",
+    "Plugin",
+    "PluginError",
     "RoleRow",
     "RoleSchema",
     "RunLimits",
@@ -53,12 +57,15 @@ __all__ = [
     "VerifierSpec",
     "builtin_configs",
     "builtin_dir",
+    "load_entry_points",
     "load_experiment",
     "load_file",
     "load_models",
+    "load_plugin",
     "load_roles",
     "load_spec",
     "load_verifiers",
+    "loaded",
     "only_configs",
     "parse_overrides",
     "resolve_configs",

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from vreact.config import IdleSetting
+from vreact.config import SettingError
 from vreact.spec._models import KINDS
 
 M = TypeVar("M", bound=BaseModel)
@@ -144,7 +144,7 @@ def load_file(
             )
         model = KINDS[kind]
     try:
-        loaded = model.model_validate(data)
+        loaded = model.model_validate(data, context={"base": path.parent})  # plugins: beside it
     except ValidationError as e:
         out = []
         for err in e.errors():
@@ -166,10 +166,10 @@ def load_file(
 
 def located(error: Any) -> Loc:
     """Where a validation error is: its location, and below it the setting an object refused
-    (an ``IdleSetting`` is raised by the object holding the setting, so its own path is added)."""
+    (a ``SettingError`` is raised by the object holding the setting, so its own path is added)."""
     cause = (error.get("ctx") or {}).get("error")
     loc = tuple(error["loc"])
-    return (*loc, *cause.path) if isinstance(cause, IdleSetting) else loc
+    return (*loc, *cause.path) if isinstance(cause, SettingError) else loc
 
 
 def warn(line: str) -> None:

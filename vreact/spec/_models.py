@@ -7,8 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from vreact.config import CALL_ROLES, COMPONENTS, ROLE_COMPONENT, Configuration, IdleSetting
+from vreact.config import CALL_ROLES, COMPONENTS, ROLE_COMPONENT, Configuration, IdleSetting, SettingError
 from vreact.model import DEFAULT_MODEL, CallPolicy, Watchdog, provider_reads, providers_reading
+from vreact.spec._plugins import PluginError, load_plugin
 from vreact.verify.gates import check_gate_args, gate_factory
 
 
@@ -100,7 +101,29 @@ class VerifierSpec(_Strict):
     judge: JudgeSpec | None = Field(None, description="runs when the configuration enables judges")
 
 
-class VerifierSet(_Strict):
+class _Plugged(_Strict):
+    """A file that may name plugins: they are loaded before its other fields are validated, so
+    the gates and members they register are known by then."""
+
+    plugins: list[str] = Field(
+        default_factory=list,
+        description="modules (my_lab.gates) or .py files (relative to this file) that register gates "
+        "and pipeline members; loaded first",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _load_plugins(cls, data: Any, info: ValidationInfo) -> Any:
+        base = (info.context or {}).get("base")
+        for i, ref in enumerate(data.get("plugins") or [] if isinstance(data, dict) else []):
+            try:
+                load_plugin(str(ref), base)
+            except PluginError as e:
+                raise SettingError(("plugins", i), str(e)) from None
+        return data
+
+
+class VerifierSet(_Plugged):
     """The verifiers of each level (verifiers/*.yaml): R1 unit, R2 integration, R3 acceptance."""
 
     kind: Literal["verifiers"] = "verifiers"
@@ -254,7 +277,7 @@ class RunLimits(_Strict):
         )
 
 
-class Experiment(_Strict):
+class Experiment(_Plugged):
     """An experiment (experiments/*.yaml): tasks, configurations, models per role, attempts.
 
     ``vreact experiment FILE`` runs it; ``vreact run --experiment FILE`` only takes its

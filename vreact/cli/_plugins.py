@@ -1,0 +1,47 @@
+"""``vreact plugins``: what is registered, and where each came from."""
+
+from __future__ import annotations
+
+import click
+
+from vreact.cli._common import console, plugin_option
+
+
+@click.command()
+@plugin_option
+def plugins() -> None:
+    """List the registered gates and pipeline members and where each came from (built in, or
+    the plugin that registered it)."""
+    from vreact.pipeline import member_class, member_names
+    from vreact.spec import loaded
+    from vreact.verify.gates import gate_factory, gate_names
+
+    by_module = {p.module: p for p in loaded()}
+
+    def source(module: str) -> str:
+        if module.startswith("vreact."):
+            return "built in"
+        plugin = by_module.get(module) or next(
+            (p for m, p in by_module.items() if module.startswith(m + ".")), None
+        )
+        if plugin is None:
+            return module
+        version = f" {plugin.version}" if plugin.version else ""
+        return f"plugin {plugin.name}{version} ({plugin.via})"
+
+    for kind, names, module_of in (
+        ("gate", gate_names(), lambda n: gate_factory(n).factory.__module__),
+        ("member", member_names(), lambda n: member_class(n).__module__),
+    ):
+        for name in names:
+            console.print(
+                f"{kind:7} {name:24} {source(module_of(name))}", highlight=False, markup=False, soft_wrap=True
+            )
+    for p in loaded():
+        version = f" {p.version}" if p.version else ""
+        console.print(
+            f"plugin  {p.name:24} {p.module}{version} ({p.via})",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
