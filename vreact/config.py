@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
@@ -204,8 +212,6 @@ class MemberRef(BaseModel):
     def _registered(self) -> MemberRef:
         """A registered member that takes these arguments (built once to check: a member's
         constructor is its declaration), so a typo fails here, not in every attempt."""
-        import inspect
-
         from vreact.pipeline import member_class
 
         cls = member_class(self.name)  # raises, naming the closest registered member
@@ -296,8 +302,12 @@ class Configuration(BaseModel):
         return calls
 
     @model_validator(mode="after")
-    def _no_idle_settings(self) -> Configuration:
-        """A setting its component never reads is refused, not silently ignored."""
+    def _no_idle_settings(self, info: ValidationInfo) -> Configuration:
+        """A setting its component never reads is refused, not silently ignored. The rule is for
+        new input: a configuration a run stored (``context={"stored": True}``, every field
+        dumped) is read as it is."""
+        if (info.context or {}).get("stored"):
+            return self
         for path, component in idle_settings(self):
             setting = ".".join(path)
             title = COMPONENTS[component].title
@@ -351,3 +361,13 @@ class Configuration(BaseModel):
 def idle_settings(config: Configuration) -> list[tuple[tuple[str, ...], str]]:
     """(path, reader) of each setting ``config`` was given whose reader it does not run."""
     return [(path, c) for path, c in given_settings(config) if not COMPONENTS[c].runs(config)]
+
+
+def calls_role(stored: dict[str, Any], role: str) -> bool:
+    """Whether a configuration as a run stored it calls ``role``'s model (one that no longer
+    reads as a configuration is taken to: the safe answer)."""
+    try:
+        config = Configuration.model_validate(stored, context={"stored": True})
+    except ValueError:  # a ValidationError too
+        return True
+    return COMPONENTS[ROLE_COMPONENT[role]].runs(config) if role in ROLE_COMPONENT else True

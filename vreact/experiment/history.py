@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from vreact.config import calls_role
+
 
 class RunMismatch(RuntimeError):
     """A run folder already holds a run that differs from this one in more than its
@@ -57,30 +59,12 @@ def grown(stored: dict[str, Any], identity: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: How a stored configuration calls a role's model: its switch, or the member its pipeline names.
-_ROLE_SWITCH = {
-    "planner": "planner",
-    "judge": "judges",
-    "critic": "critic",
-    "context_manager": "context_manager",
-}
-
-
-def _calls(config: dict[str, Any], role: str) -> bool:
-    switch = _ROLE_SWITCH.get(role)
-    if switch is None:  # the executor, or the default every role falls back to
-        return True
-    return bool(config.get(switch)) or any(
-        isinstance(m, dict) and m.get("name") == role for m in config.get("pipeline") or []
-    )
-
-
 def _new_roles(stored: dict[str, Any], identity: dict[str, Any], key: str) -> list[str]:
     """The roles ``identity`` gives a model (or endpoint) of their own that the stored run has
     none for and none of its configurations calls: growth, like a new configuration."""
     was, now = stored.get(key) or {}, identity.get(key) or {}
     configs = [c for c in stored.get("configs") or [] if isinstance(c, dict)]
-    return [r for r in now if r not in was and not any(_calls(c, r) for c in configs)]
+    return [r for r in now if r not in was and not any(calls_role(c, r) for c in configs)]
 
 
 def refusal(

@@ -434,10 +434,10 @@ class Store:
         written after them, in the same transaction): the success ledger's only writer."""
         h = unit.artifact_hash
         accepted_by = (attempt_id, unit.component, unit.verifier, h)  # the accept of this very artifact
-        row = (attempt_id, unit.level, unit.component, h, json.dumps(unit.artifact, default=str))
-        values = (*accepted_by, *row, unit.kind, unit.slot, json.dumps(unit.input, default=str))
-        self._pending.append(lambda conn: conn.execute(_LEDGER_SQL, values))
-        held = dict(zip(("id", "verdict_id", *_UNIT_COLUMNS), (None, None, *row, *values[-3:]), strict=True))
+        artifact, given = json.dumps(unit.artifact, default=str), json.dumps(unit.input, default=str)
+        row = (attempt_id, unit.level, unit.component, h, artifact, unit.kind, unit.slot, given)
+        self._pending.append(lambda conn: conn.execute(_LEDGER_SQL, (*accepted_by, *row)))
+        held = {"id": None, "verdict_id": None, **dict(zip(_UNIT_COLUMNS, row, strict=True))}
         self._held_units.setdefault(attempt_id, []).append(held)
 
     # --- reads (the assembler's and the reports') ----------------------------------------

@@ -323,19 +323,21 @@ class Experiment(_Plugged):
     def _no_idle_settings(self) -> Experiment:
         """A role's model that no configuration calls, or a model setting (``base_url``,
         ``limits``) that no model of the experiment reads, is refused, not silently ignored."""
+        running = self.roles_run()
         for role in self.models:
-            if role != "default" and role not in self.roles_run():
+            if role != "default" and role not in running:
                 title = COMPONENTS[ROLE_COMPONENT[role]].title
                 raise IdleSetting(
                     ("models", role),
                     f"models.{role} is read by {title}, which no configuration of this experiment runs",
                 )
-        if "default" in self.models and not self._fall_back():
+        resolved = self._role_models()
+        if "default" in self.models and all(own for _, own in resolved.values()):
             raise IdleSetting(
                 ("models", "default"),
                 "models.default is read by no role: each role this experiment runs has a model of its own",
             )
-        called = self.models_run()
+        called = {role: model for role, (model, _) in resolved.items()}
         for path, setting in self._model_settings():
             if not any(_reads(m, setting) for m in called.values()):
                 used = ", ".join(sorted(set(called.values())))
@@ -355,22 +357,20 @@ class Experiment(_Plugged):
     def models_run(self) -> dict[str, str]:
         """Each role that runs -> its model's ``provider/model`` (an alias of ``models_file``
         resolved when that file reads; else kept as it is)."""
+        return {role: model for role, (model, _) in self._role_models().items()}
+
+    def _role_models(self) -> dict[str, tuple[str, bool]]:
+        """Each role that runs -> (its model, whether that is its own rather than the default's),
+        the models file read once."""
         catalog = _catalog(self.models_file)
         roles = dict(catalog.roles) if catalog else {}
         default = self.models.get("default") or roles.get("default") or DEFAULT_MODEL
         out = {}
         for role in sorted(self.roles_run()):
-            name = self.models.get(role) or roles.get(role) or default
-            entry = catalog.models.get(name) if catalog else None
-            out[role] = entry.model if entry else name
+            own = self.models.get(role) or roles.get(role)
+            entry = catalog.models.get(own or default) if catalog else None
+            out[role] = (entry.model if entry else own or default, own is not None)
         return out
-
-    def _fall_back(self) -> list[str]:
-        """The roles that run on the default model: those given no model of their own (here or
-        in the models file's roles)."""
-        catalog = _catalog(self.models_file)
-        own = {*self.models, *(catalog.roles if catalog else {})}
-        return [r for r in sorted(self.roles_run()) if r not in own]
 
     def ignored_settings(self) -> list[tuple[Loc, str]]:
         """(where, why) of each model setting that a model of the experiment ignores although

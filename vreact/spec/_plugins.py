@@ -14,6 +14,7 @@ import importlib.util
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 #: The entry-point group an installed package registers its plugin module in.
 GROUP = "vreact.plugins"
@@ -43,18 +44,14 @@ _entry_points_loaded = False
 
 def load_plugin(ref: str, base: Path | None = None) -> Plugin:
     """Import the plugin ``ref`` once: a module name, or a ``.py`` file (relative to ``base``)."""
-    path = None
     if ref.endswith(".py"):
         path = (base / ref if base is not None and not Path(ref).is_absolute() else Path(ref)).resolve()
-    key = str(path) if path is not None else ref
-    if key not in _LOADED:
-        module = None if path is not None else _import(ref, ref)
-        _LOADED[key] = (
-            _from_file(ref, path)
-            if path is not None
-            else Plugin(ref, getattr(module, "__name__", ref), _version_of(ref))
-        )
-    return _LOADED[key]
+        if str(path) not in _LOADED:  # a file is one plugin wherever it is named from
+            _LOADED[str(path)] = _from_file(ref, path)
+        return _LOADED[str(path)]
+    if ref not in _LOADED:
+        _LOADED[ref] = Plugin(ref, _import(ref).__name__, _version_of(ref))
+    return _LOADED[ref]
 
 
 def load_entry_points() -> list[Plugin]:
@@ -82,9 +79,9 @@ def loaded() -> list[Plugin]:
     return list(_LOADED.values())
 
 
-def _import(ref: str, name: str) -> object:
+def _import(ref: str) -> ModuleType:
     try:
-        return importlib.import_module(name)
+        return importlib.import_module(ref)
     except Exception as e:  # a plugin that fails to import: one line naming it
         raise PluginError(f"plugin {ref!r}: {type(e).__name__}: {e}") from None
 
