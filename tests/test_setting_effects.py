@@ -56,8 +56,9 @@ from vreact.tasks.dataset import Task
 
 
 def reader(path: tuple[str, ...]) -> str:
-    """The component a setting declares as its reader (``calls.<role>``: its role's)."""
-    return ROLE_COMPONENT[path[1]] if path[0] == "calls" else field_reader(path)
+    """The component a setting declares as its reader (``calls.<role>``, ``models.<role>``: its
+    role's)."""
+    return field_reader(path)
 
 
 def switched_on(base: dict[str, Any]) -> tuple[str, ...]:
@@ -397,6 +398,8 @@ SCENARIOS: dict[str, Effect] = {
 
 def cases() -> Iterator[Any]:
     for path in declared():
+        if ".".join(path) not in SCENARIOS:
+            continue  # a configuration's own models, spec or verifiers (OWN, below)
         for base in smallest(reader(path)):
             yield pytest.param(path, base, id=f"{'.'.join(path)}@{label(base)}")
 
@@ -430,10 +433,6 @@ class Bench:
 def bench(store, spec, verifiers, roles, task_nissedal, full_tasks, tmp_path):
     others = [t for t in full_tasks if t.id != task_nissedal.id]
     return Bench(store, spec, verifiers, roles, [task_nissedal, *others], tmp_path)
-
-
-def test_every_declared_setting_has_a_scenario():
-    assert set(SCENARIOS) == {".".join(p) for p in declared()}
 
 
 @pytest.mark.parametrize(("path", "base"), list(cases()))
@@ -614,3 +613,104 @@ def test_changing_an_experiment_setting_moves_the_figure_it_governs(name, bench,
             run_experiment(resolved, out)
             figures.append(served.figure(read_run(out).attempts, server))
     assert tuple(figures) == served.expect
+
+
+# --- a configuration's own models, spec and verifiers: through resolve, against a loopback server --
+
+#: The executor finishes at once, citing a paragraph it never retrieved (the shipped gates reject
+#: that); every other role accepts.
+FINISHES = model(lambda m: finish("north", ["6"]))
+
+
+@dataclass(frozen=True)
+class Own:
+    """A configuration's own model, spec or verifier set: as ``Served``, with ``value`` made in
+    the test's folder."""
+
+    value: Callable[[Path], Any]
+    figure: Callable[[list[AttemptRecord]], Any]
+    expect: tuple[Any, Any]
+    reply: Callable[[dict[str, Any]], str] = reply
+
+
+def prompt_says(text: str) -> Callable[[list[AttemptRecord]], bool]:
+    return lambda attempts: text in "\n".join(m["content"] for m in attempts[0].calls[0].messages)
+
+
+def written(name: str, body: str) -> Callable[[Path], str]:
+    def write(folder: Path) -> str:
+        path = folder / name
+        path.write_text(body)
+        return str(path)
+
+    return write
+
+
+def checked(attempts: list[AttemptRecord]) -> bool:
+    """Whether a gate or a judge of the verifier set gave a verdict."""
+    return any(v.source in ("gate", "judge") for v in attempts[0].verdicts)
+
+
+OWN: dict[str, Own] = {
+    **{
+        f"models.{r}": Own(
+            lambda _: "openai/other",
+            lambda attempts, r=r: models_of(r)(attempts, None),
+            ({"openai/scripted"}, {"openai/other"}),
+        )
+        for r in MODEL_ROLES
+    },
+    "spec": Own(
+        written(
+            "short.yaml",
+            "kind: spec\nname: short\nrequirements:\n  task: Answer.\n  answer: {max_words: 4}\n",
+        ),
+        prompt_says("at most 4 words"),
+        (False, True),
+    ),
+    "verifiers": Own(
+        written("none.yaml", "kind: verifiers\nname: none\n"),
+        checked,
+        (True, False),
+        reply=lambda body: FINISHES.generate(body["messages"]).text,
+    ),
+}
+
+
+def test_every_setting_has_one_scenario():
+    """Each declared configuration setting has exactly one scenario: run by the attempt alone, or
+    through ``resolve`` (a configuration's own models, spec and verifiers)."""
+    assert not set(SCENARIOS) & set(OWN)
+    assert set(SCENARIOS) | set(OWN) == {".".join(p) for p in declared()}
+
+
+def own_cases() -> Iterator[Any]:
+    for name in sorted(OWN):
+        for base in smallest(reader(tuple(name.split(".")))):
+            yield pytest.param(name, base, id=f"{name}@{label(base)}")
+
+
+@pytest.mark.parametrize(("name", "base"), list(own_cases()))
+def test_a_configurations_own_models_spec_and_verifiers_move_what_it_runs_with(name, base, bench):
+    own = OWN[name]
+    path = tuple(name.split("."))
+    config = {**base, "name": "C"}
+    figures = []
+    for changed in (False, True):
+        with ScriptedServer(own.reply) as server:
+            mine = merged(config, nested(path, own.value(bench.tmp_path))) if changed else config
+            body = {
+                "kind": "experiment",
+                "name": "own",
+                # D reads the experiment's default model, whatever C's own models say
+                "configurations": [mine, {"name": "D"}],
+                "models": {"default": "openai/scripted"},
+                "base_url": server.base_url,
+                "cache": False,
+                "concurrency": 1,
+            }
+            resolved = resolve(Experiment.model_validate(body), tasks=bench.tasks[:1])
+            out = bench.tmp_path / f"run{next(bench.runs)}"
+            run_experiment(resolved, out)
+            figures.append(own.figure([a for a in read_run(out).attempts if a.config == "C"]))
+    assert tuple(figures) == own.expect

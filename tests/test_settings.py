@@ -32,12 +32,14 @@ GUARD_MEMBERS = ({}, {"text_repeat": True}, {"duplicate_search": True})
 
 def declared(model: type[BaseModel] = Configuration, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
     """The path of every setting a field declares a reader for (groups walked into), and one
-    ``calls.<role>`` per calling role."""
+    ``calls.<role>`` per calling role, one ``models.<role>`` per calling role and the default."""
     for name, info in model.model_fields.items():
         here = (*path, name)
         group = info.annotation if isinstance(info.annotation, type) else None
         if name == "calls":
             yield from ((*here, role) for role in CALL_ROLES)
+        elif name == "models":
+            yield from ((*here, role) for role in ("default", *CALL_ROLES))
         elif reader_of(info) is None and group is not None and issubclass(group, BaseModel):
             yield from declared(group, here)
         elif reader_of(info) is not None:
@@ -45,8 +47,8 @@ def declared(model: type[BaseModel] = Configuration, path: tuple[str, ...] = ())
 
 
 def reader(path: tuple[str, ...]) -> str:
-    if path[0] == "calls":
-        return ROLE_COMPONENT[path[1]]
+    if path[0] in ("calls", "models"):
+        return ROLE_COMPONENT.get(path[1], "own_default_model")
     model: type[BaseModel] = Configuration
     for part in path[:-1]:
         model = model.model_fields[part].annotation  # type: ignore[assignment]
@@ -63,6 +65,8 @@ VALUES: dict[tuple[str, ...], Any] = {
     ("limit",): 1,
     ("pipeline",): ["repetition_guard"],
     ("temperature",): 0.7,
+    ("spec",): "musique",
+    ("verifiers",): "musique",
 }
 
 
@@ -71,6 +75,8 @@ def value_for(path: tuple[str, ...]) -> Any:
         return VALUES[path]
     if path[0] == "calls":
         return {"temperature": 0.1}
+    if path[0] == "models":
+        return "mock/other"
     default = Configuration(name="x")
     for part in path:
         default = getattr(default, part)
@@ -108,6 +114,7 @@ def runs(config: Configuration, spec, verifiers) -> set[str]:
     for field in ("temperature", "max_tokens"):  # the configuration's own, unless a role's says
         if any(getattr(config.calls.get(r), field, None) is None for r in called):
             out.add(field)
+    out |= {"own_default_model"} if called - set(config.models) else set()
     out |= {"guards"} if RepetitionGuard in kinds else set()
     out |= {"text_repetition"} if TextRepetitionGuard in kinds else set()
     out |= {"duplicate_search"} if DuplicateSearchRollback in kinds else set()
@@ -119,6 +126,8 @@ def runs(config: Configuration, spec, verifiers) -> set[str]:
     built = Verifiers(config, spec, verifiers)
     if any(j is not None for j in built.judges.values()):
         out.add("judges")
+    if any(built.gates.values()) or "judges" in out:  # the verifier set is read
+        out.add("verifiers")
 
     def checks(verifier: str) -> bool:  # a verifier with a gate or a judge can reject
         return bool(built.gates[verifier]) or built.judges[verifier] is not None
@@ -142,7 +151,7 @@ def bases() -> Iterator[dict[str, Any]]:
 
 def test_every_field_declares_its_reader_or_is_a_switch():
     """A new setting without a reader would be accepted everywhere: each field says who reads it."""
-    plain = {"name", *SWITCHES, "profile", "dereact", "budgets", "guard", "calls"}
+    plain = {"name", *SWITCHES, "profile", "dereact", "budgets", "guard", "calls", "models"}
     for name, info in Configuration.model_fields.items():
         assert name in plain or reader_of(info) is not None, name
     for path in declared():

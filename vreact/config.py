@@ -80,6 +80,12 @@ COMPONENTS: dict[str, Component] = {
     "max_tokens": Component(
         "the roles without calls.<role>.max_tokens", lambda c: c.takes_default("max_tokens")
     ),
+    # a configuration's own default model: read by each role it runs without a model of its own
+    "own_default_model": Component(
+        "the roles without models.<role>", lambda c: any(r not in c.models for r in c.roles_called())
+    ),
+    # its own verifier set: read by the verifiers' gates and judges
+    "verifiers": Component("the verifiers (gates or judges)", lambda c: c.gates or c.judges),
     "profile": Component("the context profile", lambda c: c.profile is not None),
     "benchmark_profile": Component("the benchmark context profile", lambda c: c.profile == "benchmark"),
 }
@@ -130,9 +136,9 @@ def given_settings(model: BaseModel, path: tuple[str, ...] = ()) -> Iterator[tup
         here = (*path, name)
         if isinstance(value, BaseModel) and reader is None:
             yield from given_settings(value, here)
-        elif isinstance(value, dict) and name == "calls":
+        elif isinstance(value, dict) and name in ("calls", "models"):
             for role in value:
-                yield (*here, role), ROLE_COMPONENT[role]
+                yield (*here, role), ROLE_COMPONENT.get(role, "own_default_model")
         elif reader is not None:
             yield here, reader
 
@@ -293,13 +299,27 @@ class Configuration(BaseModel):
         f" (roles: {', '.join(CALL_ROLES)}); each is read by its role's component",
     )
 
-    @field_validator("calls")
+    models: dict[str, str] = Field(
+        default_factory=dict,
+        description="this configuration's own models: role (default, planner, executor, judge, critic,"
+        " context_manager) -> provider/model or an alias of the experiment's models_file; a role it"
+        " leaves out takes the experiment's (models.default: the roles without one of their own)",
+    )
+    spec: str | None = setting(
+        "executor", None, description="this configuration's own L1 spec: a shipped name or a YAML file"
+    )
+    verifiers: str | None = setting(
+        "verifiers", None, description="this configuration's own verifier set: a shipped name or a YAML file"
+    )
+
+    @field_validator("calls", "models")
     @classmethod
-    def _call_roles(cls, calls: dict[str, CallSettings]) -> dict[str, CallSettings]:
-        for role in calls:
-            if role not in CALL_ROLES:
-                raise ValueError(f"unknown role {role!r} (roles: {', '.join(CALL_ROLES)})")
-        return calls
+    def _call_roles(cls, by_role: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        roles = CALL_ROLES if info.field_name == "calls" else ("default", *CALL_ROLES)
+        for role in by_role:
+            if role not in roles:
+                raise ValueError(f"unknown role {role!r} (roles: {', '.join(roles)})")
+        return by_role
 
     @model_validator(mode="after")
     def _no_idle_settings(self, info: ValidationInfo) -> Configuration:
@@ -334,10 +354,12 @@ class Configuration(BaseModel):
         """Whether a role this configuration runs makes its calls with the configuration's own
         ``field`` (temperature or max_tokens): one without that override in ``calls``."""
         return any(
-            getattr(self.calls.get(role) or CallSettings(), field) is None
-            for role, component in ROLE_COMPONENT.items()
-            if COMPONENTS[component].runs(self)
+            getattr(self.calls.get(role) or CallSettings(), field) is None for role in self.roles_called()
         )
+
+    def roles_called(self) -> list[str]:
+        """The roles whose models this configuration calls."""
+        return [r for r, component in ROLE_COMPONENT.items() if COMPONENTS[component].runs(self)]
 
     def runs_member(self, name: str) -> bool:
         """Whether the configuration's own pipeline names the member ``name``."""
@@ -363,11 +385,17 @@ def idle_settings(config: Configuration) -> list[tuple[tuple[str, ...], str]]:
     return [(path, c) for path, c in given_settings(config) if not COMPONENTS[c].runs(config)]
 
 
+#: The key under which a run's stored configuration keeps what its own models, spec and verifiers
+#: resolved to (vreact.experiment.resolved): not a setting.
+RESOLVED = "resolved"
+
+
 def calls_role(stored: dict[str, Any], role: str) -> bool:
     """Whether a configuration as a run stored it calls ``role``'s model (one that no longer
     reads as a configuration is taken to: the safe answer)."""
     try:
-        config = Configuration.model_validate(stored, context={"stored": True})
+        body = {k: v for k, v in stored.items() if k != RESOLVED}
+        config = Configuration.model_validate(body, context={"stored": True})
     except ValueError:  # a ValidationError too
         return True
     return COMPONENTS[ROLE_COMPONENT[role]].runs(config) if role in ROLE_COMPONENT else True

@@ -19,11 +19,16 @@ def build_models(
     timeout: float | None = None,
     cache: ResponseCache | None = None,
     policy: CallPolicy | None = None,
+    made: dict[str, Model] | None = None,
 ) -> dict[str, Model]:
-    """One model per role (``default`` plus any of planner, executor, judge); a name is an
-    alias of ``catalog`` or a ``provider/model`` string. Each distinct name is made once."""
-    made: dict[str, Model] = {}
+    """One model per role (``default`` plus any of the calling roles); a name is an alias of
+    ``catalog`` or a ``provider/model`` string. Each distinct name is made once (``made`` keeps
+    those made so far, shared between calls). A models-file entry's own ``base_url`` wins over
+    ``base_url``, which is for the models without one."""
+    made = {} if made is None else made
     for name in dict.fromkeys(names.values()):
+        if name in made:
+            continue
         entry = catalog.models.get(name) if catalog else None
         if entry is None and "/" not in name:
             aliases = list(catalog.models) if catalog else []
@@ -33,7 +38,7 @@ def build_models(
         model = entry.model if entry else name
         provider = model.split("/", 1)[0]
         options: dict[str, Any] = {}
-        url = base_url or (entry.base_url if entry else None)
+        url = (entry.base_url if entry else None) or base_url
         if url and provider_reads(provider, "base_url"):
             options["base_url"] = url
         if timeout is not None and provider_reads(provider, "timeout"):
@@ -50,13 +55,3 @@ def build_models(
         price = Price(entry.price.input, entry.price.output) if entry and entry.price else None
         made[name] = get_model(model, cache=cache, policy=policy, price=price, **options)
     return {role: made[name] for role, name in names.items()}
-
-
-def role_names(
-    model: str | None, role_models: dict[str, str], catalog: ModelsFile | None, fallback: str
-) -> dict[str, str]:
-    """Which name each role uses: the command line first, then the file's roles, then ``fallback``."""
-    roles = dict(catalog.roles) if catalog else {}
-    roles["default"] = model or roles.get("default") or fallback
-    roles.update(role_models)
-    return roles

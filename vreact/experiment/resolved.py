@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vreact.config import Configuration
-from vreact.experiment.models import build_models, role_names
-from vreact.model import DEFAULT_MODEL, Model, ResponseCache, endpoint_of
+from vreact.config import RESOLVED, Configuration
+from vreact.experiment.models import build_models
+from vreact.model import Model, ResponseCache, endpoint_of
 from vreact.spec import (
     DatasetSelection,
     Experiment,
@@ -24,10 +24,21 @@ from vreact.spec import (
     load_roles,
     load_spec,
     load_verifiers,
+    model_names,
 )
 from vreact.spec import loaded as loaded_plugins
 from vreact.tasks.dataset import DatasetError, Task, load_tasks, select_tasks
 from vreact.tools import OpenCorpus, in_corpus, load_corpus
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What one configuration runs with: a model per role (``default`` for the others), the L1
+    spec and the verifier set; the experiment's, or its own where it names them."""
+
+    models: dict[str, Model]
+    spec: TaskSpec
+    verifiers: VerifierSet
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,19 @@ class ResolvedExperiment:
     cache: ResponseCache | None = None
     corpus: OpenCorpus | None = None  # the open corpus every task is searched in (built once)
     plugins: tuple[Plugin, ...] = ()  # the plugins loaded when it was resolved
+    #: the configurations that name their own models, spec or verifiers -> what they run with
+    setups: dict[str, Setup] = field(default_factory=dict)
+
+    def model_name(self) -> str:
+        """The run's model as the run list shows it: the default one's, else the first
+        configuration's own (the first role's when every role it calls has its own)."""
+        models = self.models or self.setup(self.configs[0]).models
+        model = models.get("default") or next(iter(models.values()))
+        return model.name
+
+    def setup(self, config: Configuration) -> Setup:
+        """What ``config`` runs with: its own setup, else the experiment's."""
+        return self.setups.get(config.name) or Setup(self.models, self.spec, self.verifiers)
 
     def identity(self) -> dict[str, Any]:
         """The run's resolved configuration: a folder's run with the same one, or one that
@@ -62,7 +86,7 @@ class ResolvedExperiment:
             else {}  # as before corpora existed, so those run folders still resume
         )
         return {
-            "configs": [_identity(c) for c in self.configs],
+            "configs": [_identity(c, self.setups.get(c.name)) for c in self.configs],
             "spec": self.spec.model_dump(),
             "verifiers": self.verifiers.model_dump(),
             "roles": self.roles.model_dump(),
@@ -80,10 +104,36 @@ class ResolvedExperiment:
         return sum(min(len(self.tasks), c.limit or len(self.tasks)) for c in self.configs) * self.attempts
 
 
-def _identity(config: Configuration) -> dict[str, Any]:
-    """A configuration as a run's resolved configuration records it: without per-role call
-    settings when it has none, so run folders made before they existed still resume."""
-    return config.model_dump(exclude=None if config.calls else {"calls"})
+def _identity(config: Configuration, setup: Setup | None) -> dict[str, Any]:
+    """A configuration as a run's resolved configuration records it: without the fields made
+    after run folders existed (per-role calls; its own models, spec and verifiers) when it sets
+    none, so those folders still resume; with what its own ones resolved to (``resolved``: the
+    models each role calls and where, the spec's and the verifiers' contents) when it does."""
+    unset = {"calls": not config.calls, "models": not config.models}
+    unset |= {"spec": config.spec is None, "verifiers": config.verifiers is None}
+    body = config.model_dump(exclude={k for k, empty in unset.items() if empty})
+    if setup is None:
+        return body
+    models = setup.models
+    resolved: dict[str, Any] = {
+        "models": {role: m.name for role, m in models.items()},
+        "endpoints": {role: endpoint_of(m) for role, m in models.items()},
+    }
+    if config.spec is not None:
+        resolved["spec"] = setup.spec.model_dump()
+    if config.verifiers is not None:
+        resolved["verifiers"] = setup.verifiers.model_dump()
+    return {**body, RESOLVED: resolved}
+
+
+def _called(names: dict[str, str], config: Configuration) -> dict[str, str]:
+    """The names of the models ``config`` calls: each of its roles', and the default only when a
+    role it calls takes it (a model is made only when it is called: a local one loads its
+    weights)."""
+    called = {r: names[r] for r in config.roles_called() if r in names}
+    if len(called) < len(config.roles_called()):
+        called["default"] = names["default"]
+    return called
 
 
 def experiment_tasks(selection: DatasetSelection) -> list[Task]:
@@ -118,16 +168,38 @@ def resolve(
     if corpus is not None:
         tasks = in_corpus(tasks, corpus, exp.dataset.path)
     catalog = load_models(exp.models_file) if exp.models_file else None
-    per_role = {k: v for k, v in exp.models.items() if k != "default"}
-    names = role_names(exp.models.get("default"), per_role, catalog, DEFAULT_MODEL)
+    # the experiment's models, unless every configuration names its own (then none is made)
+    shared = any(not c.models for c in exp.configurations)
+    names = model_names(exp.models, catalog) if shared else {}
+    own = {c.name: _called(model_names(exp.models, catalog, c), c) for c in exp.configurations if c.models}
     spec, verifiers, roles = load_spec(exp.spec), load_verifiers(exp.verifiers), load_roles()
     if announce is not None:
-        announce(sorted(set(names.values())))
+        announce(sorted({*names.values(), *(n for m in own.values() for n in m.values())}))
     cache = ResponseCache(cache_dir) if exp.cache else None
     limits = exp.limits
-    models = build_models(
-        names, catalog, base_url=exp.base_url, timeout=limits.timeout, cache=cache, policy=limits.policy()
-    )
+    made: dict[str, Model] = {}
+
+    def build(names: dict[str, str]) -> dict[str, Model]:
+        return build_models(
+            names,
+            catalog,
+            base_url=exp.base_url,
+            timeout=limits.timeout,
+            cache=cache,
+            policy=limits.policy(),
+            made=made,
+        )
+
+    models = build(names)
+    setups = {
+        c.name: Setup(
+            build(own[c.name]) if c.models else models,
+            load_spec(c.spec) if c.spec else spec,
+            load_verifiers(c.verifiers) if c.verifiers else verifiers,
+        )
+        for c in exp.configurations
+        if c.models or c.spec or c.verifiers
+    }
     return ResolvedExperiment(
         tasks,
         exp.configurations,
@@ -143,4 +215,5 @@ def resolve(
         cache=cache,
         corpus=corpus,
         plugins=tuple(loaded_plugins()),
+        setups=setups,
     )

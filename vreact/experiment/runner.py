@@ -66,8 +66,9 @@ def run_attempt(experiment: ResolvedExperiment, job: Job, store: Store, run_id: 
     try:
         recorder = Recorder(store, attempt_id)
         assembler = ContextAssembler(experiment.roles, store)
-        ctx = AttemptContext(config, task, experiment.models, assembler, recorder, seed)
-        outcome = Controller(experiment.spec, experiment.verifiers, ctx).run()
+        setup = experiment.setup(config)
+        ctx = AttemptContext(config, task, setup.models, assembler, recorder, seed)
+        outcome = Controller(setup.spec, setup.verifiers, ctx).run()
     except Exception as e:  # a crash is data, not the end of the run
         outcome = crash(e)
         if outcome.crash_kind == "internal" and os.environ.get(RAISE_INTERNAL) == "1":
@@ -155,7 +156,7 @@ def _open_run(store: Store, experiment: ResolvedExperiment, out_dir: Path) -> in
         latest = refusals[max(runs)] if runs else None
         if latest is not None:
             raise latest
-        return store.new_run(identity, experiment.models["default"].name, experiment.dataset)
+        return store.new_run(identity, experiment.model_name(), experiment.dataset)
     store.reopen_run(run_id, grown(runs[run_id], identity))
     return run_id
 

@@ -30,6 +30,7 @@ from vreact.spec._models import (
     TaskSpec,
     VerifierSet,
     VerifierSpec,
+    model_names,
 )
 from vreact.spec._plugins import GROUP, Plugin, PluginError, load_entry_points, load_plugin, loaded
 
@@ -66,6 +67,7 @@ __all__ = [
     "load_spec",
     "load_verifiers",
     "loaded",
+    "model_names",
     "only_configs",
     "parse_overrides",
     "resolve_configs",

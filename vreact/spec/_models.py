@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -331,18 +331,35 @@ class Experiment(_Plugged):
                     ("models", role),
                     f"models.{role} is read by {title}, which no configuration of this experiment runs",
                 )
-        resolved = self._role_models()
-        if "default" in self.models and all(own for _, own in resolved.values()):
+        chosen = self._role_models()
+        if "default" in self.models and all(
+            c.source != "default" for roles in chosen.values() for c in roles.values()
+        ):
             raise IdleSetting(
                 ("models", "default"),
                 "models.default is read by no role: each role this experiment runs has a model of its own",
             )
-        called = {role: model for role, (model, _) in resolved.items()}
+        for i, config in enumerate(self.configurations):
+            if "default" in config.models and all(
+                c.source == "experiment" for c in chosen[config.name].values()
+            ):
+                raise IdleSetting(
+                    ("configurations", i, "models", "default"),
+                    f"models.default is read by no role of {config.name}: each has the experiment's"
+                    " own model",
+                )
+        called = {c for roles in chosen.values() for c in roles.values()}
         for path, setting in self._model_settings():
-            if not any(_reads(m, setting) for m in called.values()):
-                used = ", ".join(sorted(set(called.values())))
+            if not any(c.reads(setting) for c in called):
+                used = ", ".join(sorted({c.model for c in called}))
                 readers = " and ".join(f"{p}/" for p in providers_reading(setting))
                 where = ".".join(map(str, path))
+                if any(c.own_url for c in called):  # its readers each have their own server
+                    raise IdleSetting(
+                        path,
+                        f"{where} is read by no model: each that calls a server"
+                        " has its own base_url in the models file",
+                    )
                 raise IdleSetting(
                     path,
                     f"{where} is read by {readers} models, which this experiment does not call"
@@ -352,35 +369,50 @@ class Experiment(_Plugged):
 
     def roles_run(self) -> set[str]:
         """The roles that call a model in at least one of the configurations."""
-        return {r for r in CALL_ROLES for c in self.configurations if COMPONENTS[ROLE_COMPONENT[r]].runs(c)}
+        return {r for c in self.configurations for r in c.roles_called()}
 
     def models_run(self) -> dict[str, str]:
         """Each role that runs -> its model's ``provider/model`` (an alias of ``models_file``
-        resolved when that file reads; else kept as it is)."""
-        return {role: model for role, (model, _) in self._role_models().items()}
+        resolved when that file reads; else kept as it is), where no configuration names its
+        own; a role whose configurations call several models lists them joined by ``, ``."""
+        out: dict[str, list[str]] = {}
+        for roles in self._role_models().values():
+            for role, called in roles.items():
+                out.setdefault(role, [])
+                if called.model not in out[role]:
+                    out[role].append(called.model)
+        return {role: ", ".join(models) for role, models in sorted(out.items())}
 
-    def _role_models(self) -> dict[str, tuple[str, bool]]:
-        """Each role that runs -> (its model, whether that is its own rather than the default's),
-        the models file read once."""
+    def _role_models(self) -> dict[str, dict[str, Called]]:
+        """Configuration -> each role it runs -> the model it calls, the models file read once."""
         catalog = _catalog(self.models_file)
-        roles = dict(catalog.roles) if catalog else {}
-        default = self.models.get("default") or roles.get("default") or DEFAULT_MODEL
         out = {}
-        for role in sorted(self.roles_run()):
-            own = self.models.get(role) or roles.get(role)
-            entry = catalog.models.get(own or default) if catalog else None
-            out[role] = (entry.model if entry else own or default, own is not None)
+        for config in self.configurations:
+            names = model_names(self.models, catalog, config)
+            own = {**(dict(catalog.roles) if catalog else {}), **self.models}
+            roles = {}
+            for role in config.roles_called():
+                name = names.get(role, names["default"])
+                entry = catalog.models.get(name) if catalog else None
+                if role in config.models:
+                    source = "config"
+                elif role in own:
+                    source = "experiment"
+                else:
+                    source = "config default" if "default" in config.models else "default"
+                roles[role] = Called(entry.model if entry else name, source, bool(entry and entry.base_url))
+            out[config.name] = roles
         return out
 
     def ignored_settings(self) -> list[tuple[Loc, str]]:
         """(where, why) of each model setting that a model of the experiment ignores although
         another reads it: worth a warning, not a refusal."""
-        called = self.models_run()
+        called = {(role, c) for roles in self._role_models().values() for role, c in roles.items()}
         return [
-            (path, f"warning: the {role}'s model {model} ignores {'.'.join(map(str, path))}")
+            (path, f"warning: the {role}'s model {c.model} ignores {'.'.join(map(str, path))}")
             for path, setting in self._model_settings()
-            for role, model in called.items()
-            if not _reads(model, setting)
+            for role, c in sorted(called)
+            if not c.reads(setting)
         ]
 
     def _model_settings(self) -> list[tuple[Loc, str]]:
@@ -389,12 +421,40 @@ class Experiment(_Plugged):
         return given + [(("limits", k), k) for k in sorted(self.limits.model_fields_set)]
 
 
+def model_names(
+    models: dict[str, str], catalog: ModelsFile | None, config: Configuration | None = None
+) -> dict[str, str]:
+    """Which name (a ``provider/model`` or an alias of ``catalog``) each role calls, with
+    ``default`` for the others, under an experiment's ``models`` and models file, and
+    ``config``'s own models when given. A role's own model comes first (the configuration's,
+    then the experiment's, then the models file's roles), then the default (the
+    configuration's, the experiment's, the file's, then vreact's)."""
+    own = {**(dict(catalog.roles) if catalog else {}), **models}
+    default = own.pop("default", None) or DEFAULT_MODEL
+    mine = dict(config.models) if config else {}
+    default = mine.pop("default", default)
+    return {"default": default, **own, **mine}
+
+
 Loc = tuple[str | int, ...]
 
 
-def _reads(model: str, setting: str) -> bool:
-    provider, sep, _ = model.partition("/")
-    return provider_reads(provider, setting) if sep else True  # an alias not resolved: it may
+class Called(NamedTuple):
+    """A model a role calls: its ``provider/model`` (an alias when the models file does not
+    read), where it comes from (``config``, ``experiment``, ``config default`` or ``default``),
+    and whether its models-file entry names its own server."""
+
+    model: str
+    source: str
+    own_url: bool = False
+
+    def reads(self, setting: str) -> bool:
+        """Whether the model reads an experiment setting (``base_url`` or a limit); an entry's
+        own ``base_url`` wins over the experiment's."""
+        if setting == "base_url" and self.own_url:
+            return False
+        provider, sep, _ = self.model.partition("/")
+        return provider_reads(provider, setting) if sep else True  # an alias not resolved: it may
 
 
 def _catalog(path: str | None) -> ModelsFile | None:
