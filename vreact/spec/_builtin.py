@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from vreact.config import Configuration
 from vreact.spec._loader import SpecError, load_file, located
-from vreact.spec._models import Experiment, ModelsFile, RoleSchema, TaskSpec, VerifierSet
+from vreact.spec._models import Experiment, ModelsFile, RoleSchema, TaskSpec, VerifierSet, with_calls
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -92,6 +92,11 @@ def only_configs(experiment: Experiment, names: str) -> Experiment:
     data["configurations"] = [c.model_dump(exclude_unset=True) for c in chosen]
     runs = Experiment.model_construct(name=experiment.name, configurations=chosen).roles_run()
     data["models"] = {r: m for r, m in experiment.models.items() if r == "default" or r in runs}
+    if experiment.calls:  # and the call settings none of them takes
+        given = [Configuration.model_validate(c) for c in data["configurations"]]  # as written
+        _, taken = with_calls(experiment.calls, given)
+        calls = {r: {f: v for f, v in c if (r, f) in taken} for r, c in experiment.calls.items()}
+        data["calls"] = {r: c for r, c in calls.items() if c}
     try:
         return Experiment.model_validate(data)
     except ValidationError as e:

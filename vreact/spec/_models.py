@@ -7,7 +7,15 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from vreact.config import CALL_ROLES, COMPONENTS, ROLE_COMPONENT, Configuration, IdleSetting, SettingError
+from vreact.config import (
+    CALL_ROLES,
+    COMPONENTS,
+    ROLE_COMPONENT,
+    CallSettings,
+    Configuration,
+    IdleSetting,
+    SettingError,
+)
 from vreact.model import DEFAULT_MODEL, CallPolicy, Watchdog, provider_reads, providers_reading
 from vreact.spec._plugins import PluginError, load_plugin
 from vreact.verify.gates import check_gate_args, gate_factory
@@ -244,6 +252,8 @@ class DatasetSelection(_Strict):
     )
 
 
+#: A configuration's call settings when nothing says otherwise.
+_DEFAULT_CALL = Configuration(name="default").settings_for("executor")
 #: How a model call is made when nothing says otherwise: the model layer's defaults.
 _CALL = CallPolicy()
 
@@ -301,6 +311,13 @@ class Experiment(_Plugged):
     concurrency: int = Field(4, ge=1, description="attempts in flight")
     cache: bool = Field(True, description="use the response cache")
     limits: RunLimits = Field(default_factory=RunLimits)
+    calls: dict[str, CallSettings] = Field(
+        default_factory=dict,
+        description="model-call settings for every configuration: default: {temperature, max_tokens}"
+        f" (vreact's: {_DEFAULT_CALL.temperature} and {_DEFAULT_CALL.max_tokens}) and per role"
+        f" ({', '.join(CALL_ROLES)}); a configuration's own temperature, max_tokens or calls.<role>"
+        " wins",
+    )
 
     @field_validator("configurations")
     @classmethod
@@ -318,6 +335,31 @@ class Experiment(_Plugged):
             if role not in MODEL_ROLES:
                 raise ValueError(f"unknown role {role!r} (roles: {', '.join(MODEL_ROLES)})")
         return models
+
+    @field_validator("calls")
+    @classmethod
+    def _call_roles(cls, calls: dict[str, CallSettings]) -> dict[str, CallSettings]:
+        for role in calls:
+            if role not in ("default", *CALL_ROLES):
+                raise ValueError(f"unknown role {role!r} (roles: default, {', '.join(CALL_ROLES)})")
+        return calls
+
+    @model_validator(mode="after")
+    def _call_defaults(self) -> Experiment:
+        """Every configuration takes the experiment's call settings where it gives none of its
+        own; a setting no configuration takes is refused, not ignored."""
+        if not self.calls:
+            return self
+        self.configurations, taken = with_calls(self.calls, self.configurations)
+        for role, given in self.calls.items():
+            for field in sorted(given.model_fields_set):
+                if (role, field) not in taken:
+                    raise IdleSetting(
+                        ("calls", role, field),
+                        f"calls.{role}.{field} is read by no configuration: each gives its own"
+                        + ("" if role == "default" else f" or calls no {role}"),
+                    )
+        return self
 
     @model_validator(mode="after")
     def _no_idle_settings(self) -> Experiment:
@@ -419,6 +461,35 @@ class Experiment(_Plugged):
         """(path, name) of each model setting the experiment gives: base_url and its limits."""
         given: list[tuple[Loc, str]] = [(("base_url",), "base_url")] if self.base_url is not None else []
         return given + [(("limits", k), k) for k in sorted(self.limits.model_fields_set)]
+
+
+def with_calls(
+    calls: dict[str, CallSettings], configs: list[Configuration]
+) -> tuple[list[Configuration], set[tuple[str, str]]]:
+    """``configs`` with an experiment's ``calls`` (``default`` and per role) where each gives
+    none of its own, and which (role, field) any of them took. What each configuration gave is
+    kept as given (its fields set), so a subset of them (``--configs``) validates the same."""
+    taken: set[tuple[str, str]] = set()
+    out = []
+    for config in configs:
+        own_calls = dict(config.calls)
+        for role, given in calls.items():
+            if role == "default" or role not in config.roles_called():
+                continue
+            own = own_calls.get(role) or CallSettings()
+            fields = {f: v for f, v in given if v is not None and getattr(own, f) is None}
+            taken |= {(role, f) for f in fields}
+            if fields:
+                own_calls[role] = own.model_copy(update=fields)
+        update: dict[str, Any] = {"calls": own_calls} if own_calls != config.calls else {}
+        probe = config.model_copy(update=update)
+        for field, value in calls.get("default") or CallSettings():
+            if value is not None and field not in config.model_fields_set and probe.takes_default(field):
+                update[field] = value
+                taken.add(("default", field))
+        fields_set = set(config.model_fields_set)
+        out.append(Configuration.model_construct(fields_set, **{**dict(config), **update}))
+    return out, taken
 
 
 def model_names(
