@@ -411,9 +411,12 @@ def test_summary_figures_match_the_report(site):
     seen = set()
     for td in cells:
         key, name = td.attrs["data-key"], td.attrs["data-config"]
-        if key.startswith(("comparisons.", "veto_yield.")):
+        if key.startswith(("comparisons.", "veto_yield.", "over_abstaining.")):
             top, i, field = key.split(".", 2)
             want = report[top][int(i)][field]
+        elif key.startswith("references."):  # the reference rows: always abstain, always answer
+            _, reference, field = key.split(".", 2)
+            want = _dig(report["references"][reference], field)
         else:
             want = _dig(report["configs"][name], key)
         assert json.loads(td.attrs["data-value"]) == want, (name, key)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from vreact.records import (
@@ -133,7 +133,68 @@ def compute(
         )
     comparisons = _comparisons(attempts, tasks, names, baseline or (names[0] if names else ""), iterations)
     yields = dereact.veto_yield(attempts, tasks, names, success)
-    return Report(run=records.id, configs=configs, comparisons=comparisons, veto_yield=yields)
+    plain = _plain_config(records, names)
+    abstaining = _always_abstain(attempts)
+    references = {ALWAYS_ABSTAIN: abstaining}
+    if plain is not None:
+        references[ALWAYS_ANSWER] = _always_answer([a for a in attempts if a.config == plain])
+    over = _comparisons([*attempts, *abstaining], tasks, [ALWAYS_ABSTAIN, *names], ALWAYS_ABSTAIN, iterations)
+    return Report(
+        run=records.id,
+        configs=configs,
+        comparisons=comparisons,
+        veto_yield=yields,
+        references={name: _figures(made, tasks) for name, made in references.items()},
+        always_answer_from=plain,
+        over_abstaining=over,
+    )
+
+
+#: The reference rows' names (beside the configurations' in the report's tables).
+ALWAYS_ABSTAIN = "always abstain"
+ALWAYS_ANSWER = "always answer"
+
+
+def _always_abstain(attempts: list[AttemptRecord]) -> list[AttemptRecord]:
+    """One declined attempt per task the run ran: what never answering scores."""
+    first = {a.task_id: a for a in sorted(attempts, key=lambda a: -a.attempt_index)}
+    return [
+        replace(_bare(a), config=ALWAYS_ABSTAIN, outcome="abstain", abstain_level="declined")
+        for a in first.values()
+    ]
+
+
+def _always_answer(attempts: list[AttemptRecord]) -> list[AttemptRecord]:
+    """A plain configuration's attempts, never abstaining: its answers where it answered, a wrong
+    (empty) one where it abstained; its crashes stay crashes."""
+    return [
+        a
+        if a.outcome != "abstain"
+        else replace(_bare(a), outcome="answer", answer="", abstain_level=None, abstain_cause=None)
+        for a in (replace(_bare(a), config=ALWAYS_ANSWER) for a in attempts)
+    ]
+
+
+def _bare(a: AttemptRecord) -> AttemptRecord:
+    """An attempt's outcome without what it wrote (no calls, verdicts or steps: no cost)."""
+    return replace(a, verdicts=[], calls=[], steps=[], ledger=[], events=[], diagnoses=[])
+
+
+def _plain_config(records: RunRecords, names: list[str]) -> str | None:
+    """The run's plain configuration: the one named N, else the first that switches nothing
+    on (no planner, nothing checking the executor)."""
+    if "N" in names:
+        return "N"
+    stored = {c.get("name"): c for c in (records.run.config if records.run else {}).get("configs", [])}
+    switches = ("planner", "guards", "gates", "judges", "critic", "context_manager")
+    return next(
+        (
+            n
+            for n in names
+            if n in stored and not any(stored[n].get(k) for k in switches) and not stored[n].get("pipeline")
+        ),
+        None,
+    )
 
 
 def config_order(records: RunRecords) -> list[str]:
@@ -182,6 +243,12 @@ def _pass(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> PassAt
         pass1_attempts=round(by_attempt[0], 4) if by_attempt else None,
         pass1_se_attempts=round(by_attempt[1], 4) if by_attempt else None,
     )
+
+
+def _answerable_pass1(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> float | None:
+    """Pass@1 over the answerable tasks alone: the mean over them of each one's success rate."""
+    per_task = _successes([a for a in attempts if tasks[a.task_id].answerable], tasks)
+    return round(sum(sum(v) / len(v) for v in per_task.values()) / len(per_task), 4) if per_task else None
 
 
 def _comparisons(
@@ -359,6 +426,8 @@ def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> Hop
         plan_fallbacks=c["plan_fallbacks"] if attempts else None,
         attribution=_attribution(t.rejections, t.corrected, t.judge, scoreable, t.roles),
         pass_=_pass(attempts, tasks),
+        pass1_answerable=_answerable_pass1(attempts, tasks),
+        answerable_tasks=len({a.task_id for a in attempts if tasks[a.task_id].answerable}),
         cost_distribution={
             k: distribution(t.per_attempt[k]) if k != "cost_usd" or priced else None for k in DISTRIBUTED
         },

@@ -117,6 +117,11 @@ class HopsReport(_Figures):
     plan_fallbacks: int | None
     attribution: Attribution
     pass_: PassAtK | None = Field(alias="pass")
+    #: the honest baselines' figures: Pass@1 over the answerable tasks alone (an abstention there
+    #: is a failure; MuSiQue-Full's Pass@1 also counts each correct abstention on an unanswerable
+    #: one), and how many answerable tasks it is over; accuracy on them is ``em``
+    pass1_answerable: float | None = None
+    answerable_tasks: int = 0
     cost_distribution: dict[str, Distribution | None]
     risk_coverage: list[RiskPoint]
 
@@ -223,3 +228,10 @@ class Report(_Figures):
     configs: dict[str, ConfigReport]
     comparisons: list[Comparison]
     veto_yield: list[VetoYield] = []
+    #: the trivial baselines, computed from the tasks: ``always abstain`` (declines every task)
+    #: and ``always answer`` (the answers of the run's plain configuration, N: never abstaining,
+    #: an abstention of its becomes a wrong answer), with the configuration it is made from
+    references: dict[str, HopsReport] = {}
+    always_answer_from: str | None = None
+    #: each configuration against always abstaining, paired on the same tasks
+    over_abstaining: list[Comparison] = []

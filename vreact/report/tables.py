@@ -117,6 +117,20 @@ def _comparisons(report: Report) -> Iterator[Row]:
         yield Row(f"{c.a} vs {c.b}", (c.a, c.b), c, key=f"comparisons.{i}.")
 
 
+def _baselines(report: Report) -> Iterator[Row]:
+    """Each configuration, then the reference rows (``always answer`` names the configuration
+    whose answers it takes)."""
+    yield from _per_config(report)
+    for n, r in report.references.items():
+        label = f"{n} ({report.always_answer_from})" if n == "always answer" else n
+        yield Row(n, (label,), r, key=f"references.{n}.")
+
+
+def _over_abstaining(report: Report) -> Iterator[Row]:
+    for i, c in enumerate(report.over_abstaining):
+        yield Row(f"{c.a} vs {c.b}", (c.a,), c, key=f"over_abstaining.{i}.")
+
+
 def _distributions(report: Report) -> Iterator[Row]:
     for n, r in _configs(report):
         for k, d in r.cost_distribution.items():
@@ -232,6 +246,38 @@ TABLES: tuple[Table, ...] = (
             Column("exact", "exact", "yesno"),
         ),
         _comparisons,
+        optional=True,
+    ),
+    Table(
+        "Against the trivial baselines: Pass@1 over all tasks, and over the answerable alone",
+        "Pass@1 counts a correct abstention on an unanswerable task as a success (MuSiQue-Full), so "
+        "always abstaining scores the unanswerable share; on the answerable tasks alone an abstention "
+        "fails. acc (ans) is exact match over the answerable tasks' attempts. always answer takes "
+        "the plain configuration's answers and never abstains.",
+        ("config",),
+        (
+            Column("tasks", "pass_.tasks"),
+            Column("Pass@1", "pass_.pass1"),
+            Column("ans tasks", "answerable_tasks"),
+            Column("P@1 ans", "pass1_answerable"),
+            Column("acc ans", "em"),
+            Column("coverage", "coverage"),
+            Column("silent err", "silent_error"),
+        ),
+        _baselines,
+    ),
+    Table(
+        "Lift over always abstaining (points; p: two-sided paired permutation test over tasks)",
+        "Each configuration against declining every task, on the same tasks.",
+        ("config",),
+        (
+            Column("tasks", "tasks"),
+            Column("lift@1", "lift1", "points"),
+            Column("p", "p1", "p"),
+            Column("Diff", "diff", "points"),
+            Column("p", "p_diff", "p"),
+        ),
+        _over_abstaining,
         optional=True,
     ),
     Table(
