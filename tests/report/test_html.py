@@ -411,7 +411,7 @@ def test_summary_figures_match_the_report(site):
     seen = set()
     for td in cells:
         key, name = td.attrs["data-key"], td.attrs["data-config"]
-        if key.startswith(("comparisons.", "veto_yield.", "over_abstaining.")):
+        if key.startswith(("comparisons.", "veto_yield.", "over_abstaining.", "corrections.")):
             top, i, field = key.split(".", 2)
             want = report[top][int(i)][field]
         elif key.startswith("references."):  # the reference rows: always abstain, always answer

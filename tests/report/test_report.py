@@ -233,6 +233,8 @@ def test_attribution_by_source_and_level_with_judge_cost(store, tasks):
     assert a["by_source"] == {
         "gate": {"rejections": 2, "corrections": 0, "correction_rate": 0.0},
         "judge": {"rejections": 2, "corrections": 2, "correction_rate": 1.0},
+        "critic": {"rejections": 0, "corrections": 0, "correction_rate": None},
+        "context_manager": {"rejections": 0, "corrections": 0, "correction_rate": None},
         "guard": {"rejections": 1, "corrections": 1, "correction_rate": 1.0},
         "budget": {"rejections": 0, "corrections": 0, "correction_rate": None},
     }
@@ -242,8 +244,9 @@ def test_attribution_by_source_and_level_with_judge_cost(store, tasks):
         "L3": {"rejections": 3, "corrections": 2, "correction_rate": 0.667},
     }
     # the totals by source the report always had
-    assert r["rejections"] == {"gate": 2, "judge": 2, "guard": 1, "budget": 0}
-    assert r["corrections"] == {"gate": 0, "judge": 2, "guard": 1, "budget": 0}
+    none = {"critic": 0, "context_manager": 0}  # no DeReAct member ran
+    assert r["rejections"] == {"gate": 2, "judge": 2, **none, "guard": 1, "budget": 0}
+    assert r["corrections"] == {"gate": 0, "judge": 2, **none, "guard": 1, "budget": 0}
     # judge cost over 2 scoreable attempts: 3 calls, 100 + 50 + 30 prompt, 10 + 5 + 3 completion
     assert a["marginal_cost"]["judge"] == {
         "llm_calls": 3,

@@ -10,7 +10,7 @@ import click
 
 from vreact.cli._common import UserError, console, print_report, user_errors
 from vreact.records import DB_NAME, RunSummary, Store, run_list
-from vreact.report import Report, compute, render_markdown, run_lines, runs_heading
+from vreact.report import CORRECTIONS, Report, compute, render, render_markdown, run_lines, runs_heading
 
 ALL = "all"
 
@@ -39,8 +39,20 @@ class RunChoice(click.ParamType):
 @click.option(
     "--baseline", default=None, help="the configuration lifts are measured against (default: the first)"
 )
+@click.option(
+    "--corrections",
+    "only_corrections",
+    is_flag=True,
+    help="list each correction instead: the rejecting check, the rejected and the accepted answer, "
+    "and whether the accepted answer is right by gold",
+)
 def report(
-    run_dir: Path, as_json: bool, as_markdown: bool, run_id: int | str | None, baseline: str | None
+    run_dir: Path,
+    as_json: bool,
+    as_markdown: bool,
+    run_id: int | str | None,
+    baseline: str | None,
+    only_corrections: bool,
 ) -> None:
     """Print a run's tables again from its records (text, --markdown or --json)."""
     if not (run_dir / DB_NAME).is_file():
@@ -49,6 +61,9 @@ def report(
     runs = run_list(store)
     with user_errors(ValueError):
         reports = [compute(store, i, baseline) for i in _chosen(run_dir, runs, run_id)]
+    if only_corrections:
+        _corrections(reports, as_json, as_markdown, run_id == ALL)
+        return
     if as_json:
         data = [r.model_dump(mode="json") for r in reports]
         click.echo(json.dumps(data if run_id == ALL else data[0], indent=2))
@@ -57,6 +72,29 @@ def report(
     else:
         print_report(run_dir, reports=reports)
         console.print()
+
+
+def _corrections(reports: list[Report], as_json: bool, as_markdown: bool, every: bool) -> None:
+    """Each report's corrections: a table (text or Markdown), or JSON (a list per run with
+    ``--run all``)."""
+    if as_json:
+        data = [[c.model_dump(mode="json") for c in r.corrections] for r in reports]
+        click.echo(json.dumps(data if every else data[0], indent=2))
+        return
+    for r in reports:
+        if as_markdown:
+            click.echo(render_markdown(r, (CORRECTIONS,)))
+            continue
+        for table in render(r, (CORRECTIONS,)):
+            console.print(table)
+        n = len(r.corrections)
+        right = sum(c.right is True for c in r.corrections)
+        finals = sum(c.final for c in r.corrections)
+        console.print(
+            f"run {r.run}: {n} correction{'' if n == 1 else 's'}; {finals} of the final answer,"
+            f" {right} of those right by gold",
+            highlight=False,
+        )
 
 
 def _chosen(run_dir: Path, runs: list[RunSummary], run_id: int | str | None) -> list[int | None]:

@@ -293,11 +293,16 @@ def _open(store_or_path: Store | str | Path) -> Store:
 
 
 def read_run(
-    store_or_path: Store | str | Path, run_id: int | None = None, *, transcripts: bool = True
+    store_or_path: Store | str | Path,
+    run_id: int | None = None,
+    *,
+    transcripts: bool = True,
+    artifacts: bool | None = None,
 ) -> RunRecords:
     """The records of one run (the latest by default) of a store, a ``vreact.db`` file or a run
-    folder. Without ``transcripts`` the calls' messages and replies and the verdicts' artifacts
-    are left out (None), which is quicker for a large run."""
+    folder. Without ``transcripts`` the calls' messages and replies are left out (None), which is
+    quicker for a large run; so are the verdicts' artifacts unless ``artifacts`` (default: as
+    ``transcripts``) asks for them (each distinct artifact is read once)."""
     store = _open(store_or_path)
     run_id = run_id or latest_run_id(store)
     if run_id is None:
@@ -307,7 +312,7 @@ def read_run(
         store.query("select * from attempts where run_id = ? and outcome != 'running' order by id", [run_id])
     )
     sub = "(select id from attempts where run_id = ? and outcome != 'running')"
-    children = _children(store, sub, run_id, transcripts)
+    children = _children(store, sub, run_id, transcripts, transcripts if artifacts is None else artifacts)
     records = [_attempt(a, {k: v.get(a["id"], []) for k, v in children.items()}) for a in attempts]
     return RunRecords(run_id, _run(row), _tasks(store, {a["task_id"] for a in attempts}), records)
 
@@ -334,21 +339,24 @@ def _grouped(rows: Iterable[Any]) -> dict[int, list[Any]]:
     return out
 
 
-def _children(store: Store, sub: str, run_id: int, transcripts: bool) -> dict[str, dict[int, list[Any]]]:
+def _children(
+    store: Store, sub: str, run_id: int, transcripts: bool, with_artifacts: bool
+) -> dict[str, dict[int, list[Any]]]:
     """Verdicts, calls, steps and ledger rows of the run's finished attempts, by attempt id."""
 
     def rows(table: str, order: str) -> Iterable[dict[str, Any]]:
         return store.query(f"select * from {table} where attempt_id in {sub} order by {order}", [run_id])
 
-    artifacts: dict[int, Any] = {}
+    artifacts: dict[str, Any] = {}  # by hash: each distinct one parsed once
     messages: dict[int, list[dict[str, str]]] = defaultdict(list)
-    if transcripts:
+    if with_artifacts:
         for r in store.query(
-            f"select v.id, a.json from verdicts v join artifacts a on a.hash = v.artifact_hash"
-            f" where v.attempt_id in {sub}",
+            "select hash, json from artifacts where hash in"
+            f" (select artifact_hash from verdicts where attempt_id in {sub})",
             [run_id],
         ):
-            artifacts[r["id"]] = _json(r["json"])
+            artifacts[r["hash"]] = _json(r["json"])
+    if transcripts:
         for r in store.query(
             f"select call_id, role, content from transcript where attempt_id in {sub}"
             " order by call_id, position",
@@ -356,7 +364,9 @@ def _children(store: Store, sub: str, run_id: int, transcripts: bool) -> dict[st
         ):
             messages[r["call_id"]].append({"role": r["role"], "content": r["content"]})
     return {
-        "verdicts": _grouped(_verdict(v, artifacts.get(v["id"])) for v in rows("verdicts", "seq, id")),
+        "verdicts": _grouped(
+            _verdict(v, artifacts.get(v["artifact_hash"])) for v in rows("verdicts", "seq, id")
+        ),
         "calls": _grouped(_call(c, messages, transcripts) for c in rows("model_calls", "id")),
         "steps": _grouped(_step(s) for s in rows("steps", "id")),
         "ledger": _grouped(_ledger(r) for r in rows("ledger", "id")),

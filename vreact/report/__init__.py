@@ -3,9 +3,10 @@
 
 from vreact.report.compute import compute, config_order, corrections, success
 from vreact.report.model import ConfigReport, HopsReport, Report
-from vreact.report.tables import TABLES, render, render_markdown, run_lines, runs_heading, tables
+from vreact.report.tables import CORRECTIONS, TABLES, render, render_markdown, run_lines, runs_heading, tables
 
 __all__ = [
+    "CORRECTIONS",
     "TABLES",
     "ConfigReport",
     "HopsReport",

@@ -5,11 +5,13 @@ count. Everything comes from ``vreact.db``, so any run can be reported again."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from vreact.records import (
     AttemptRecord,
@@ -26,6 +28,7 @@ from vreact.report import dereact
 from vreact.report.model import (
     Attribution,
     ConfigReport,
+    Correction,
     DiagnosisReport,
     GuardFires,
     GuardReport,
@@ -39,14 +42,14 @@ from vreact.report.model import (
 from vreact.report.model import Comparison as ComparisonRow
 from vreact.report.stats import compare, distribution, mean_se, pass_at_k, to_dict
 from vreact.tasks.metrics import GroupMember, answerability, best_em, best_f1, group_sufficiency, support_f1
-from vreact.v import ABSTAIN_LEVELS, LEVELS, SOURCES
+from vreact.v import ABSTAIN_LEVELS, LEVELS
 
 COST_FIELDS = ("llm_calls", "prompt_tokens", "completion_tokens")
 #: Per-attempt figures reported with mean, median, P90 and P95 (USD over all attempts, the rest
 #: over scoreable ones).
 DISTRIBUTED = ("llm_calls", "exec_steps", "prompt_tokens", "completion_tokens", "cost_usd")
 
-#: The roles whose calls are a judge's cost: LLM judges, and DeReAct's critic and context manager.
+#: The roles whose calls are a judging source's cost: LLM judges, DeReAct's critic and context manager.
 JUDGING = ("judge", "critic", "context_manager")
 
 
@@ -58,13 +61,25 @@ def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
 
-def corrections(verdicts: Iterable[VerdictRecord]) -> Counter[tuple[str, str]]:
-    """Corrections in one attempt, by (source, level) of the last rejection before the accept.
+#: Who a rejection or a correction is credited to: the verdict's source, with DeReAct's critic and
+#: context manager (model calls that judge, recorded with source ``judge``) each a source of its own.
+ATTRIBUTED = ("gate", "judge", "critic", "context_manager", "guard", "budget")
+_DEREACT = ("critic", "context_manager")
 
-    A component's artifact counts when it is finally accepted by all of its verifiers after
-    one or more rejections, and differs from every rejected artifact; once per component.
-    """
-    out: Counter[tuple[str, str]] = Counter()
+
+def attributed(v: VerdictRecord) -> str:
+    """The source a verdict is credited to (one of ``ATTRIBUTED``)."""
+    return v.verifier if v.source == "judge" and v.verifier in _DEREACT else v.source  # type: ignore[return-value]
+
+
+def corrected(verdicts: Iterable[VerdictRecord]) -> list[tuple[VerdictRecord, VerdictRecord]]:
+    """The corrections in one attempt: (the rejection credited, the accept that ended it), once per
+    component, in the order the components were last judged.
+
+    A component's artifact counts when it is finally accepted by all of its verifiers after one
+    or more rejections, and differs from every rejected artifact; the rejection credited is the
+    last one before that artifact was first judged."""
+    out = []
     by_component: dict[str | None, list[VerdictRecord]] = defaultdict(list)
     for v in sorted(verdicts, key=lambda v: v.seq):
         by_component[v.component].append(v)
@@ -79,8 +94,68 @@ def corrections(verdicts: Iterable[VerdictRecord]) -> Counter[tuple[str, str]]:
         first_accept = next(i for i, v in enumerate(vs) if v.artifact_hash == final)
         before = [v for v in vs[:first_accept] if v.rejected]
         if before:
-            out[(before[-1].source, before[-1].level)] += 1
+            out.append((before[-1], last))
+    return sorted(out, key=lambda pair: pair[1].seq)
+
+
+def corrections(verdicts: Iterable[VerdictRecord]) -> Counter[tuple[str, str]]:
+    """Corrections in one attempt, by (source credited, level) of the rejection credited."""
+    return Counter((attributed(rejection), rejection.level) for rejection, _ in corrected(verdicts))
+
+
+def correction_list(
+    attempts: list[AttemptRecord], tasks: dict[str, TaskRecord], names: list[str]
+) -> list[Correction]:
+    """Every correction of a run, each with the rejecting check, the rejected and the accepted
+    artifact, and whether the accepted answer is right by gold (when it is the final answer)."""
+    order = {n: i for i, n in enumerate(names)}
+    out = []
+    for a in sorted(attempts, key=lambda a: (order.get(a.config, len(order)), a.task_id, a.attempt_index)):
+        task = tasks[a.task_id]
+        for rejection, accept in corrected(a.verdicts):
+            answer = _answer(accept.artifact)
+            final = a.outcome == "answer" and answer is not None and answer == a.answer
+            right = (task.answerable and best_em(answer or "", task.golds) == 1.0) if final else None
+            out.append(
+                Correction(
+                    config=a.config,
+                    task_id=a.task_id,
+                    attempt=a.attempt_index,
+                    component=accept.component or "",
+                    level=rejection.level,
+                    source=attributed(rejection),
+                    check=rejection.check_name or "",
+                    cause=rejection.cause or "",
+                    rejected=_shown_artifact(rejection.artifact),
+                    accepted=_shown_artifact(accept.artifact),
+                    final=final,
+                    right=right,
+                )
+            )
     return out
+
+
+def _answer(artifact: Any) -> str | None:
+    """An answer artifact's answer (None for a plan, a chain or an unrecorded artifact)."""
+    if isinstance(artifact, dict) and artifact.get("kind") == "answer":
+        return str(artifact.get("answer") or "")
+    return None
+
+
+def _shown_artifact(artifact: Any, width: int = 60) -> str:
+    """An artifact in one short line: an answer as it is, a plan by its objectives."""
+    if not isinstance(artifact, dict):
+        text = "" if artifact is None else str(artifact)
+    elif "answer" in artifact:
+        text = str(artifact["answer"])
+    elif artifact.get("kind") == "chain" and isinstance(artifact.get("steps"), list):  # id=answer each
+        links = [s for s in artifact["steps"] if isinstance(s, list) and len(s) > 2]
+        text = " -> ".join(f"{s[0]}={s[2]}" for s in links)
+    elif isinstance(artifact.get("subtasks"), list):
+        text = " | ".join(str(s.get("objective", "")) for s in artifact["subtasks"] if isinstance(s, dict))
+    else:
+        text = json.dumps(artifact, sort_keys=True)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 #: A paragraph as a search or read observation shows it: ``[id] title: text``, one a line.
@@ -121,7 +196,7 @@ def compute(
     against ``baseline`` (default: the first): Pass@1 and Pass@k lifts, Diff, and their paired
     permutation tests over tasks with ``iterations``."""
     if not isinstance(records, RunRecords):
-        records = read_run(records, run_id, transcripts=False)
+        records = read_run(records, run_id, transcripts=False, artifacts=True)  # corrections show them
     if records.id is None:
         return Report(run=None, configs={}, comparisons=[])
     attempts, tasks = records.attempts, records.tasks
@@ -147,6 +222,7 @@ def compute(
         references={name: _figures(made, tasks) for name, made in references.items()},
         always_answer_from=plain,
         over_abstaining=over,
+        corrections=correction_list(attempts, tasks, names),
     )
 
 
@@ -299,7 +375,6 @@ class _Tally:
     n_answerable: int = 0
     money: float = 0.0
     cost: Counter[str] = field(default_factory=Counter)
-    judge: Counter[str] = field(default_factory=Counter)
     roles: dict[str, Counter[str]] = field(default_factory=lambda: {r: Counter() for r in JUDGING})
     spend: Counter[str] = field(default_factory=Counter)
     rejections: Counter[tuple[str, str]] = field(default_factory=Counter)  # by (source, level)
@@ -332,7 +407,7 @@ class _Tally:
         if a.outcome == "answer":
             self.answers.append((sum(v.rejected for v in a.verdicts), success(a, task)))
         seen = {
-            (v.component, v.level, v.source, v.check_name, v.artifact_hash, v.cause)
+            (v.component, v.level, attributed(v), v.check_name, v.artifact_hash, v.cause)
             for v in a.verdicts
             if v.rejected
         }
@@ -376,11 +451,11 @@ class _Tally:
             mine["exec_steps"] += call.role == "executor" and call.status == "ok"
             mine["prompt_tokens"] += call.prompt_tokens or 0
             mine["completion_tokens"] += call.completion_tokens or 0
-            if call.role in JUDGING:  # the judges, and DeReAct's critic and context manager
-                for counts in (self.judge, self.roles[call.role]):
-                    counts["llm_calls"] += 1
-                    counts["prompt_tokens"] += call.prompt_tokens or 0
-                    counts["completion_tokens"] += call.completion_tokens or 0
+            if call.role in JUDGING:  # the judges', and DeReAct's critic's and context manager's
+                counts = self.roles[call.role]
+                counts["llm_calls"] += 1
+                counts["prompt_tokens"] += call.prompt_tokens or 0
+                counts["completion_tokens"] += call.completion_tokens or 0
         self.cost.update(mine)
         for k in DISTRIBUTED[:-1]:
             self.per_attempt[k].append(mine[k])
@@ -414,8 +489,8 @@ def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> Hop
         cost_usd_per_attempt=_mean(t.money, c["executed"]) if priced else None,
         cost_usd_unpriced_calls=t.spend["unpriced_calls"],
         retries=t.spend["retries"],
-        rejections={s: _by(t.rejections, 0, s) for s in SOURCES},
-        corrections={s: _by(t.corrected, 0, s) for s in SOURCES},
+        rejections={s: _by(t.rejections, 0, s) for s in ATTRIBUTED},
+        corrections={s: _by(t.corrected, 0, s) for s in ATTRIBUTED},
         support_f1=_mean(t.sup, t.n_answerable),
         retrieval_ceiling=_mean(t.gold["found"], t.gold["paragraphs"]),
         all_gold_retrieved=_mean(t.gold["all"], t.gold["attempts"]),
@@ -424,7 +499,7 @@ def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> Hop
         group_answer_sufficiency_f1=_round(groups["group_answer_sufficiency_f1"]),
         group_support_sufficiency_f1=_round(groups["group_support_sufficiency_f1"]),
         plan_fallbacks=c["plan_fallbacks"] if attempts else None,
-        attribution=_attribution(t.rejections, t.corrected, t.judge, scoreable, t.roles),
+        attribution=_attribution(t.rejections, t.corrected, scoreable, t.roles),
         pass_=_pass(attempts, tasks),
         pass1_answerable=_answerable_pass1(attempts, tasks),
         answerable_tasks=len({a.task_id for a in attempts if tasks[a.task_id].answerable}),
@@ -539,12 +614,11 @@ def _risk_coverage(answers: list[tuple[int, bool]], scoreable: int) -> list[Risk
 def _attribution(
     rejections: Counter[tuple[str, str]],
     corrected: Counter[tuple[str, str]],
-    judge: Counter[str],
     scoreable: int,
     roles: dict[str, Counter[str]],
 ) -> Attribution:
     """VReAct's Table 6: rejections, corrections and their rate by source and by level, and
-    the marginal cost of each source (gates and guards make no model calls)."""
+    the marginal cost of each source (gates, guards and budgets make no model calls)."""
 
     def rates(index: int, key: str) -> Rates:
         rej, corr = _by(rejections, index, key), _by(corrected, index, key)
@@ -557,8 +631,7 @@ def _attribution(
         )
 
     return Attribution(
-        by_source={s: rates(0, s) for s in SOURCES},
+        by_source={s: rates(0, s) for s in ATTRIBUTED},
         by_level={lv: rates(1, lv) for lv in LEVELS},
-        marginal_cost={s: marginal(judge if s == "judge" else Counter()) for s in SOURCES},
-        role_cost={r: marginal(roles[r]) for r in JUDGING[1:] if roles[r]["llm_calls"]},
+        marginal_cost={s: marginal(roles.get(s) or Counter()) for s in ATTRIBUTED},
     )

@@ -40,10 +40,9 @@ class MarginalCost(_Figures):
 class Attribution(_Figures):
     """VReAct's Table 6: by source (gate, judge, guard) and by level (L1, L2, L3)."""
 
-    by_source: dict[str, Rates]
+    by_source: dict[str, Rates]  # gate, judge, critic, context_manager, guard, budget
     by_level: dict[str, Rates]
-    marginal_cost: dict[str, MarginalCost]  # the judge's counts the critic's and the CM's calls too
-    role_cost: dict[str, MarginalCost] = {}  # the critic's and the CM's calls, each alone
+    marginal_cost: dict[str, MarginalCost]  # each source's own model calls (gates and guards: none)
 
 
 class PassAtK(_Figures):
@@ -220,6 +219,26 @@ class Comparison(_Figures):
     exact: bool
 
 
+class Correction(_Figures):
+    """One correction: an artifact rejected, then another accepted in its place by every verifier
+    of its component (vreact.report.compute.corrections)."""
+
+    config: str
+    task_id: str
+    attempt: int  # the attempt's index
+    component: str
+    level: str
+    source: str  # the rejecting check's: gate, judge, critic, context_manager, guard or budget
+    check: str  # its name
+    cause: str
+    rejected: str  # the rejected artifact, shown short (an answer as it is)
+    accepted: str
+    #: whether the accepted artifact is the attempt's final answer, and then whether that answer
+    #: is right by gold (exact match; none for an intermediate one: the records keep no hop gold)
+    final: bool
+    right: bool | None
+
+
 class Report(_Figures):
     """The report of one run: the figures of each configuration in the run's order, and each
     configuration against the baseline."""
@@ -235,3 +254,5 @@ class Report(_Figures):
     always_answer_from: str | None = None
     #: each configuration against always abstaining, paired on the same tasks
     over_abstaining: list[Comparison] = []
+    #: every correction of the run, in the order of its configurations, tasks and attempts
+    corrections: list[Correction] = []

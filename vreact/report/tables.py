@@ -17,7 +17,10 @@ if TYPE_CHECKING:
     from vreact.records import RunSummary
 
 #: Columns of labels (not figures): left-aligned.
-LEFT = ("config", "by", "vs", "figure", "guard", "stop causes")
+LEFT = (
+    *("config", "by", "vs", "figure", "guard", "stop causes"),
+    *("task", "component", "source", "check", "cause", "rejected", "accepted", "right"),
+)
 
 
 @dataclass(frozen=True)
@@ -164,10 +167,9 @@ def _dereact(report: Report) -> Iterator[Row]:
             yield Row(n, (n,), r.dereact, key="dereact.")
 
 
-def _role_cost(report: Report) -> Iterator[Row]:
-    for n, r in _configs(report):
-        for role, cost in r.attribution.role_cost.items():
-            yield Row(n, (n, role), cost, key=f"attribution.role_cost.{role}.")
+def _corrections(report: Report) -> Iterator[Row]:
+    for i, c in enumerate(report.corrections):
+        yield Row(c.config, (c.config, c.task_id, c.attempt), c, key=f"corrections.{i}.")
 
 
 def _diagnosed(report: Report) -> Iterator[Row]:
@@ -338,7 +340,8 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         "Attribution: by source and level; model calls and tokens, total and per attempt",
-        "Rejections, corrections and correction rate; judges' model cost (gates and guards are free).",
+        "Rejections, corrections and correction rate; each source's model cost (gates, guards and "
+        "budgets are free). The critic and the context manager are sources of their own.",
         ("config", "by"),
         (
             Column("rej", _RATES + "rejections"),
@@ -456,21 +459,6 @@ TABLES: tuple[Table, ...] = (
         optional=True,
     ),
     Table(
-        "Model calls of the critic and the context manager (counted in the judge row above)",
-        "Both are model calls that judge (source judge): their cost, each on its own row.",
-        ("config", "by"),
-        (
-            Column("calls", "llm_calls"),
-            Column("p tok", "prompt_tokens"),
-            Column("c tok", "completion_tokens"),
-            Column("calls/a", "llm_calls_per_attempt"),
-            Column("p tok/a", "prompt_tokens_per_attempt"),
-            Column("c tok/a", "completion_tokens_per_attempt"),
-        ),
-        _role_cost,
-        optional=True,
-    ),
-    Table(
         "Pass@1 (%) with its standard error over attempts and over tasks",
         "Over attempts: per attempt index, the mean success over tasks; the s.e. of those means "
         "(seed 000's across the runs). Over tasks: as in the Pass@1 table.",
@@ -483,6 +471,25 @@ TABLES: tuple[Table, ...] = (
         _over_attempts,
         optional=True,
     ),
+)
+
+#: Every correction of a run: ``vreact report --corrections`` prints it, the page shows it.
+CORRECTIONS = Table(
+    "Corrections: a rejected artifact, then another accepted in its place (run {run})",
+    "The check credited is the last rejection before the accepted artifact; right is the accepted "
+    "answer against gold, for a final answer (an intermediate one has no gold in the records).",
+    ("config", "task", "#"),
+    (
+        Column("component", "component"),
+        Column("level", "level"),
+        Column("source", "source"),
+        Column("check", "check"),
+        Column("cause", "cause"),
+        Column("rejected", "rejected"),
+        Column("accepted", "accepted"),
+        Column("right", "right", "right"),
+    ),
+    _corrections,
 )
 
 # --- the folder's runs, above the tables -------------------------------------------------------
@@ -536,19 +543,22 @@ def styled(value: Any, style: str) -> Any:
         return "-" if value is None else f"{value:.3f}"
     if style == "yesno":
         return "yes" if value else "no"
+    if style == "right":  # by gold, or not known
+        return "-" if value is None else "yes" if value else "no"
     if style == "usd":
         usd, unpriced = value
         return "-" if usd is None else f"{'>= ' if unpriced else ''}${usd:.4f}"
     return value
 
 
-def tables(report: Report) -> list[TableData]:
-    """The report's tables: accounting (VReAct Table 4), outcomes, Pass@k and lifts with paired
-    permutation tests (DeReAct Tables 1, 11-18), support and answerability, cost means (VReAct
-    Table 5) and distributions (DeReAct Tables 13, 20), attribution (VReAct Table 6), and the
-    accounting and quality by hop count."""
+def tables(report: Report, which: tuple[Table, ...] = TABLES) -> list[TableData]:
+    """The report's tables (``which``; default: every table but the corrections): accounting
+    (VReAct Table 4), outcomes, Pass@k and lifts with paired permutation tests (DeReAct Tables 1,
+    11-18), the trivial baselines, support and answerability, cost means (VReAct Table 5) and
+    distributions (DeReAct Tables 13, 20), attribution (VReAct Table 6), and the accounting and
+    quality by hop count."""
     out = []
-    for t in TABLES:
+    for t in which:
         rows = [
             (*row.labels, *(styled(cell(row, c)[0], c.style) for c in t.columns)) for row in t.rows(report)
         ]
@@ -558,28 +568,28 @@ def tables(report: Report) -> list[TableData]:
     return out
 
 
-def render(report: Report) -> list[Any]:
+def render(report: Report, which: tuple[Table, ...] = TABLES) -> list[Any]:
     """The report as rich tables that fit 80 columns."""
     from rich import box
     from rich.table import Table as RichTable
 
     out = []
-    for t in tables(report):
+    for t in tables(report, which):
         table = RichTable(
             title=t.title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0)
         )
         for col in t.columns:
-            table.add_column(col, justify="left" if col in LEFT else "right")
+            table.add_column(col, justify="left" if col in LEFT else "right", overflow="fold")
         for row in t.rows:
             table.add_row(*map(fmt, row))
         out.append(table)
     return out
 
 
-def render_markdown(report: Report) -> str:
+def render_markdown(report: Report, which: tuple[Table, ...] = TABLES) -> str:
     """The report as Markdown tables (for a paper draft, a pull request or a notebook)."""
     parts = [f"# vreact report, run {report.run}"]
-    for t in tables(report):
+    for t in tables(report, which):
         parts.append(f"## {t.title}")
         parts.append("| " + " | ".join(t.columns) + " |")
         parts.append("|" + "|".join("---" if c in LEFT else "--:" for c in t.columns) + "|")

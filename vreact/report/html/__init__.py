@@ -111,7 +111,7 @@ def _summary(report: Report, records: RunRecords, colours: dict[str, str]) -> st
 
 def render_html(store: Store, run_id: int | None = None) -> str:
     """The whole page for one run (the latest by default)."""
-    records = read_run(store, run_id, transcripts=False)  # the page shows no prompts
+    records = read_run(store, run_id, transcripts=False, artifacts=True)  # no prompts; corrections
     report = compute(records)
     rid = report.run
     # concurrent attempts start in any order: list them by configuration, task, attempt index

@@ -8,7 +8,7 @@ import json
 from vreact.records import RunRecords
 from vreact.report.html._text import fmt, h
 from vreact.report.model import Report
-from vreact.report.tables import LEFT, TABLES, Row, Table, cell, styled
+from vreact.report.tables import CORRECTIONS, LEFT, TABLES, Row, Table, cell, styled
 
 
 def headline(records: RunRecords) -> str:
@@ -55,9 +55,10 @@ def _row(table: Table, row: Row, colours: dict[str, str]) -> str:
 
 
 def tables(report: Report, colours: dict[str, str]) -> str:
-    """Every table of the report, as the terminal shows them, one HTML card each."""
+    """Every table of the report, as the terminal shows them, and its corrections, one HTML card
+    each."""
     parts = []
-    for t in TABLES:
+    for t in (*TABLES, CORRECTIONS):
         rows = [_row(t, row, colours) for row in t.rows(report)]
         if not rows and t.optional:
             continue
