@@ -53,7 +53,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "validate": (
         "vreact.cli._validate",
-        "Check spec, verifier and role files; print FILE:LINE: field: message per error.",
+        "Check declarative files (experiment, models, spec, verifiers, roles); print FILE:LINE: "
+        "field: message per error.",
     ),
     "view": (
         "vreact.cli._view",

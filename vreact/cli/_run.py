@@ -243,7 +243,8 @@ _common = [
     click.option(
         "--base-url",
         default=None,
-        help="the provider's server (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)",
+        help="the server of every model without a base_url of its own in --models (else "
+        "OPENAI_BASE_URL / ANTHROPIC_BASE_URL)",
     ),
     click.option(
         "--out", type=click.Path(path_type=Path), default=None, help="run folder (default runs/TIMESTAMP)"
@@ -253,7 +254,9 @@ _common = [
         "--verifiers", default="musique", show_default=True, help="verifier set: a name or a YAML file"
     ),
     click.option(
-        "--experiment", default=None, help="configurations file (default: the shipped pilot ladder)"
+        "--experiment",
+        default=None,
+        help="the experiment file --configs picks configurations from (default: the shipped pilot ladder)",
     ),
     click.option("--no-cache", is_flag=True, help="bypass the response cache (see 'vreact cache path')"),
     _cache_dir,
@@ -283,13 +286,13 @@ _common = [
         type=click.IntRange(min=1),
         default=LIMITS.endpoint_concurrency,
         show_default=True,
-        help="requests in flight per endpoint",
+        help="requests in flight per endpoint (server, or local model file)",
     ),
     click.option(
         "--role-model",
         multiple=True,
         metavar="ROLE=MODEL",
-        help="a model for one role (planner, executor, judge); repeatable",
+        help=f"a model for one role ({', '.join(CALL_ROLES)}); repeatable",
     ),
 ]
 
@@ -316,7 +319,11 @@ _attempts = [
     ),
     click.option("--seed", type=int, default=0, show_default=True, help="seed of the first attempt"),
     click.option(
-        "--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="attempts in flight"
+        "--concurrency",
+        type=click.IntRange(min=1),
+        default=4,
+        show_default=True,
+        help="attempts in flight (requests per endpoint: --endpoint-concurrency)",
     ),
 ]
 
@@ -341,7 +348,10 @@ def run(**options: Any) -> None:
 )
 @_with_common
 def demo(**options: Any) -> None:
-    """Answer a few built-in sample questions (default N and VG) on the embedded model."""
+    """Answer a few built-in sample questions (default N and VG) on the embedded model.
+
+    The options of run, but for --dataset (always the built-in sample), --task-ids, --attempts
+    (1), --seed (0) and --concurrency (1); --limit is how many sample questions."""
     _execute(dataset="sample", attempts=1, seed=0, concurrency=1, **options)
 
 

@@ -14,7 +14,12 @@ from vreact.cli._common import plugin_option
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @plugin_option
 def validate(files: tuple[Path, ...]) -> None:
-    """Check spec, verifier and role files; print FILE:LINE: field: message per error."""
+    """Check declarative files (experiment, models, spec, verifiers, roles); print FILE:LINE:
+    field: message per error.
+
+    Each file is checked as its kind: says, after the plugins: it names are loaded; the files
+    an experiment names (spec, verifiers, models_file) are not checked: list them too. Exit 0
+    when all are valid, else 2."""
     from vreact.spec import validate_files
 
     errors = validate_files(list(files))
@@ -44,10 +49,13 @@ def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
     "--write",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
-    help="write KIND.schema.json files into this folder",
+    help="write one KIND.schema.json file per schema into this folder",
 )
 def schema(write: Path | None) -> None:
-    """Print (or write) the JSON Schemas of the declarative files and of the report."""
+    """Print (or write) the JSON Schemas of the declarative files and of the report.
+
+    Seven schemas: the five kinds of declarative file (spec, verifiers, roles, experiment,
+    models), report (vreact report --json) and reports (its --run all list)."""
     schemas = json_schemas()
     if write is None:
         click.echo(json.dumps(schemas, indent=2))
