@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from vreact.report import Report
     from vreact.report import compute as report
     from vreact.spec import load_experiment
-    from vreact.verify.gates import Artifact, GateResult, accept, gate, gate_names, reject
+    from vreact.verify.gates import Artifact, GateResult, accept, gate, gate_names, judge_prompt, reject
 
 #: Where each public name lives, as ``(module, attribute)``: imported on first use, so that
 #: ``import vreact`` (and every ``vreact`` command, which imports this package first) loads
@@ -67,7 +67,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "load_experiment": ("vreact.spec", "load_experiment"),
     **{
         n: ("vreact.verify.gates", n)
-        for n in ("Artifact", "GateResult", "accept", "gate", "gate_names", "reject")
+        for n in ("Artifact", "GateResult", "accept", "gate", "gate_names", "judge_prompt", "reject")
     },
 }
 
@@ -123,6 +123,7 @@ __all__ = [
     "gate",
     "gate_names",
     "hint",
+    "judge_prompt",
     "load_experiment",
     "member",
     "member_names",

@@ -10,11 +10,11 @@ from vreact.cli._common import console, plugin_option
 @click.command()
 @plugin_option
 def plugins() -> None:
-    """List the registered gates and pipeline members and where each came from (built in, or
-    the plugin that registered it)."""
+    """List the registered gates, pipeline members and judges' prompts and where each came from
+    (built in, or the plugin that registered it)."""
     from vreact.pipeline import member_class, member_names
     from vreact.spec import loaded
-    from vreact.verify.gates import gate_factory, gate_names
+    from vreact.verify.gates import gate_factory, gate_names, prompt_names, prompt_of
 
     by_module = {p.module: p for p in loaded()}
 
@@ -32,6 +32,7 @@ def plugins() -> None:
     for kind, names, module_of in (
         ("gate", gate_names(), lambda n: gate_factory(n).factory.__module__),
         ("member", member_names(), lambda n: member_class(n).__module__),
+        ("prompt", prompt_names(), lambda n: prompt_of(n).__module__),
     ):
         for name in names:
             console.print(

@@ -5,7 +5,15 @@ from __future__ import annotations
 import difflib
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from vreact.config import (
     CALL_ROLES,
@@ -18,7 +26,7 @@ from vreact.config import (
 )
 from vreact.model import DEFAULT_MODEL, CallPolicy, Watchdog, provider_reads, providers_reading
 from vreact.spec._plugins import PluginError, load_plugin
-from vreact.verify.gates import check_gate_args, gate_factory
+from vreact.verify.gates import check_gate_args, gate_factory, prompt_of
 
 
 class _Strict(BaseModel):
@@ -100,6 +108,24 @@ class JudgeSpec(_Strict):
     """An LLM judge, run only on what the verifier's gates cleared."""
 
     min_confidence: float = Field(0.7, ge=0.0, le=1.0, description="an accept below this is a reject")
+    prompt: str | None = Field(
+        None, description="a judge prompt registered with @vreact.judge_prompt (default: the built-in one)"
+    )
+
+    @field_validator("prompt")
+    @classmethod
+    def _registered(cls, name: str | None) -> str | None:
+        prompt_of(name)  # raises UnknownPrompt (a ValueError) with a did-you-mean
+        return name
+
+    @model_serializer(mode="wrap")
+    def _without_default_prompt(self, handler: Any) -> Any:
+        """The built-in prompt is not named: a judge dumps as it did before prompts had names,
+        so its verdicts' arguments and run folders' identities are unchanged."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("prompt") is None:
+            data.pop("prompt", None)
+        return data
 
 
 class VerifierSpec(_Strict):

@@ -1,14 +1,14 @@
 """LLM judges: run only on what a verifier's gates cleared; they read the artifact and the
-level it pairs with, never gold answers. Anything but a confident accept is a reject."""
+level it pairs with, never gold answers (their prompts: vreact.verify.gates._prompts). Anything
+but a confident accept is a reject."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from vreact.model import Message, parse_json_object
+from vreact.model import parse_json_object
 from vreact.verify.gates import GateResult, accept, reject
 
 JUDGE_SCHEMA: dict[str, Any] = {
@@ -22,15 +22,6 @@ JUDGE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-_WHAT = {
-    "L2": "a plan (the artifact) for a question (the paired level, L1)",
-    "L3": "one subtask's answer and its cited evidence (the artifact) against the subtask's "
-    "design (the paired level, L3)",
-    "integration": "the chain of subtask answers (the artifact) against the plan (the paired level, L2)",
-    "L1": "a final answer and its cited evidence (the artifact) against the task's requirements "
-    "(the paired level, L1)",
-}
-
 
 class Judgement(BaseModel):
     model_config = ConfigDict(extra="ignore")
@@ -38,20 +29,6 @@ class Judgement(BaseModel):
     reason: str = ""
     decision: str
     confidence: float = Field(ge=0.0, le=1.0)
-
-
-def render_messages(kind: str, context: dict[str, Any]) -> list[Message]:
-    """The judge's messages: the artifact and its paired level, nothing else."""
-    system = (
-        f"You are a strict judge. You check {_WHAT[kind]}. Accept only if the artifact "
-        "satisfies the paired level and is supported by its evidence. Reply with JSON: "
-        '{"reason": "...", "decision": "accept|reject", "confidence": 0.0-1.0}'
-    )
-    user = (
-        f"Paired level:\n{json.dumps(context['paired_level'], indent=1)}\n\n"
-        f"Artifact:\n{json.dumps(context['artifact'], indent=1)}"
-    )
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def decide(text: str, min_confidence: float) -> GateResult:

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vreact.config import Configuration
+from vreact.model import Message
 from vreact.spec import JudgeSpec, TaskSpec, VerifierSet
 from vreact.v import CONFIGURED, Source, V, judge_name
 from vreact.verdict import Verdict, artifact_hash
 from vreact.verify import judges
-from vreact.verify.gates import ChainArtifact, Gate, GateResult, PlanArtifact, build_gate, reject
+from vreact.verify.gates import ChainArtifact, Gate, GateResult, PlanArtifact, build_gate, prompt_of, reject
 
 if TYPE_CHECKING:
     from vreact.controller._context import AttemptContext
@@ -113,17 +114,38 @@ class Verifiers:
         kind = V[verifier].judge
         assert kind is not None
         scope = ctx.scope((component,), {"artifact": _show(artifact), "paired_level": paired})
-        messages = judges.render_messages(kind, ctx.assembler.build("judge", scope))
-        completion = ctx.call("judge", messages, judges.JUDGE_SCHEMA)
-        result = judges.decide(completion.text, judge.min_confidence)
         args = judge.model_dump()
         name = judge_name(verifier)
+        try:
+            messages = _messages(prompt_of(judge.prompt)(kind, ctx.assembler.build("judge", scope)))
+        except Exception as e:  # fail closed: a judge's prompt that raises rejects, uncalled
+            result = reject("verifier_error", f"judge prompt {judge.prompt}: {type(e).__name__}: {e}")
+            return Rejection(verifier, "judge", name, result, args, ident)
+        completion = ctx.call("judge", messages, judges.JUDGE_SCHEMA)
+        result = judges.decide(completion.text, judge.min_confidence)
         if not result.ok:
             return Rejection(verifier, "judge", name, result, args, ident)
         ctx.recorder.verdict(
             Verdict(verifier, component, "judge", name, "accept", "", "", left, h, args), ident
         )
         return None
+
+
+def _messages(messages: Any) -> list[Message]:
+    """A judge prompt's messages, checked: a non-empty list of ``{role, content}`` strings."""
+    ok = (
+        isinstance(messages, list)
+        and messages
+        and all(
+            isinstance(m, dict)
+            and m.get("role") in ("system", "user", "assistant")
+            and isinstance(m.get("content"), str)
+            for m in messages
+        )
+    )
+    if not ok:
+        raise TypeError("a judge prompt returns a list of {role, content} messages")
+    return messages
 
 
 def _show(artifact: Any) -> Any:

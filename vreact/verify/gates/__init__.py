@@ -13,6 +13,14 @@ from vreact.verify.gates._artifact import (
     PlannedSubtask,
     reference_ids,
 )
+from vreact.verify.gates._prompts import (
+    JudgePrompt,
+    UnknownPrompt,
+    judge_prompt,
+    prompt_names,
+    prompt_of,
+    render_messages,
+)
 from vreact.verify.gates._registry import (
     Gate,
     GateResult,
@@ -34,10 +42,12 @@ __all__ = [
     "ChainStep",
     "Gate",
     "GateResult",
+    "JudgePrompt",
     "Plan",
     "PlanArtifact",
     "PlannedSubtask",
     "UnknownGate",
+    "UnknownPrompt",
     "accept",
     "build_gate",
     "check_gate_args",
@@ -45,6 +55,10 @@ __all__ = [
     "gate",
     "gate_factory",
     "gate_names",
+    "judge_prompt",
+    "prompt_names",
+    "prompt_of",
     "reference_ids",
     "reject",
+    "render_messages",
 ]

@@ -1,0 +1,77 @@
+"""Judges' prompts, registered by name with ``@judge_prompt``: what an LLM judge is asked. A
+verifier set names one per judge (``judge: {prompt: NAME}``); without a name a judge gets the
+built-in prompt. They sit with the gates, under the declarative files, for the same reason:
+loading a verifier set checks each name against this registry."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from vreact.model import Message
+
+#: What a judge's prompt is: ``(kind, context) -> messages``. ``kind`` is what the judge checks
+#: (``L2``: a plan against L1; ``L3``: a subtask's answer against its design; ``integration``: the
+#: chain against the plan; ``L1``: the final answer against the requirements); ``context`` is
+#: what the context assembler gave the judge: ``artifact`` and ``paired_level``, nothing else.
+JudgePrompt = Callable[[str, dict[str, Any]], list[Message]]
+
+_WHAT = {
+    "L2": "a plan (the artifact) for a question (the paired level, L1)",
+    "L3": "one subtask's answer and its cited evidence (the artifact) against the subtask's "
+    "design (the paired level, L3)",
+    "integration": "the chain of subtask answers (the artifact) against the plan (the paired level, L2)",
+    "L1": "a final answer and its cited evidence (the artifact) against the task's requirements "
+    "(the paired level, L1)",
+}
+
+#: The reply every judge's prompt must ask for (the judge's answer is parsed against it).
+REPLY = '{"reason": "...", "decision": "accept|reject", "confidence": 0.0-1.0}'
+
+
+def render_messages(kind: str, context: dict[str, Any]) -> list[Message]:
+    """The built-in judge's messages: the artifact and its paired level, nothing else."""
+    system = (
+        f"You are a strict judge. You check {_WHAT[kind]}. Accept only if the artifact "
+        f"satisfies the paired level and is supported by its evidence. Reply with JSON: {REPLY}"
+    )
+    user = (
+        f"Paired level:\n{json.dumps(context['paired_level'], indent=1)}\n\n"
+        f"Artifact:\n{json.dumps(context['artifact'], indent=1)}"
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+_PROMPTS: dict[str, JudgePrompt] = {}
+
+
+class UnknownPrompt(ValueError):
+    pass
+
+
+def judge_prompt(name: str) -> Callable[[JudgePrompt], JudgePrompt]:
+    """Register a judge's prompt under ``name``: a function of (kind, context) that returns the
+    judge's messages. A verifier set names it: ``R3: {judge: {prompt: NAME}}``."""
+
+    def register(fn: JudgePrompt) -> JudgePrompt:
+        _PROMPTS[name] = fn
+        return fn
+
+    return register
+
+
+def prompt_names() -> list[str]:
+    return sorted(_PROMPTS)
+
+
+def prompt_of(name: str | None) -> JudgePrompt:
+    """The prompt registered as ``name`` (None: the built-in one)."""
+    if name is None:
+        return render_messages
+    if name not in _PROMPTS:
+        close = difflib.get_close_matches(name, _PROMPTS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f" (registered: {', '.join(_PROMPTS) or 'none'})"
+        raise UnknownPrompt(f"unknown judge prompt {name!r}{hint}")
+    return _PROMPTS[name]
