@@ -6,7 +6,7 @@ from vreact.budget import Budgets
 from vreact.config import BudgetLimits
 from vreact.spec import VerifierSet
 from vreact.v import CONFIGURED, LEVELS, PAIRS, V
-from vreact.verify import judges
+from vreact.verify.gates import _prompts
 
 
 def test_every_row_names_a_budget_a_judge_prompt_and_a_level_that_exist():
@@ -15,7 +15,7 @@ def test_every_row_names_a_budget_a_judge_prompt_and_a_level_that_exist():
     for row in V.values():
         assert row.level in LEVELS
         assert budgets.of(row.id, "executor.s1").limit == limits[row.budget]
-        assert row.judge is None or row.judge in judges._WHAT
+        assert row.judge is None or row.judge in _prompts._WHAT
         assert row.abstain in (None, row.level)  # a spent budget abstains naming its own level
     assert set(CONFIGURED) <= set(VerifierSet.model_fields)
 

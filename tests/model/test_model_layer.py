@@ -153,9 +153,9 @@ def test_a_rerun_is_served_by_the_cache_and_reproduces_the_report(tmp_path: Path
 
     # the same records, so the same report (only the run id differs)
     rep1, rep2 = report_json(first), report_json(second)
-    assert set(rep1) == set(rep2) == {"run", "configs", "comparisons", "veto_yield"}
+    assert set(rep1) == set(rep2)
     assert list(rep1["configs"]) == ["N", "VG"]
-    assert rep1["configs"] == rep2["configs"] and rep1["comparisons"] == rep2["comparisons"]
+    assert {k: v for k, v in rep1.items() if k != "run"} == {k: v for k, v in rep2.items() if k != "run"}
     check_accounting(second, ["N", "VG"], 5)
 
     # --no-cache asks the server again, for every call

@@ -39,8 +39,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "plugins": (
         "vreact.cli._plugins",
-        "List the registered gates and pipeline members and where each came from (built in, or "
-        "the plugin that registered it).",
+        "List the registered gates, pipeline members and judges' prompts and where each came from "
+        "(built in, or the plugin that registered it).",
     ),
     "report": (
         "vreact.cli._report",
