@@ -15,7 +15,12 @@ def cache() -> None:
 
 
 @cache.command()
-@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), default=None)
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="the cache's folder (default: $VREACT_CACHE_DIR, else ~/.cache/vreact)",
+)
 def path(cache_dir: Path | None) -> None:
     """Print the cache file and how many responses it holds."""
     c = ResponseCache(cache_dir)
@@ -23,7 +28,12 @@ def path(cache_dir: Path | None) -> None:
 
 
 @cache.command()
-@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), default=None)
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="the cache's folder (default: $VREACT_CACHE_DIR, else ~/.cache/vreact)",
+)
 def clear(cache_dir: Path | None) -> None:
     """Delete every cached response."""
     c = ResponseCache(cache_dir)

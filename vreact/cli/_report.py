@@ -34,10 +34,18 @@ class RunChoice(click.ParamType):
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON (--run all: a list of them)")
 @click.option("--markdown", "as_markdown", is_flag=True, help="print the report as Markdown tables")
 @click.option(
-    "--run", "run_id", type=RunChoice(), default=None, help="a run id in the folder, or all (default: latest)"
+    "--run",
+    "run_id",
+    type=RunChoice(),
+    default=None,
+    metavar="ID|all",
+    help="a run id in the folder, or all (default: latest)",
 )
 @click.option(
-    "--baseline", default=None, help="the configuration lifts are measured against (default: the first)"
+    "--baseline",
+    metavar="NAME",
+    default=None,
+    help="the configuration lifts are measured against (default: the first)",
 )
 @click.option(
     "--corrections",

@@ -326,10 +326,12 @@ class Experiment(_Plugged):
     configurations: list[Configuration] = Field(min_length=1)
     models: dict[str, str] = Field(
         default_factory=dict,
-        description="role (default, planner, executor, judge) -> provider/model or an alias of models_file",
+        description=f"role (default, {', '.join(CALL_ROLES)}) -> provider/model or an alias of models_file",
     )
     models_file: str | None = Field(None, description="a models file with aliases, base URLs and prices")
-    base_url: str | None = Field(None, description="the provider's server for every model")
+    base_url: str | None = Field(
+        None, description="the provider's server for every model without a base_url of its own (models_file)"
+    )
     spec: str = Field("musique", description="L1 spec: a shipped name or a YAML file")
     verifiers: str = Field("musique", description="verifier set: a shipped name or a YAML file")
     attempts: int = Field(1, ge=1, description="attempts per task and configuration (Pass@k uses k = this)")
