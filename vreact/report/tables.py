@@ -143,9 +143,14 @@ def _distributions(report: Report) -> Iterator[Row]:
 
 def _attribution(report: Report) -> Iterator[Row]:
     for n, r in _configs(report):
-        groups = (("by_source", r.attribution.by_source), ("by_level", r.attribution.by_level))
+        a = r.attribution
+        groups = (("by_source", a.by_source), ("by_level", a.by_level))
         for group, figures in groups:
             for by in figures:
+                if by in ("critic", "context_manager") and not (
+                    figures[by].rejections or a.marginal_cost[by].llm_calls
+                ):
+                    continue  # a DeReAct member the configuration did not run
                 yield Row(n, (n, by), r, {"group": group, "by": by})
 
 
