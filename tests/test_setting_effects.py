@@ -55,10 +55,7 @@ from vreact.tasks.dataset import Task
 # --- the smallest configurations that run a reader, from the declarations -----------------------
 
 
-def reader(path: tuple[str, ...]) -> str:
-    """The component a setting declares as its reader (``calls.<role>``, ``models.<role>``: its
-    role's)."""
-    return field_reader(path)
+reader = field_reader  # the component a setting declares as its reader
 
 
 def switched_on(base: dict[str, Any]) -> tuple[str, ...]:

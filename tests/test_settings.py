@@ -246,7 +246,11 @@ def test_a_default_model_no_role_falls_back_to_is_refused(tmp_path):
     with pytest.raises(SpecError, match=r"models\.default: models\.default is read by no role"):
         load_file(path)
     path.write_text(path.read_text().replace("  - name: N\n", "  - {name: NP, planner: true}\n"))
-    assert load_file(path).models_run() == {"executor": "openai/b", "planner": "openai/a"}
+    called = load_file(path)._role_models()["NP"]
+    assert {r: (c.model, c.source) for r, c in called.items()} == {
+        "executor": ("openai/b", "experiment"),
+        "planner": ("openai/a", "default"),  # the planner takes the default
+    }
 
 
 def test_a_window_that_would_drop_the_newest_steps_is_refused():

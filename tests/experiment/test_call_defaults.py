@@ -100,3 +100,17 @@ def test_call_settings_no_configuration_takes_are_refused(tmp_path, calls, line,
         load_file(path)
     [message] = e.value.lines
     assert message.startswith(f"{path}:{line}: calls") and says in message
+
+
+def test_a_configurations_own_temperature_wins_over_the_experiments_role_setting():
+    e = Experiment.model_validate(
+        {
+            "name": "x",
+            "calls": {"executor": {"temperature": 0.5, "max_tokens": 400}},
+            "configurations": [{"name": "A", "temperature": 0.0}, {"name": "B"}],
+        }
+    )
+    a, b = e.configurations
+    assert pair(a, "executor") == (0.0, 400)  # its own temperature; the experiment's max_tokens
+    assert pair(b, "executor") == (0.5, 400)
+    assert a.model_dump(exclude_unset=True) == {"name": "A", "temperature": 0.0}  # kept as given

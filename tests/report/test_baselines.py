@@ -67,7 +67,7 @@ def test_each_configuration_shows_its_figures_on_the_answerable_tasks_alone(repo
 
 
 def test_the_reference_rows_are_computed_from_the_tasks(report):
-    abstaining, answering = report.references["always abstain"], report.references["always answer"]
+    abstaining, answering = report.references["always_abstain"], report.references["always_answer"]
     assert report.always_answer_from == "N"
     # declining everything: the unanswerable share, nothing on the answerable tasks
     assert (abstaining.pass_.pass1, abstaining.pass1_answerable, abstaining.coverage) == (0.375, 0.0, 0.0)
@@ -79,7 +79,7 @@ def test_the_reference_rows_are_computed_from_the_tasks(report):
 
 def test_lifts_are_shown_against_always_abstaining(report):
     over = {c.a: c for c in report.over_abstaining}
-    assert set(over) == {"N", "VG"} and {c.b for c in over.values()} == {"always abstain"}
+    assert set(over) == {"N", "VG"} and {c.b for c in over.values()} == {"always_abstain"}
     assert over["VG"].lift1 == 0.0  # abstaining on everything is what VG did
     assert over["N"].lift1 == 0.25 and over["N"].tasks == len(TASKS)
 
@@ -90,4 +90,4 @@ def test_the_tables_show_them(report):
     assert "| always abstain | 8 | 0.38 | 5 | 0.00 | 0.00 | 0.00 | 0 |" in text
     assert "| always answer (N) | 8 | 0.38 | 5 | 0.60 | 0.60 | 1.00 | 5 |" in text
     data = json.loads(report.model_dump_json(by_alias=True))
-    assert data["references"]["always abstain"]["pass"]["pass@1"] == 0.375
+    assert data["references"]["always_abstain"]["pass"]["pass@1"] == 0.375

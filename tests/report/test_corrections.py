@@ -110,3 +110,42 @@ def test_the_page_shows_them(run):
     page = render_html(Store(run / DB_NAME))
     assert "Corrections: a rejected artifact, then another accepted in its place" in page
     assert 'data-key="corrections.1.accepted" data-value="&quot;Norway&quot;"' in page
+
+
+@pytest.mark.parametrize(
+    ("artifact", "shown"),
+    [
+        ({"kind": "answer", "answer": "north", "evidence": ["6"]}, "north"),
+        ({"kind": "abstain", "reason": "not in the paragraphs"}, "abstain: not in the paragraphs"),
+        (
+            {
+                "kind": "plan",
+                "plan": {
+                    "subtasks": [{"id": "s1", "objective": "Where?"}, {"id": "s2", "objective": "Why #1?"}]
+                },
+            },
+            "Where? | Why #1?",
+        ),
+        (
+            {"kind": "chain", "steps": [["s1", "Norway", ["10"]], ["s2", "north", ["6"]]], "final": "north"},
+            "s1=Norway -> s2=north",
+        ),
+        (None, ""),
+    ],
+)
+def test_each_kind_of_artifact_is_shown_in_one_line(artifact, shown):
+    from vreact.report.compute import _shown_artifact
+
+    assert _shown_artifact(artifact) == shown
+
+
+def test_every_run_s_corrections_under_its_id(run):
+    listed = subprocess.run(
+        [sys.executable, "-m", "vreact.cli", "report", str(run), "--corrections", "--json", "--run", "all"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert listed.returncode == 0, listed.stderr
+    [only] = json.loads(listed.stdout)
+    assert only["run"] == 1 and len(only["corrections"]) == 3

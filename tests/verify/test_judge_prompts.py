@@ -17,7 +17,7 @@ from tests.helpers import attempt, by_role, finish, judged, read, search, verdic
 from vreact.config import Configuration
 from vreact.records import read_run
 from vreact.spec import VerifierSet
-from vreact.verify.gates import judge_prompt
+from vreact.verify.gates import _prompts, judge_prompt
 
 NISSEDAL = "2hop__269805_135710"
 LAB = textwrap.dedent(
@@ -96,7 +96,11 @@ def test_an_unknown_prompt_is_one_line_naming_its_file_and_line(tmp_path):
     ]
 
 
-def test_a_prompt_that_raises_rejects_without_calling_the_judge(store, spec, roles, task_nissedal):
+def test_a_prompt_that_raises_rejects_without_calling_the_judge(
+    store, spec, roles, task_nissedal, monkeypatch
+):
+    monkeypatch.setattr(_prompts, "_PROMPTS", dict(_prompts._PROMPTS))  # registered for this test only
+
     @judge_prompt("lab_broken")
     def broken(kind, context):
         raise KeyError("paired_level")

@@ -85,9 +85,10 @@ def report(
 def _corrections(reports: list[Report], as_json: bool, as_markdown: bool, every: bool) -> None:
     """Each report's corrections: a table (text or Markdown), or JSON (a list per run with
     ``--run all``)."""
-    if as_json:
-        data = [[c.model_dump(mode="json") for c in r.corrections] for r in reports]
-        click.echo(json.dumps(data if every else data[0], indent=2))
+    if as_json:  # one run: its list; --run all: each run's, under its id
+        lists = [[c.model_dump(mode="json") for c in r.corrections] for r in reports]
+        data = [{"run": r.run, "corrections": c} for r, c in zip(reports, lists, strict=True)]
+        click.echo(json.dumps(data if every else lists[0], indent=2))
         return
     for r in reports:
         if as_markdown:

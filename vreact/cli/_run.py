@@ -82,6 +82,9 @@ def experiment_of_flags(
     given = {k: fields.pop(k) for k in RunLimits.model_fields if k in fields}
     limits = {k: v for k, v in given.items() if v != LIMITS_OF[k]}
     fields = {k: v for k, v in fields.items() if v is not None}
+    for k in ("spec", "verifiers"):  # at their defaults they set nothing (a set one may be unread)
+        if fields.get(k) == Experiment.model_fields[k].default:
+            del fields[k]
     models = {"default": model_name} if model_name else {}
     data = {
         "name": "run",

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from vreact.config import calls_role
+from vreact.config import RESOLVED, calls_role
 
 
 class RunMismatch(RuntimeError):
@@ -60,11 +60,18 @@ def grown(stored: dict[str, Any], identity: dict[str, Any]) -> dict[str, Any]:
 
 
 def _new_roles(stored: dict[str, Any], identity: dict[str, Any], key: str) -> list[str]:
-    """The roles ``identity`` gives a model (or endpoint) of their own that the stored run has
-    none for and none of its configurations calls: growth, like a new configuration."""
+    """The roles ``identity`` gives one of the experiment's models (or endpoints) that the
+    stored run has none for and none of its configurations that take the experiment's models
+    calls: growth, like a new configuration."""
     was, now = stored.get(key) or {}, identity.get(key) or {}
-    configs = [c for c in stored.get("configs") or [] if isinstance(c, dict)]
+    configs = [c for c in stored.get("configs") or [] if isinstance(c, dict) and not _own_models(c)]
     return [r for r in now if r not in was and not any(calls_role(c, r) for c in configs)]
+
+
+def _own_models(config: dict[str, Any]) -> bool:
+    """Whether a stored configuration ran with models of its own (not the experiment's)."""
+    resolved = config.get(RESOLVED)
+    return isinstance(resolved, dict) and "models" in resolved
 
 
 def refusal(
@@ -76,9 +83,13 @@ def refusal(
     keys = [k for k in ORDER if k in stored or k in identity]
     for key in dict.fromkeys([*keys, *stored, *identity]):
         now = identity.get(key)
-        if key in ("models", "endpoints") and isinstance(now, dict):  # a new role's model is growth
+        was = stored.get(key)
+        if key in ("models", "endpoints") and isinstance(now, dict):
+            # the roles this run calls the experiment's models for: a new role's is growth, and a
+            # role it does not call (the default every configuration here replaces) is no difference
             now = {r: v for r, v in now.items() if r not in _new_roles(stored, identity, key)}
-        found = _difference(key, f"run {run_id}", stored.get(key), now)
+            was = {r: v for r, v in (was or {}).items() if r in now} if isinstance(was, dict) else was
+        found = _difference(key, f"run {run_id}", was, now)
         if found is not None:
             kind, text = found
             return kind(f"{out_dir}: {text}: give it another --out")

@@ -45,8 +45,10 @@ class Setup:
 class ResolvedExperiment:
     """An experiment with its files loaded and its models made: what ``run_experiment`` runs.
 
-    ``models`` holds a model per role: ``default`` plus any of planner, executor, judge.
-    ``limits`` and ``cache`` are those the models were made with (kept to describe the run)."""
+    ``models`` holds the experiment's model per role that its configurations call (``default``
+    for the roles without their own; none when every configuration names its own, in
+    ``setups``). ``limits`` and ``cache`` are those the models were made with (kept to describe
+    the run)."""
 
     tasks: list[Task]
     configs: list[Configuration]
@@ -114,11 +116,10 @@ def _identity(config: Configuration, setup: Setup | None) -> dict[str, Any]:
     body = config.model_dump(exclude={k for k, empty in unset.items() if empty})
     if setup is None:
         return body
-    models = setup.models
-    resolved: dict[str, Any] = {
-        "models": {role: m.name for role, m in models.items()},
-        "endpoints": {role: endpoint_of(m) for role, m in models.items()},
-    }
+    resolved: dict[str, Any] = {}
+    if config.models:  # else its models are the experiment's (the identity's models, endpoints)
+        resolved["models"] = {role: m.name for role, m in setup.models.items()}
+        resolved["endpoints"] = {role: endpoint_of(m) for role, m in setup.models.items()}
     if config.spec is not None:
         resolved["spec"] = setup.spec.model_dump()
     if config.verifiers is not None:
@@ -128,8 +129,7 @@ def _identity(config: Configuration, setup: Setup | None) -> dict[str, Any]:
 
 def _called(names: dict[str, str], config: Configuration) -> dict[str, str]:
     """The names of the models ``config`` calls: each of its roles', and the default only when a
-    role it calls takes it (a model is made only when it is called: a local one loads its
-    weights)."""
+    role it calls takes it."""
     called = {r: names[r] for r in config.roles_called() if r in names}
     if len(called) < len(config.roles_called()):
         called["default"] = names["default"]
@@ -168,9 +168,10 @@ def resolve(
     if corpus is not None:
         tasks = in_corpus(tasks, corpus, exp.dataset.path)
     catalog = load_models(exp.models_file) if exp.models_file else None
-    # the experiment's models, unless every configuration names its own (then none is made)
-    shared = any(not c.models for c in exp.configurations)
-    names = model_names(exp.models, catalog) if shared else {}
+    # the experiment's models that a configuration without models of its own calls (a model is
+    # made only when it is called: a local one loads its weights)
+    everyone = model_names(exp.models, catalog)
+    names = {r: n for c in exp.configurations if not c.models for r, n in _called(everyone, c).items()}
     own = {c.name: _called(model_names(exp.models, catalog, c), c) for c in exp.configurations if c.models}
     spec, verifiers, roles = load_spec(exp.spec), load_verifiers(exp.verifiers), load_roles()
     if announce is not None:

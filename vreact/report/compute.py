@@ -42,7 +42,7 @@ from vreact.report.model import (
 from vreact.report.model import Comparison as ComparisonRow
 from vreact.report.stats import compare, distribution, mean_se, pass_at_k, to_dict
 from vreact.tasks.metrics import GroupMember, answerability, best_em, best_f1, group_sufficiency, support_f1
-from vreact.v import ABSTAIN_LEVELS, LEVELS
+from vreact.v import ABSTAIN_LEVELS, LEVELS, SOURCES
 
 COST_FIELDS = ("llm_calls", "prompt_tokens", "completion_tokens")
 #: Per-attempt figures reported with mean, median, P90 and P95 (USD over all attempts, the rest
@@ -63,13 +63,15 @@ def _round(x: float | None) -> float | None:
 
 #: Who a rejection or a correction is credited to: the verdict's source, with DeReAct's critic and
 #: context manager (model calls that judge, recorded with source ``judge``) each a source of its own.
-ATTRIBUTED = ("gate", "judge", "critic", "context_manager", "guard", "budget")
-_DEREACT = ("critic", "context_manager")
+_DEREACT = JUDGING[1:]
+ATTRIBUTED = (*SOURCES[:2], *_DEREACT, *SOURCES[2:])  # gate, judge, critic, context_manager, ...
 
 
 def attributed(v: VerdictRecord) -> str:
     """The source a verdict is credited to (one of ``ATTRIBUTED``)."""
-    return v.verifier if v.source == "judge" and v.verifier in _DEREACT else v.source  # type: ignore[return-value]
+    if v.source == "judge" and v.verifier in _DEREACT:
+        return str(v.verifier)
+    return v.source
 
 
 def corrected(verdicts: Iterable[VerdictRecord]) -> list[tuple[VerdictRecord, VerdictRecord]]:
@@ -112,9 +114,10 @@ def correction_list(
     out = []
     for a in sorted(attempts, key=lambda a: (order.get(a.config, len(order)), a.task_id, a.attempt_index)):
         task = tasks[a.task_id]
+        last = _final_answer(a)
         for rejection, accept in corrected(a.verdicts):
             answer = _answer(accept.artifact)
-            final = a.outcome == "answer" and answer is not None and answer == a.answer
+            final = last is not None and accept.artifact_hash == last
             right = (task.answerable and best_em(answer or "", task.golds) == 1.0) if final else None
             out.append(
                 Correction(
@@ -135,6 +138,14 @@ def correction_list(
     return out
 
 
+def _final_answer(a: AttemptRecord) -> str | None:
+    """The hash of the answer artifact an answered attempt accepted last: its final answer."""
+    if a.outcome != "answer":
+        return None
+    accepts = [v for v in a.verdicts if v.decision == "accept" and _answer(v.artifact) is not None]
+    return max(accepts, key=lambda v: v.seq).artifact_hash if accepts else None
+
+
 def _answer(artifact: Any) -> str | None:
     """An answer artifact's answer (None for a plan, a chain or an unrecorded artifact)."""
     if isinstance(artifact, dict) and artifact.get("kind") == "answer":
@@ -143,16 +154,21 @@ def _answer(artifact: Any) -> str | None:
 
 
 def _shown_artifact(artifact: Any, width: int = 60) -> str:
-    """An artifact in one short line: an answer as it is, a plan by its objectives."""
+    """An artifact (as its verdicts' hash was made of: ``identity()``) in one short line: an
+    answer as it is, an abstention by its reason, a plan by its objectives, a chain by each
+    subtask's answer."""
     if not isinstance(artifact, dict):
         text = "" if artifact is None else str(artifact)
-    elif "answer" in artifact:
-        text = str(artifact["answer"])
-    elif artifact.get("kind") == "chain" and isinstance(artifact.get("steps"), list):  # id=answer each
-        links = [s for s in artifact["steps"] if isinstance(s, list) and len(s) > 2]
-        text = " -> ".join(f"{s[0]}={s[2]}" for s in links)
-    elif isinstance(artifact.get("subtasks"), list):
-        text = " | ".join(str(s.get("objective", "")) for s in artifact["subtasks"] if isinstance(s, dict))
+    elif artifact.get("kind") == "answer":
+        text = str(artifact.get("answer") or "")
+    elif artifact.get("kind") == "abstain":
+        text = f"abstain: {artifact.get('reason') or ''}"
+    elif artifact.get("kind") == "plan" and isinstance(artifact.get("plan"), dict):
+        subtasks = artifact["plan"].get("subtasks") or []
+        text = " | ".join(str(s.get("objective", "")) for s in subtasks if isinstance(s, dict))
+    elif artifact.get("kind") == "chain" and isinstance(artifact.get("steps"), list):
+        links = [s for s in artifact["steps"] if isinstance(s, list) and len(s) > 1]  # (id, answer, evidence)
+        text = " -> ".join(f"{s[0]}={s[1]}" for s in links)
     else:
         text = json.dumps(artifact, sort_keys=True)
     return text if len(text) <= width else text[: width - 1] + "…"
@@ -226,16 +242,30 @@ def compute(
     )
 
 
-#: The reference rows' names (beside the configurations' in the report's tables).
-ALWAYS_ABSTAIN = "always abstain"
-ALWAYS_ANSWER = "always answer"
+#: The reference rows' names (the report's tables show them with spaces).
+ALWAYS_ABSTAIN = "always_abstain"
+ALWAYS_ANSWER = "always_answer"
 
 
 def _always_abstain(attempts: list[AttemptRecord]) -> list[AttemptRecord]:
-    """One declined attempt per task the run ran: what never answering scores."""
-    first = {a.task_id: a for a in sorted(attempts, key=lambda a: -a.attempt_index)}
+    """A declined attempt for each (task, attempt index) the run ran: what never answering
+    scores (as many attempts as the configurations have, so Pass@k's k is theirs)."""
+    first = {(a.task_id, a.attempt_index): a for a in attempts}
     return [
-        replace(_bare(a), config=ALWAYS_ABSTAIN, outcome="abstain", abstain_level="declined")
+        replace(
+            _bare(a),
+            config=ALWAYS_ABSTAIN,
+            outcome="abstain",
+            answer=None,
+            evidence=[],
+            abstain_level="declined",
+            abstain_component=None,
+            abstain_cause=None,
+            error=None,
+            crash_kind=None,
+            traceback=None,
+            plan_fallback=False,
+        )
         for a in first.values()
     ]
 
@@ -243,12 +273,13 @@ def _always_abstain(attempts: list[AttemptRecord]) -> list[AttemptRecord]:
 def _always_answer(attempts: list[AttemptRecord]) -> list[AttemptRecord]:
     """A plain configuration's attempts, never abstaining: its answers where it answered, a wrong
     (empty) one where it abstained; its crashes stay crashes."""
-    return [
-        a
-        if a.outcome != "abstain"
-        else replace(_bare(a), outcome="answer", answer="", abstain_level=None, abstain_cause=None)
-        for a in (replace(_bare(a), config=ALWAYS_ANSWER) for a in attempts)
-    ]
+    out = []
+    for a in attempts:
+        bare = replace(_bare(a), config=ALWAYS_ANSWER)
+        if a.outcome == "abstain":
+            bare = replace(bare, outcome="answer", answer="", abstain_level=None, abstain_cause=None)
+        out.append(bare)
+    return out
 
 
 def _bare(a: AttemptRecord) -> AttemptRecord:
@@ -257,20 +288,12 @@ def _bare(a: AttemptRecord) -> AttemptRecord:
 
 
 def _plain_config(records: RunRecords, names: list[str]) -> str | None:
-    """The run's plain configuration: the one named N, else the first that switches nothing
-    on (no planner, nothing checking the executor)."""
-    if "N" in names:
-        return "N"
+    """The run's plain configuration: the first (N, if it is plain, before the others) that
+    switches nothing on: no planner, nothing checking the executor."""
     stored = {c.get("name"): c for c in (records.run.config if records.run else {}).get("configs", [])}
-    switches = ("planner", "guards", "gates", "judges", "critic", "context_manager")
-    return next(
-        (
-            n
-            for n in names
-            if n in stored and not any(stored[n].get(k) for k in switches) and not stored[n].get("pipeline")
-        ),
-        None,
-    )
+    switches = ("planner", "guards", "gates", "judges", "critic", "context_manager", "pipeline")
+    plain = [n for n in names if n in stored and not any(stored[n].get(k) for k in switches)]
+    return "N" if "N" in plain else next(iter(plain), None)
 
 
 def config_order(records: RunRecords) -> list[str]:

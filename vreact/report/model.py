@@ -38,7 +38,8 @@ class MarginalCost(_Figures):
 
 
 class Attribution(_Figures):
-    """VReAct's Table 6: by source (gate, judge, guard) and by level (L1, L2, L3)."""
+    """VReAct's Table 6: by source (gate, judge, critic, context_manager, guard, budget) and by
+    level (L1, L2, L3)."""
 
     by_source: dict[str, Rates]  # gate, judge, critic, context_manager, guard, budget
     by_level: dict[str, Rates]
@@ -221,7 +222,7 @@ class Comparison(_Figures):
 
 class Correction(_Figures):
     """One correction: an artifact rejected, then another accepted in its place by every verifier
-    of its component (vreact.report.compute.corrections)."""
+    of its component (vreact.report.compute.corrected, listed by correction_list)."""
 
     config: str
     task_id: str
@@ -247,8 +248,8 @@ class Report(_Figures):
     configs: dict[str, ConfigReport]
     comparisons: list[Comparison]
     veto_yield: list[VetoYield] = []
-    #: the trivial baselines, computed from the tasks: ``always abstain`` (declines every task)
-    #: and ``always answer`` (the answers of the run's plain configuration, N: never abstaining,
+    #: the trivial baselines, computed from the tasks: ``always_abstain`` (declines every task)
+    #: and ``always_answer`` (the answers of the run's plain configuration, N: never abstaining,
     #: an abstention of its becomes a wrong answer), with the configuration it is made from
     references: dict[str, HopsReport] = {}
     always_answer_from: str | None = None

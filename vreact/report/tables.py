@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from vreact.report.compute import ALWAYS_ANSWER
 from vreact.report.model import ConfigReport, Report
 from vreact.v import ABSTAIN_LEVELS
 
@@ -125,7 +126,7 @@ def _baselines(report: Report) -> Iterator[Row]:
     whose answers it takes)."""
     yield from _per_config(report)
     for n, r in report.references.items():
-        label = f"{n} ({report.always_answer_from})" if n == "always answer" else n
+        label = n.replace("_", " ") + (f" ({report.always_answer_from})" if n == ALWAYS_ANSWER else "")
         yield Row(n, (label,), r, key=f"references.{n}.")
 
 
@@ -495,6 +496,7 @@ CORRECTIONS = Table(
         Column("right", "right", "right"),
     ),
     _corrections,
+    optional=True,
 )
 
 # --- the folder's runs, above the tables -------------------------------------------------------

@@ -90,8 +90,12 @@ def only_configs(experiment: Experiment, names: str) -> Experiment:
     chosen = resolve_configs(names, experiment)
     data = experiment.model_dump(exclude_unset=True)
     data["configurations"] = [c.model_dump(exclude_unset=True) for c in chosen]
-    runs = Experiment.model_construct(name=experiment.name, configurations=chosen).roles_run()
-    data["models"] = {r: m for r, m in experiment.models.items() if r == "default" or r in runs}
+    subset = Experiment.model_construct(
+        experiment.model_fields_set, **{**dict(experiment), "configurations": chosen}
+    )
+    for path, _ in subset.idle():  # the settings only the left-out configurations read go with them
+        if path[0] != "configurations":
+            _drop(data, path)
     if experiment.calls:  # and the call settings none of them takes
         given = [Configuration.model_validate(c) for c in data["configurations"]]  # as written
         _, taken = with_calls(experiment.calls, given)
@@ -101,6 +105,18 @@ def only_configs(experiment: Experiment, names: str) -> Experiment:
         return Experiment.model_validate(data)
     except ValidationError as e:
         raise SpecError([f"--configs {names}: {_message(err)}" for err in e.errors()]) from None
+
+
+def _drop(data: dict[str, Any], path: tuple[str | int, ...]) -> None:
+    """Remove the setting at ``path`` from a dumped experiment (and a group it leaves empty)."""
+    *parents, last = map(str, path)  # an experiment's own settings: no list index among them
+    holder: Any = data
+    for part in parents:
+        holder = holder.get(part) if isinstance(holder, dict) else None
+    if isinstance(holder, dict):
+        holder.pop(last, None)
+        if parents and not holder:
+            _drop(data, tuple(parents))
 
 
 def _message(error: Any) -> str:

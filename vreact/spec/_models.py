@@ -119,11 +119,11 @@ class JudgeSpec(_Strict):
         return name
 
     @model_serializer(mode="wrap")
-    def _without_default_prompt(self, handler: Any) -> Any:
+    def _without_default_prompt(self, handler: Any) -> dict[str, Any]:
         """The built-in prompt is not named: a judge dumps as it did before prompts had names,
         so its verdicts' arguments and run folders' identities are unchanged."""
-        data = handler(self)
-        if isinstance(data, dict) and data.get("prompt") is None:
+        data: dict[str, Any] = handler(self)
+        if data.get("prompt") is None:
             data.pop("prompt", None)
         return data
 
@@ -391,33 +391,62 @@ class Experiment(_Plugged):
 
     @model_validator(mode="after")
     def _no_idle_settings(self) -> Experiment:
-        """A role's model that no configuration calls, or a model setting (``base_url``,
-        ``limits``) that no model of the experiment reads, is refused, not silently ignored."""
+        """A role's model that no configuration calls, a spec or verifier set every
+        configuration replaces, or a model setting (``base_url``, ``limits``) that no model of
+        the experiment reads, is refused, not silently ignored."""
+        for path, message in self.idle():
+            raise IdleSetting(path, message)
+        return self
+
+    def idle(self) -> list[tuple[Loc, str]]:
+        """(where, why) of each setting of the experiment that nothing it runs reads (a
+        configuration's own ``models.default`` included)."""
+        out: list[tuple[Loc, str]] = []
         running = self.roles_run()
-        for role in self.models:
-            if role != "default" and role not in running:
-                title = COMPONENTS[ROLE_COMPONENT[role]].title
-                raise IdleSetting(
-                    ("models", role),
-                    f"models.{role} is read by {title}, which no configuration of this experiment runs",
-                )
         chosen = self._role_models()
-        if "default" in self.models and all(
-            c.source != "default" for roles in chosen.values() for c in roles.values()
-        ):
-            raise IdleSetting(
-                ("models", "default"),
-                "models.default is read by no role: each role this experiment runs has a model of its own",
-            )
-        for i, config in enumerate(self.configurations):
-            if "default" in config.models and all(
-                c.source == "experiment" for c in chosen[config.name].values()
-            ):
-                raise IdleSetting(
-                    ("configurations", i, "models", "default"),
-                    f"models.default is read by no role of {config.name}: each has the experiment's"
-                    " own model",
+        sources = {(role, c.source) for roles in chosen.values() for role, c in roles.items()}
+        for role in self.models:
+            if role == "default":
+                if not any(source == "default" for _, source in sources):
+                    out.append(
+                        (
+                            ("models", "default"),
+                            "models.default is read by no role: each role this experiment runs has a"
+                            " model of its own",
+                        )
+                    )
+            elif role not in running:
+                title = COMPONENTS[ROLE_COMPONENT[role]].title
+                out.append(
+                    (
+                        ("models", role),
+                        f"models.{role} is read by {title}, which no configuration of this experiment runs",
+                    )
                 )
+            elif (role, "experiment") not in sources:
+                out.append(
+                    (
+                        ("models", role),
+                        f"models.{role} is read by no configuration: each that calls the {role} names"
+                        " its own",
+                    )
+                )
+        for i, config in enumerate(self.configurations):
+            if "default" in config.models and not any(
+                c.source == "config default" for c in chosen[config.name].values()
+            ):
+                out.append(
+                    (
+                        ("configurations", i, "models", "default"),
+                        f"models.default is read by no role of {config.name}: each has a model of its own",
+                    )
+                )
+        for name, reads in (("spec", lambda c: True), ("verifiers", lambda c: c.gates or c.judges)):
+            if name in self.model_fields_set and not any(
+                getattr(c, name) is None and reads(c) for c in self.configurations
+            ):
+                why = " or runs no gates or judges" if name == "verifiers" else ""
+                out.append(((name,), f"{name} is read by no configuration: each names its own{why}"))
         called = {c for roles in chosen.values() for c in roles.values()}
         for path, setting in self._model_settings():
             if not any(c.reads(setting) for c in called):
@@ -425,51 +454,32 @@ class Experiment(_Plugged):
                 readers = " and ".join(f"{p}/" for p in providers_reading(setting))
                 where = ".".join(map(str, path))
                 if any(c.own_url for c in called):  # its readers each have their own server
-                    raise IdleSetting(
-                        path,
-                        f"{where} is read by no model: each that calls a server"
-                        " has its own base_url in the models file",
+                    why = f"{where} is read by no model: each that calls a server has its own base_url"
+                    out.append((path, why + " in the models file"))
+                else:
+                    out.append(
+                        (
+                            path,
+                            f"{where} is read by {readers} models, which this experiment does not call"
+                            f" (it calls {used})",
+                        )
                     )
-                raise IdleSetting(
-                    path,
-                    f"{where} is read by {readers} models, which this experiment does not call"
-                    f" (it calls {used})",
-                )
-        return self
+        return out
 
     def roles_run(self) -> set[str]:
         """The roles that call a model in at least one of the configurations."""
         return {r for c in self.configurations for r in c.roles_called()}
-
-    def models_run(self) -> dict[str, str]:
-        """Each role that runs -> its model's ``provider/model`` (an alias of ``models_file``
-        resolved when that file reads; else kept as it is), where no configuration names its
-        own; a role whose configurations call several models lists them joined by ``, ``."""
-        out: dict[str, list[str]] = {}
-        for roles in self._role_models().values():
-            for role, called in roles.items():
-                out.setdefault(role, [])
-                if called.model not in out[role]:
-                    out[role].append(called.model)
-        return {role: ", ".join(models) for role, models in sorted(out.items())}
 
     def _role_models(self) -> dict[str, dict[str, Called]]:
         """Configuration -> each role it runs -> the model it calls, the models file read once."""
         catalog = _catalog(self.models_file)
         out = {}
         for config in self.configurations:
-            names = model_names(self.models, catalog, config)
-            own = {**(dict(catalog.roles) if catalog else {}), **self.models}
+            sources = model_sources(self.models, catalog, config)
             roles = {}
             for role in config.roles_called():
-                name = names.get(role, names["default"])
+                name, source = sources.get(role) or sources["default"]
                 entry = catalog.models.get(name) if catalog else None
-                if role in config.models:
-                    source = "config"
-                elif role in own:
-                    source = "experiment"
-                else:
-                    source = "config default" if "default" in config.models else "default"
                 roles[role] = Called(entry.model if entry else name, source, bool(entry and entry.base_url))
             out[config.name] = roles
         return out
@@ -477,11 +487,11 @@ class Experiment(_Plugged):
     def ignored_settings(self) -> list[tuple[Loc, str]]:
         """(where, why) of each model setting that a model of the experiment ignores although
         another reads it: worth a warning, not a refusal."""
-        called = {(role, c) for roles in self._role_models().values() for role, c in roles.items()}
+        called = {(role, c.model): c for roles in self._role_models().values() for role, c in roles.items()}
         return [
-            (path, f"warning: the {role}'s model {c.model} ignores {'.'.join(map(str, path))}")
+            (path, f"warning: the {role}'s model {model} ignores {'.'.join(map(str, path))}")
             for path, setting in self._model_settings()
-            for role, c in sorted(called)
+            for (role, model), c in sorted(called.items())
             if not c.reads(setting)
         ]
 
@@ -495,8 +505,10 @@ def with_calls(
     calls: dict[str, CallSettings], configs: list[Configuration]
 ) -> tuple[list[Configuration], set[tuple[str, str]]]:
     """``configs`` with an experiment's ``calls`` (``default`` and per role) where each gives
-    none of its own, and which (role, field) any of them took. What each configuration gave is
-    kept as given (its fields set), so a subset of them (``--configs``) validates the same."""
+    none of its own (its own ``temperature`` or ``max_tokens`` wins over the experiment's for
+    every role), and which (role, field) any of them took. What each configuration gave is kept
+    as given (its fields set, its calls' too), so a subset of them (``--configs``) validates the
+    same."""
     taken: set[tuple[str, str]] = set()
     out = []
     for config in configs:
@@ -505,10 +517,16 @@ def with_calls(
             if role == "default" or role not in config.roles_called():
                 continue
             own = own_calls.get(role) or CallSettings()
-            fields = {f: v for f, v in given if v is not None and getattr(own, f) is None}
+            fields = {
+                f: v
+                for f, v in given
+                if v is not None and getattr(own, f) is None and f not in config.model_fields_set
+            }
             taken |= {(role, f) for f in fields}
-            if fields:
-                own_calls[role] = own.model_copy(update=fields)
+            if fields:  # kept as given: the experiment's fields are not the configuration's own
+                own_calls[role] = CallSettings.model_construct(
+                    own.model_fields_set, **{**dict(own), **fields}
+                )
         update: dict[str, Any] = {"calls": own_calls} if own_calls != config.calls else {}
         probe = config.model_copy(update=update)
         for field, value in calls.get("default") or CallSettings():
@@ -525,14 +543,24 @@ def model_names(
 ) -> dict[str, str]:
     """Which name (a ``provider/model`` or an alias of ``catalog``) each role calls, with
     ``default`` for the others, under an experiment's ``models`` and models file, and
-    ``config``'s own models when given. A role's own model comes first (the configuration's,
-    then the experiment's, then the models file's roles), then the default (the
-    configuration's, the experiment's, the file's, then vreact's)."""
-    own = {**(dict(catalog.roles) if catalog else {}), **models}
-    default = own.pop("default", None) or DEFAULT_MODEL
+    ``config``'s own models when given (:func:`model_sources` says where each comes from)."""
+    return {role: name for role, (name, _) in model_sources(models, catalog, config).items()}
+
+
+def model_sources(
+    models: dict[str, str], catalog: ModelsFile | None, config: Configuration | None = None
+) -> dict[str, tuple[str, str]]:
+    """Each role with a model of its own, and ``default``, -> (its name, where it comes from).
+    A role's own model comes first: the configuration's (``config``), then the experiment's
+    or the models file's roles (``experiment``); then the default: the configuration's
+    (``config default``), else the experiment's, the file's or vreact's (``default``)."""
+    shared = {**(dict(catalog.roles) if catalog else {}), **models}
+    out = {"default": (shared.pop("default", None) or DEFAULT_MODEL, "default")}
+    out |= {role: (name, "experiment") for role, name in shared.items()}
     mine = dict(config.models) if config else {}
-    default = mine.pop("default", default)
-    return {"default": default, **own, **mine}
+    if "default" in mine:
+        out["default"] = (mine.pop("default"), "config default")
+    return out | {role: (name, "config") for role, name in mine.items()}
 
 
 Loc = tuple[str | int, ...]

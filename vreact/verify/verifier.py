@@ -116,10 +116,12 @@ class Verifiers:
         scope = ctx.scope((component,), {"artifact": _show(artifact), "paired_level": paired})
         args = judge.model_dump()
         name = judge_name(verifier)
+        context = ctx.assembler.build("judge", scope)  # a context-schema breach raises, as it must
         try:
-            messages = _messages(prompt_of(judge.prompt)(kind, ctx.assembler.build("judge", scope)))
+            messages = _messages(prompt_of(judge.prompt)(kind, context))
         except Exception as e:  # fail closed: a judge's prompt that raises rejects, uncalled
-            result = reject("verifier_error", f"judge prompt {judge.prompt}: {type(e).__name__}: {e}")
+            prompt = judge.prompt or "built-in"
+            result = reject("verifier_error", f"judge prompt {prompt}: {type(e).__name__}: {e}")
             return Rejection(verifier, "judge", name, result, args, ident)
         completion = ctx.call("judge", messages, judges.JUDGE_SCHEMA)
         result = judges.decide(completion.text, judge.min_confidence)

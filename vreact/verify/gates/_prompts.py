@@ -44,7 +44,7 @@ def render_messages(kind: str, context: dict[str, Any]) -> list[Message]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-_PROMPTS: dict[str, JudgePrompt] = {}
+_PROMPTS: dict[str, JudgePrompt] = {"default": render_messages}  # a judge that names none: default
 
 
 class UnknownPrompt(ValueError):
@@ -56,7 +56,7 @@ def judge_prompt(name: str) -> Callable[[JudgePrompt], JudgePrompt]:
     judge's messages. A verifier set names it: ``R3: {judge: {prompt: NAME}}``."""
 
     def register(fn: JudgePrompt) -> JudgePrompt:
-        _PROMPTS[name] = fn
+        _PROMPTS[name] = fn  # the last one registered wins, as with gates and members
         return fn
 
     return register
@@ -67,7 +67,7 @@ def prompt_names() -> list[str]:
 
 
 def prompt_of(name: str | None) -> JudgePrompt:
-    """The prompt registered as ``name`` (None: the built-in one)."""
+    """The prompt registered as ``name`` (None: the built-in one, ``default``)."""
     if name is None:
         return render_messages
     if name not in _PROMPTS:
