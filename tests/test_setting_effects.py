@@ -42,14 +42,13 @@ from tests.helpers import (
 from tests.model.test_workers import SlowModel
 from tests.test_settings import SWITCHES, bases, declared, merged, nested
 from tests.test_settings import reader as field_reader
-from vreact.config import COMPONENTS, ROLE_COMPONENT, Configuration
+from vreact.config import COMPONENTS, MODEL_ROLES, ROLE_COMPONENT, Configuration
 from vreact.experiment import ResolvedExperiment, run_experiment
 from vreact.experiment.resolved import resolve
 from vreact.model import MockModel
 from vreact.model._registry import HTTP_SETTINGS, RETRY_SETTINGS, WATCHDOG_SETTINGS, provider_reads
 from vreact.records import AttemptRecord, CallRecord, Store, read_run
 from vreact.spec import Experiment, RoleSchema, RunLimits, TaskSpec, VerifierSet
-from vreact.spec._models import MODEL_ROLES
 from vreact.tasks.dataset import Task
 
 # --- the smallest configurations that run a reader, from the declarations -----------------------

@@ -23,6 +23,16 @@ from vreact.model import GenerateSettings
 #: The roles that call a model (a models file or experiment may give each its own model, and a
 #: configuration its own call settings).
 CALL_ROLES = ("planner", "executor", "judge", "critic", "context_manager")
+#: The roles a model may be given for: each calling role, and ``default`` for those without one.
+MODEL_ROLES = ("default", *CALL_ROLES)
+
+
+def known_roles(by_role: dict[str, Any], roles: tuple[str, ...] = MODEL_ROLES) -> dict[str, Any]:
+    """``by_role`` when each key is one of ``roles``; else the error naming them."""
+    for role in by_role:
+        if role not in roles:
+            raise ValueError(f"unknown role {role!r} (roles: {', '.join(roles)})")
+    return by_role
 
 
 # --- who reads which setting ------------------------------------------------------------------
@@ -301,9 +311,9 @@ class Configuration(BaseModel):
 
     models: dict[str, str] = Field(
         default_factory=dict,
-        description="this configuration's own models: role (default, planner, executor, judge, critic,"
-        " context_manager) -> provider/model or an alias of the experiment's models_file; a role it"
-        " leaves out takes the experiment's (models.default: the roles without one of their own)",
+        description=f"this configuration's own models: role ({', '.join(MODEL_ROLES)}) -> provider/model"
+        " or an alias of the experiment's models_file; a role it leaves out takes the experiment's"
+        " (models.default: the roles without one of their own)",
     )
     spec: str | None = setting(
         "executor", None, description="this configuration's own L1 spec: a shipped name or a YAML file"
@@ -315,11 +325,7 @@ class Configuration(BaseModel):
     @field_validator("calls", "models")
     @classmethod
     def _call_roles(cls, by_role: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
-        roles = CALL_ROLES if info.field_name == "calls" else ("default", *CALL_ROLES)
-        for role in by_role:
-            if role not in roles:
-                raise ValueError(f"unknown role {role!r} (roles: {', '.join(roles)})")
-        return by_role
+        return known_roles(by_role, CALL_ROLES if info.field_name == "calls" else MODEL_ROLES)
 
     @model_validator(mode="after")
     def _no_idle_settings(self, info: ValidationInfo) -> Configuration:

@@ -23,6 +23,7 @@ from vreact.config import (
     Configuration,
     IdleSetting,
     SettingError,
+    known_roles,
 )
 from vreact.model import DEFAULT_MODEL, CallPolicy, Watchdog, provider_reads, providers_reading
 from vreact.spec._plugins import PluginError, load_plugin
@@ -260,9 +261,6 @@ class RoleSchema(_Strict):
     roles: dict[str, RoleRow]
 
 
-MODEL_ROLES = ("default", *CALL_ROLES)
-
-
 class DatasetSelection(_Strict):
     """Which tasks an experiment runs: a MuSiQue file and a filter, applied in this order."""
 
@@ -356,21 +354,10 @@ class Experiment(_Plugged):
             raise ValueError(f"configuration names repeat: {', '.join(dupes)}")
         return configs
 
-    @field_validator("models")
+    @field_validator("models", "calls")
     @classmethod
-    def _roles(cls, models: dict[str, str]) -> dict[str, str]:
-        for role in models:
-            if role not in MODEL_ROLES:
-                raise ValueError(f"unknown role {role!r} (roles: {', '.join(MODEL_ROLES)})")
-        return models
-
-    @field_validator("calls")
-    @classmethod
-    def _call_roles(cls, calls: dict[str, CallSettings]) -> dict[str, CallSettings]:
-        for role in calls:
-            if role not in ("default", *CALL_ROLES):
-                raise ValueError(f"unknown role {role!r} (roles: default, {', '.join(CALL_ROLES)})")
-        return calls
+    def _roles(cls, by_role: dict[str, Any]) -> dict[str, Any]:
+        return known_roles(by_role)
 
     @model_validator(mode="after")
     def _call_defaults(self) -> Experiment:
@@ -634,9 +621,7 @@ class ModelsFile(_Strict):
     @classmethod
     def _roles_resolve(cls, roles: dict[str, str], info: ValidationInfo) -> dict[str, str]:
         models = info.data.get("models") or {}
-        for role, name in roles.items():
-            if role not in MODEL_ROLES:
-                raise ValueError(f"unknown role {role!r} (roles: {', '.join(MODEL_ROLES)})")
+        for role, name in known_roles(roles).items():
             if name not in models and "/" not in name:
                 close = difflib.get_close_matches(name, models, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
