@@ -130,3 +130,10 @@ def managed(
 def report_of(store: Store, *args: Any, **kwargs: Any) -> dict[str, Any]:
     """The report of a run as ``vreact report --json`` prints it."""
     return compute(store, *args, **kwargs).model_dump(mode="json")
+
+
+def by_source(**counts: int) -> dict[str, int]:
+    """A report's rejections or corrections by source: ``counts``, and 0 for every other source."""
+    from vreact.report.compute import ATTRIBUTED
+
+    return {s: counts.get(s, 0) for s in ATTRIBUTED}

@@ -10,6 +10,7 @@ from tests.helpers import (
     abstain,
     attempt,
     by_role,
+    by_source,
     finish,
     last_support,
     plan,
@@ -96,14 +97,7 @@ def test_r1_gate_reject_then_new_try_is_a_gate_correction(run, task, store):
     second_try_prompt = model.calls[len(solve(task))]
     assert len(second_try_prompt) == 2 and "unsupported" in second_try_prompt[1]["content"]
     report = report_of(store)["configs"]["VG"]
-    assert report["corrections"] == {
-        "gate": 1,
-        "judge": 0,
-        "critic": 0,
-        "context_manager": 0,
-        "guard": 0,
-        "budget": 0,
-    }
+    assert report["corrections"] == by_source(gate=1)
     assert report["rejections"]["gate"] == 1
 
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from tests.conftest import FULL
-from tests.helpers import by_role, criticised, finish, read, search
+from tests.helpers import by_role, by_source, criticised, finish, read, search
 from vreact.config import Configuration
 from vreact.experiment import ResolvedExperiment, run_experiment
 from vreact.experiment.resolved import Setup
@@ -93,14 +93,7 @@ def test_the_critic_is_its_own_source_in_the_attribution(run):
     assert a.by_source["critic"].rejections == 1 and a.by_source["critic"].corrections == 1
     assert a.by_source["judge"].rejections == 0
     assert a.marginal_cost["critic"].llm_calls > 0 and a.marginal_cost["judge"].llm_calls == 0
-    assert report.configs["VG"].corrections == {
-        "gate": 1,
-        "judge": 0,
-        "critic": 0,
-        "context_manager": 0,
-        "guard": 0,
-        "budget": 0,
-    }
+    assert report.configs["VG"].corrections == by_source(gate=1)
 
 
 def test_the_page_shows_them(run):

@@ -200,6 +200,18 @@ def _accounting() -> tuple[Column, ...]:
     )
 
 
+#: A comparison's columns: its lifts and their paired tests.
+_LIFTS = (
+    Column("tasks", "tasks"),
+    Column("k", "k"),
+    Column("lift@1", "lift1", "points"),
+    Column("p", "p1", "p"),
+    Column("lift@k", "liftk", "points"),
+    Column("p", "pk", "p"),
+    Column("Diff", "diff", "points"),
+    Column("p", "p_diff", "p"),
+    Column("exact", "exact", "yesno"),
+)
 _MARGINAL = "attribution.marginal_cost.{by}."
 _RATES = "attribution.{group}.{by}."
 
@@ -242,17 +254,7 @@ TABLES: tuple[Table, ...] = (
         "Lift over the baseline (points; p: two-sided paired permutation test over tasks)",
         "Paired on the same tasks: a (config) against b (vs).",
         ("config", "vs"),
-        (
-            Column("tasks", "tasks"),
-            Column("k", "k"),
-            Column("lift@1", "lift1", "points"),
-            Column("p", "p1", "p"),
-            Column("lift@k", "liftk", "points"),
-            Column("p", "pk", "p"),
-            Column("Diff", "diff", "points"),
-            Column("p", "p_diff", "p"),
-            Column("exact", "exact", "yesno"),
-        ),
+        _LIFTS,
         _comparisons,
         optional=True,
     ),
@@ -260,7 +262,7 @@ TABLES: tuple[Table, ...] = (
         "Against the trivial baselines: Pass@1 over all tasks, and over the answerable alone",
         "Pass@1 counts a correct abstention on an unanswerable task as a success (MuSiQue-Full), so "
         "always abstaining scores the unanswerable share; on the answerable tasks alone an abstention "
-        "fails. acc (ans) is exact match over the answerable tasks' attempts. always answer takes "
+        "fails. acc ans is exact match over the answerable tasks' scoreable attempts. always answer takes "
         "the plain configuration's answers and never abstains.",
         ("config",),
         (
@@ -276,15 +278,9 @@ TABLES: tuple[Table, ...] = (
     ),
     Table(
         "Lift over always abstaining (points; p: two-sided paired permutation test over tasks)",
-        "Each configuration against declining every task, on the same tasks.",
+        "Each configuration against declining every task, on the same tasks and attempts.",
         ("config",),
-        (
-            Column("tasks", "tasks"),
-            Column("lift@1", "lift1", "points"),
-            Column("p", "p1", "p"),
-            Column("Diff", "diff", "points"),
-            Column("p", "p_diff", "p"),
-        ),
+        _LIFTS,
         _over_abstaining,
         optional=True,
     ),
