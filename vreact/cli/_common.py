@@ -27,6 +27,13 @@ class UserError(click.ClickException):
         err.print(f"[red]error:[/red] {escape(self.message)}", highlight=False, soft_wrap=True)
 
 
+class Stopped(UserError):
+    """A run that could not go on for a reason outside vreact (its storage failed): one line,
+    exit 1; the same command resumes it."""
+
+    exit_code = 1
+
+
 @contextmanager
 def user_errors(*kinds: type[Exception]) -> Iterator[None]:
     """Turn the listed exception types into one-line errors without a traceback."""

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as Bar
 
-from vreact.cli._common import err, plugin_option, print_report, user_errors
+from vreact.cli._common import Stopped, err, plugin_option, print_report, user_errors
 from vreact.config import CALL_ROLES
 from vreact.experiment import (
     OnAttempt,
@@ -26,7 +26,7 @@ from vreact.experiment import (
     run_experiment,
 )
 from vreact.model import DEFAULT_MODEL, ModelConfigError
-from vreact.records import RunDirBusy
+from vreact.records import RunDirBusy, StorageFault, io_cause, io_error
 from vreact.spec import (
     Experiment,
     RunLimits,
@@ -131,10 +131,17 @@ def _launch(exp: Experiment, out_dir: Path, cache_dir: Path | None, tasks: list[
     """Resolve ``exp`` (its files, tasks and models), run or resume it into ``out_dir``, print
     the report."""
     with user_errors(*INPUT_ERRORS):
-        resolved = resolve(exp, tasks=tasks, cache_dir=cache_dir, announce=_loading)
-        err.print(_plan(resolved, out_dir), highlight=False)
-        with _progress() as on_attempt:
-            run_id = run_experiment(resolved, out_dir, on_attempt)
+        try:
+            resolved = resolve(exp, tasks=tasks, cache_dir=cache_dir, announce=_loading)
+            err.print(_plan(resolved, out_dir), highlight=False)
+            with _progress() as on_attempt:
+                run_id = run_experiment(resolved, out_dir, on_attempt)
+        except StorageFault as e:  # the run's storage failed mid-run: resumable
+            raise Stopped(str(e)) from None
+        except Exception as e:  # the cache's or the folder's storage failed before it began
+            if not io_error(e):
+                raise
+            raise Stopped(str(StorageFault(str(out_dir), io_cause(e)))) from None
     print_report(out_dir, run_id)
 
 

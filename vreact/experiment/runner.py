@@ -4,6 +4,7 @@ accounted; concurrent, and resumable after a crash or a SIGKILL at any moment.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 import time
@@ -20,7 +21,7 @@ from vreact.experiment.history import grown, plain, refusal
 from vreact.experiment.resolved import ResolvedExperiment
 from vreact.memory import ContextAssembler
 from vreact.model import CallTimeoutError, ContextLengthError, MockScriptExhausted, ModelError, redact
-from vreact.records import DB_NAME, Store, exclusive
+from vreact.records import DB_NAME, StorageFault, Store, exclusive, io_cause, io_error
 from vreact.tasks.dataset import Task
 
 
@@ -59,7 +60,8 @@ class Job:
 def run_attempt(experiment: ResolvedExperiment, job: Job, store: Store, run_id: int) -> Outcome:
     """One attempt, ending in exactly one of answer, abstention or crash (never raising for a
     failure inside the attempt). A crash says which failure ended it (``crash_kind``): a model,
-    transport, time-out, context-length or mock-script failure, else ``internal``, a bug in
+    transport, time-out, context-length or mock-script failure, a storage fault (``io``: then it
+    is recorded if the disk allows and raised, for the run stops), else ``internal``, a bug in
     vreact, kept with its whole traceback (or raised, when ``VREACT_RAISE_INTERNAL=1``)."""
     config, task, seed = job.config, job.task, job.seed
     attempt_id = store.start_attempt(run_id, config.name, task.id, job.attempt_index, seed)
@@ -73,6 +75,10 @@ def run_attempt(experiment: ResolvedExperiment, job: Job, store: Store, run_id: 
         outcome = crash(e)
         if outcome.crash_kind == "internal" and os.environ.get(RAISE_INTERNAL) == "1":
             raise  # the attempt stays unfinished, as a killed one would
+        if outcome.crash_kind == "io":  # the storage failed: recorded if it can be, and the run stops
+            with contextlib.suppress(Exception):
+                store.finish_attempt(attempt_id, outcome.record())
+            raise
     store.finish_attempt(attempt_id, outcome.record())
     return outcome
 
@@ -89,6 +95,8 @@ def crash_kind(e: BaseException) -> CrashKind:
         return "context_length"
     if isinstance(e, MockScriptExhausted):
         return "script"
+    if io_error(e):  # the disk, not vreact or the model: never "internal"
+        return "io"
     if isinstance(e, ModelError):  # provider and transport errors left after the retry layer
         return "model"
     return "internal"
@@ -117,6 +125,15 @@ def run_experiment(experiment: ResolvedExperiment, out_dir: Path, on_attempt: On
     thread with its own store connection.
     """
     out_dir = Path(out_dir)
+    try:
+        return _run_experiment(experiment, out_dir, on_attempt)
+    except Exception as e:
+        if io_error(e):  # one line for the user: the folder and the cause, never a traceback
+            raise StorageFault(str(out_dir), io_cause(e)) from e
+        raise
+
+
+def _run_experiment(experiment: ResolvedExperiment, out_dir: Path, on_attempt: OnAttempt | None) -> int:
     with exclusive(out_dir):
         store = Store(out_dir / DB_NAME)
         store.discard_unfinished()
@@ -135,7 +152,12 @@ def run_experiment(experiment: ResolvedExperiment, out_dir: Path, on_attempt: On
             asyncio.run(run.all(jobs, resumed, len(wanted)))
             status = "completed"
         finally:
-            store.finish_run(run_id, status)
+            try:
+                store.finish_run(run_id, status)
+            except Exception:
+                if status == "completed":
+                    raise
+                # a failed disk may refuse this too: the fault that stopped the run stands
             store.close()
     return run_id
 

@@ -1,6 +1,7 @@
 """The records of a run folder: the folder (database name, lock), the store and its migrations,
 and one typed reader of a run (:func:`read_run`)."""
 
+from vreact.records.faults import RETRYABLE_CRASHES, StorageFault, io_cause, io_error
 from vreact.records.folder import DB_NAME, LOCK_NAME, RunDirBusy, exclusive
 from vreact.records.migrations import MIGRATIONS
 from vreact.records.reader import (
@@ -25,6 +26,7 @@ __all__ = [
     "DB_NAME",
     "LOCK_NAME",
     "MIGRATIONS",
+    "RETRYABLE_CRASHES",
     "AttemptRecord",
     "CallRecord",
     "DiagnosisRecord",
@@ -35,10 +37,13 @@ __all__ = [
     "RunRow",
     "RunSummary",
     "StepRecord",
+    "StorageFault",
     "Store",
     "TaskRecord",
     "VerdictRecord",
     "exclusive",
+    "io_cause",
+    "io_error",
     "latest_run_id",
     "read_run",
     "run_list",

@@ -21,6 +21,7 @@ from typing import Any
 import sqlite_utils
 from sqlite_utils.db import NotFoundError
 
+from vreact.records.faults import RETRYABLE_CRASHES
 from vreact.records.migrations import MIGRATIONS
 from vreact.verdict import Unit, Verdict
 
@@ -183,7 +184,9 @@ class Store:
         )
         for m in MIGRATIONS:
             if m.__name__ not in done:
-                with self.db.conn:
+                # one transaction each (SQLite's DDL is transactional): a migration is recorded
+                # exactly when it was applied, even when the disk fills half-way
+                with self._transaction():
                     m(self.db)
                     self.db.table("_migrations").insert(
                         {"name": m.__name__, "applied": time.time()}, pk="name"
@@ -257,23 +260,21 @@ class Store:
         self._update("attempts", attempt_id, {**fields, "finished": time.time()})
 
     def discard_unfinished(self) -> int:
-        """Delete attempts a killed process left running, with everything they wrote."""
-        ids = [r["id"] for r in self.db.query("select id from attempts where outcome = 'running'")]
+        """Delete attempts a killed process left running, and those that crashed without a fair
+        run (a retryable crash kind: ``RETRYABLE_CRASHES``), with everything they wrote, so
+        resume runs them again."""
+        kinds = ", ".join(f"'{k}'" for k in RETRYABLE_CRASHES)
+        redo = f"outcome = 'running' or (outcome = 'crash' and crash_kind in ({kinds}))"
+        ids = [r["id"] for r in self.db.query(f"select id from attempts where {redo}")]
         if not ids:
             return 0
         self._failures.clear()
         with self._transaction() as conn:  # all or nothing
-            for table in ("ledger", "failures", "steps", "events", "diagnoses"):
+            for table in ("ledger", "failures", "steps", "events", "diagnoses", "verdicts", "model_calls"):
                 conn.execute(
-                    f"delete from {table} where attempt_id in "
-                    "(select id from attempts where outcome = 'running')"
+                    f"delete from {table} where attempt_id in (select id from attempts where {redo})"
                 )
-            for table in ("verdicts", "model_calls"):
-                conn.execute(
-                    f"delete from {table} where attempt_id in "
-                    "(select id from attempts where outcome = 'running')"
-                )
-            conn.execute("delete from attempts where outcome = 'running'")
+            conn.execute(f"delete from attempts where {redo}")
         return len(ids)
 
     # --- calls and verdicts -------------------------------------------------------------

@@ -1,0 +1,54 @@
+"""Storage faults: which errors mean the disk (not vreact, not the model) failed, and the crash
+kinds that say an attempt never got a fair run, so resume runs it again."""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+
+#: Crash kinds re-run on resume (their rows discarded, as an unfinished attempt's): the attempt
+#: never got a fair run. ``io``: the disk was full, read-only or failing. Every other crash kind
+#: is final.
+RETRYABLE_CRASHES = ("io",)
+
+#: The errno values of a storage fault: full, over quota or a file-size limit, read-only, failing.
+_IO_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+#: SQLite's words for the same faults (it reports them as OperationalError, without an errno).
+_SQLITE_IO = ("database or disk is full", "disk i/o error", "readonly database", "unable to open database")
+
+
+def io_error(e: BaseException) -> bool:
+    """Whether ``e`` (or an error it was raised from) is a storage fault."""
+    seen: BaseException | None = e
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in _IO_ERRNOS:
+            return True
+        if isinstance(seen, sqlite3.OperationalError) and any(w in str(seen).lower() for w in _SQLITE_IO):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def io_cause(e: BaseException) -> str:
+    """A storage fault in a few words, e.g. ``no space left on device``."""
+    seen: BaseException | None = e
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in _IO_ERRNOS:
+            return seen.strerror.lower() if seen.strerror else str(seen)
+        if isinstance(seen, sqlite3.OperationalError):
+            return str(seen)
+        seen = seen.__cause__ or seen.__context__
+    return str(e)
+
+
+class StorageFault(OSError):
+    """The run stopped because its storage failed (``cause``): nothing vreact or the model did.
+    The same command, run again once the storage works, resumes it."""
+
+    def __init__(self, folder: str, cause: str) -> None:
+        super().__init__(
+            f"{folder}: {cause}: the run stopped; free space (or make the folder writable) and run"
+            " the same command again to resume"
+        )
+        self.folder = folder
+        self.cause = cause
