@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import email.utils
 import json
-import re
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -28,17 +27,31 @@ class Completion:
     cached_tokens: int | None = None
 
 
+#: The longest model output a role or judge parses, in characters: a longer one is cut to this
+#: first (a structured answer is a few hundred; a cut one no longer parses, so it is rejected).
+MAX_PARSED_CHARS = 100_000
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a reply may hold")
+
+
 def parse_json_object(text: str) -> dict[str, Any] | None:
     """The JSON object in a model's output (bare or wrapped in prose or fences), else None: how
-    every role and judge reads a structured answer (a model may ignore the schema it was asked for)."""
+    every role and judge reads a structured answer (a model may ignore the schema it was asked
+    for). It takes any text and never raises: an output past ``MAX_PARSED_CHARS``, nested deeper
+    than Python parses, holding NaN or Infinity, or not JSON at all, is None (fail closed)."""
+    if not isinstance(text, str):
+        return None
+    text = text[:MAX_PARSED_CHARS]
     candidates = [text.strip()]
-    braced = re.search(r"\{.*\}", text, re.DOTALL)
-    if braced:
-        candidates.append(braced.group(0))
+    first, last = text.find("{"), text.rfind("}")  # the outermost braces (a regex is quadratic here)
+    if 0 <= first < last:
+        candidates.append(text[first : last + 1])
     for c in candidates:
         try:
-            data = json.loads(c)
-        except json.JSONDecodeError:
+            data = json.loads(c, parse_constant=_no_constant)
+        except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
             continue
         if isinstance(data, dict):
             return data
