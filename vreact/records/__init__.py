@@ -19,7 +19,15 @@ from vreact.records.reader import (
     read_run,
     run_list,
 )
-from vreact.records.store import Store
+from vreact.records.store import (
+    DamagedRecords,
+    ForeignRecords,
+    NeedsMigration,
+    NewerRecords,
+    RecordsError,
+    Store,
+    open_to_read,
+)
 
 __all__ = [
     "DB_NAME",
@@ -27,9 +35,14 @@ __all__ = [
     "MIGRATIONS",
     "AttemptRecord",
     "CallRecord",
+    "DamagedRecords",
     "DiagnosisRecord",
     "EventRecord",
+    "ForeignRecords",
     "LedgerRecord",
+    "NeedsMigration",
+    "NewerRecords",
+    "RecordsError",
     "RunDirBusy",
     "RunRecords",
     "RunRow",
@@ -40,6 +53,7 @@ __all__ = [
     "VerdictRecord",
     "exclusive",
     "latest_run_id",
+    "open_to_read",
     "read_run",
     "run_list",
 ]
