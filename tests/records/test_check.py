@@ -62,6 +62,19 @@ def test_check_finds_an_attempt_whose_fields_disagree_with_its_outcome(run):
     ]
 
 
+def test_check_finds_an_accepted_unit_untied_from_its_accept(run):
+    conn = sqlite3.connect(run / DB_NAME)
+    lid, vid = conn.execute("select id, verdict_id from ledger where verdict_id is not null").fetchone()
+    [rid] = conn.execute("select id from verdicts where decision = 'reject'").fetchone()
+    conn.close()
+    plant(run, f"update ledger set verdict_id = null where id = {lid}")
+    assert problems_of(run) == [
+        f"ledger {lid}: tied to no verdict, though verdict {vid} accepted its artifact"
+    ]
+    plant(run, f"update ledger set verdict_id = {rid} where id = {lid}")
+    assert problems_of(run) == [f"ledger {lid}: its verdict {rid} is no accept"]
+
+
 def test_check_finds_a_missing_call(run):
     conn = sqlite3.connect(run / DB_NAME)
     aid, n = conn.execute("select id, calls from attempts where config = 'VG'").fetchone()

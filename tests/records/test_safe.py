@@ -277,9 +277,12 @@ def test_vreact_run_into_a_folder_with_broken_records_is_one_line(run):
     db = run / DB_NAME
     _garbage(db)
     before = sha(db)
-    result = invoke("run", "--dataset", "sample", "--limit", "1", "--configs", "N", "--out", run)
-    assert sha(db) == before
-    one_line(result, "not a SQLite database")
+    model = ["--model", "openai/none", "--base-url", "http://127.0.0.1:9/v1"]  # never called
+    result = invoke("run", "--dataset", "sample", "--limit", "1", "--configs", "N", *model, "--out", run)
+    assert sha(db) == before and beside(db) == []
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    [error] = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert "not a SQLite database" in error
 
 
 def test_a_run_being_written_is_read_with_its_log(run):

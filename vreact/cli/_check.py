@@ -25,11 +25,12 @@ _OUTCOME_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 #: Each check of the links between verdicts, the failure index and the ledger: its SQL (rows of
 #: ``id`` and ``problem``).
 _LINKS = (
-    # a rejection is written with its failure row, in one transaction (Store._verdicts)
+    # a rejection is written with its failure row, in one transaction (Store._verdicts); joins,
+    # not correlated subqueries, so SQLite indexes failures.verdict_id for the read itself
     (
         "select v.id, 'verdict ' || v.id || ' (attempt ' || v.attempt_id || '): a rejection without"
-        " its failure-index row' as problem from verdicts v where v.decision = 'reject'"
-        " and not exists (select 1 from failures f where f.verdict_id = v.id)"
+        " its failure-index row' as problem from verdicts v left join failures f"
+        " on f.verdict_id = v.id where v.decision = 'reject' and f.id is null"
     ),
     (
         "select v.id, 'verdict ' || v.id || ': ' || count(*) || ' failure-index rows, not one' as problem"
@@ -53,6 +54,15 @@ _LINKS = (
         " from ledger l left join verdicts v on v.id = l.verdict_id where l.verdict_id is not null"
         " and (v.id is null or v.decision != 'accept' or v.attempt_id != l.attempt_id"
         " or v.component is not l.component or v.artifact_hash is not l.artifact_hash)"
+    ),
+    # a unit NULL-tied though an accept of its very artifact is recorded (the writer ties it to
+    # the accept of the unit's verifier; the ledger keeps no verifier to tell them apart)
+    (
+        "select l.id, 'ledger ' || l.id || ': tied to no verdict, though verdict ' || max(v.id)"
+        " || ' accepted its artifact' as problem from ledger l join verdicts v"
+        " on v.attempt_id = l.attempt_id and v.component is l.component"
+        " and v.artifact_hash = l.artifact_hash and v.decision = 'accept'"
+        " where l.verdict_id is null group by l.id"
     ),
     (
         "select id, 'verdict ' || id || ': decision ' || quote(decision) || ' is neither accept nor"

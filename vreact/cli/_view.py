@@ -30,5 +30,8 @@ def view(run_dir: Path, run_id: int | None, out: Path | None) -> None:
     if out is None and not writable(run_dir / HTML_NAME):
         raise UserError(f"{run_dir}: the folder cannot be written; give --out FILE for the page")
     with readable(run_dir):
-        path = write_html(run_dir, run_id, out)
+        try:
+            path = write_html(run_dir, run_id, out)
+        except OSError as e:  # the page's place, not the records
+            raise UserError(f"{e.filename or out}: cannot write the page ({e.strerror or e})") from None
     click.echo(str(path))

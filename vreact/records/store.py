@@ -113,7 +113,7 @@ def damage(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     if size == 0:
-        return "it is empty (0 bytes): no run wrote it"
+        return "it is empty (0 bytes): no run wrote it (remove it to run into this folder)"
     with path.open("rb") as f:
         head = f.read(100)
     if not head.startswith(_SQLITE_HEADER):
@@ -194,7 +194,7 @@ class Store:
         self.read_only = read_only
         problem = damage(self.path)
         if problem is not None:
-            raise DamagedRecords(f"{self.path}: {problem}; {_CHECK_HINT.format(dir=self.path.parent)}")
+            raise DamagedRecords(f"{self.path}: {problem}; the file was left as it is")
         if read_only:
             if not self.path.is_file():
                 raise RecordsError(f"{self.path}: no such file")
