@@ -234,7 +234,7 @@ def _newer(db: Path) -> None:
 
 
 BROKEN = {
-    "truncated": (_truncated, DamagedRecords, "truncated"),
+    "truncated": (_truncated, DamagedRecords, "truncated or overwritten"),
     "garbage": (_garbage, DamagedRecords, "not a SQLite database"),
     "empty": (_empty, DamagedRecords, "empty"),
     "foreign": (_foreign, ForeignRecords, "another program"),

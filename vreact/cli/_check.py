@@ -10,7 +10,7 @@ import click
 
 from vreact.cli._common import UserError, console
 from vreact.records import DB_NAME, MIGRATIONS
-from vreact.records.store import connect_read_only, damage
+from vreact.records.store import connect_read_only, damage, unreadable
 
 #: The columns of an attempt's outcome, and which each outcome must set (+) or leave NULL (-).
 _ABSTAIN = ("abstain_level", "abstain_component", "abstain_cause")
@@ -91,7 +91,7 @@ def problems(db: Path) -> Iterator[str]:
     try:
         yield from _problems(conn)
     except sqlite3.DatabaseError as e:
-        yield f"{db}: SQLite cannot read it ({e})"
+        yield f"{db}: {unreadable(e)}"
     finally:
         conn.close()
 

@@ -13,6 +13,7 @@ import click
 
 from vreact.cli._common import UserError, console, print_report, user_errors
 from vreact.records import DB_NAME, RecordsError, RunSummary, open_to_read, run_list
+from vreact.records.store import unreadable
 from vreact.report import CORRECTIONS, Report, compute, render, render_markdown, run_lines, runs_heading
 
 ALL = "all"
@@ -82,8 +83,8 @@ def readable(run_dir: Path) -> Iterator[None]:
         raise UserError(str(e)) from None
     except sqlite3.DatabaseError as e:
         raise UserError(
-            f"{run_dir / DB_NAME}: SQLite cannot read it ({e}); 'vreact check {run_dir}' says what is"
-            " wrong; the file was left as it is"
+            f"{run_dir / DB_NAME}: {unreadable(e)}; 'vreact check {run_dir}' says what is wrong;"
+            " the file was left as it is"
         ) from None
 
 

@@ -97,38 +97,31 @@ class NeedsMigration(RecordsError):
     """Records of an older vreact, opened read-only: the migrations they lack cannot be made."""
 
 
-_SQLITE_HEADER = b"SQLite format 3\x00"
-
-
 def wal_of(path: Path) -> Path:
     """The write-ahead log SQLite keeps beside ``path`` while it is open for writing."""
     return path.with_name(path.name + "-wal")
 
 
 def damage(path: Path) -> str | None:
-    """What is wrong with the file at ``path`` as a glance at its bytes shows (empty, not SQLite,
-    shorter than its header says); None when it looks whole (or does not exist). Reads only."""
+    """What is wrong with the file at ``path`` before SQLite reads it: only that it is empty
+    (None: it is not, or does not exist). It looks at the file's size alone and never opens it:
+    closing a descriptor of a database this process has open would drop every SQLite lock the
+    process holds on it (POSIX locks are per process), and another process could then take its
+    write-ahead log away. What else is wrong SQLite says when it reads (:func:`unreadable`)."""
     try:
         size = path.stat().st_size
     except FileNotFoundError:
         return None
-    if size == 0:
-        return "it is empty (0 bytes): no run wrote it (remove it to run into this folder)"
-    with path.open("rb") as f:
-        head = f.read(100)
-    if not head.startswith(_SQLITE_HEADER):
-        return "it is not a SQLite database (its first bytes are not SQLite's header)"
-    if len(head) < 100:
-        return f"it is truncated ({size} bytes, shorter than SQLite's header)"
-    page_size = int.from_bytes(head[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    pages = int.from_bytes(head[28:32], "big")
-    counted = pages > 0 and head[24:28] == head[92:96]  # the header's page count is current
-    wal = wal_of(path)
-    logged = wal.exists() and wal.stat().st_size > 0  # pages may still be in the log
-    if counted and not logged and size < pages * page_size:
-        return f"it is truncated ({size} bytes of the {pages * page_size} its header gives)"
-    return None
+    return "it is empty (0 bytes): no run wrote it (remove it to run into this folder)" if size == 0 else None
+
+
+def unreadable(e: sqlite3.DatabaseError) -> str:
+    """What SQLite's refusal to read a file says of it, in words."""
+    if "not a database" in str(e):
+        return "it is not a SQLite database"
+    if "malformed" in str(e):
+        return f"SQLite cannot read it ({e}): truncated or overwritten"
+    return f"SQLite cannot read it ({e})"
 
 
 def _writable(path: Path) -> bool:
@@ -152,8 +145,8 @@ def _value(v: Any) -> Any:
     return v
 
 
-#: The end of a damaged file's message: where to learn more.
-_CHECK_HINT = "'vreact check {dir}' says what is wrong; the file was left as it is"
+#: The end of a damaged file's message.
+_CHECK_HINT = "the file was left as it is"
 
 
 #: Writes held back at most before a read of memory writes them anyway.
@@ -194,7 +187,7 @@ class Store:
         self.read_only = read_only
         problem = damage(self.path)
         if problem is not None:
-            raise DamagedRecords(f"{self.path}: {problem}; the file was left as it is")
+            raise DamagedRecords(f"{self.path}: {problem}; {_CHECK_HINT}")
         if read_only:
             if not self.path.is_file():
                 raise RecordsError(f"{self.path}: no such file")
@@ -295,9 +288,7 @@ class Store:
                 else []
             )
         except sqlite3.DatabaseError as e:
-            raise DamagedRecords(
-                f"{self.path}: SQLite cannot read it ({e}); {_CHECK_HINT.format(dir=self.path.parent)}"
-            ) from None
+            raise DamagedRecords(f"{self.path}: {unreadable(e)}; {_CHECK_HINT}") from None
         if "_migrations" not in tables and tables:
             listed = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
             raise ForeignRecords(
