@@ -107,3 +107,19 @@ def test_check_writes_nothing(run):
     before = sha(db)
     assert invoke("check", run).exit_code == 1
     assert sha(db) == before and beside(db) == []
+
+
+def test_an_unfinished_attempt_is_no_problem_but_is_counted(run):
+    conn = sqlite3.connect(run / DB_NAME)
+    conn.execute(
+        "insert into attempts (run_id, config, task_id, attempt_index, seed, outcome, started)"
+        " select run_id, config, task_id, 9, 9, 'running', started from attempts limit 1"
+    )
+    conn.commit()
+    conn.close()
+    result = invoke("check", run)
+    assert result.exit_code == 0, result.output
+    assert "1 unfinished" in result.output
+    plant(run, "update attempts set answer = 'x' where outcome = 'running'")
+    [line] = problems_of(run)
+    assert line.endswith("outcome running but answer set")

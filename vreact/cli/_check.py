@@ -150,11 +150,14 @@ def _counts(db: Path) -> str:
             t: conn.execute(f"select count(*) from {t}").fetchone()[0]
             for t in ("runs", "attempts", "verdicts", "failures", "ledger", "model_calls")
         }
+        running = conn.execute("select count(*) from attempts where outcome = 'running'").fetchone()[0]
     finally:
         conn.close()
+    unfinished = f", {running} unfinished (a killed run's: discarded when it resumes)" if running else ""
     return (
         f"{n['runs']} run(s), {n['attempts']} attempts, {n['verdicts']} verdicts, {n['failures']} failure"
         f" rows, {n['ledger']} ledger rows, {n['model_calls']} model calls, {len(MIGRATIONS)} migrations"
+        f"{unfinished}"
     )
 
 
