@@ -123,3 +123,13 @@ def test_an_unfinished_attempt_is_no_problem_but_is_counted(run):
     plant(run, "update attempts set answer = 'x' where outcome = 'running'")
     [line] = problems_of(run)
     assert line.endswith("outcome running but answer set")
+
+
+def test_check_runs_sqlite_s_integrity_check(run):
+    from tests.records.test_safe import overwrite_page_of
+
+    overwrite_page_of(run / DB_NAME, "attempts")
+    before = sha(run / DB_NAME)
+    found = problems_of(run)
+    assert found and all(line.startswith(("integrity: ", f"{run / DB_NAME}: ")) for line in found), found
+    assert sha(run / DB_NAME) == before

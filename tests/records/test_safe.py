@@ -294,3 +294,23 @@ def test_a_run_being_written_is_read_with_its_log(run):
         assert read_run(run, run_id).run is not None  # read from the log, not the file alone
     finally:
         writer.close()
+
+
+def overwrite_page_of(db: Path, table: str) -> None:
+    """Garbage over the root page of ``table``: SQLite opens the file, and fails reading it."""
+    conn = sqlite3.connect(db)
+    [root] = conn.execute("select rootpage from sqlite_master where name = ?", [table]).fetchone()
+    [size] = conn.execute("pragma page_size").fetchone()
+    conn.close()
+    data = bytearray(db.read_bytes())
+    data[(root - 1) * size : root * size] = b"\xa5" * size
+    db.write_bytes(bytes(data))
+
+
+def test_records_damaged_inside_are_one_line_where_sqlite_finds_it(run, tmp_path):
+    db = run / DB_NAME
+    overwrite_page_of(db, "attempts")
+    before = sha(db)
+    one_line(invoke("report", run), str(db), "malformed", "vreact check")
+    one_line(invoke("view", run, "--out", tmp_path / "page.html"), "malformed")
+    assert sha(db) == before and beside(db) == []
