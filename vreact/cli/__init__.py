@@ -1,5 +1,5 @@
-"""The ``vreact`` command line: demo, run, experiment, report, view, diagnose, validate, schema,
-cache, models, plugins.
+"""The ``vreact`` command line: demo, run, experiment, report, view, check, diagnose, validate,
+schema, cache, models, plugins.
 
 Each command's module is imported only when that command runs (or its ``--help`` shows), so
 ``vreact --help`` and ``vreact validate`` load none of what ``vreact run`` needs (the runner,
@@ -18,6 +18,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cache": (
         "vreact.cli._cache",
         "The response cache: reruns of the same requests make no model calls.",
+    ),
+    "check": (
+        "vreact.cli._check",
+        "Check a run folder's records without writing them: SQLite's integrity check, the migrations, "
+        "and the records' own invariants (each attempt's fields against its outcome, each rejection "
+        "with its failure-index row, each ledger row with its accept, each attempt's model calls); "
+        "print what is wrong by row id (exit 1), else one OK line.",
     ),
     "demo": (
         "vreact.cli._run",

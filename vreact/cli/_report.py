@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
 from vreact.cli._common import UserError, console, print_report, user_errors
-from vreact.records import DB_NAME, RunSummary, Store, run_list
+from vreact.records import DB_NAME, RecordsError, RunSummary, open_to_read, run_list
+from vreact.records.store import unreadable
 from vreact.report import CORRECTIONS, Report, compute, render, render_markdown, run_lines, runs_heading
 
 ALL = "all"
@@ -65,7 +69,35 @@ def report(
     """Print a run's tables again from its records (text, --markdown or --json)."""
     if not (run_dir / DB_NAME).is_file():
         raise UserError(f"{run_dir}: no {DB_NAME} here; give a folder made by 'vreact run'")
-    store = Store(run_dir / DB_NAME)
+    with readable(run_dir):
+        _report(run_dir, as_json, as_markdown, run_id, baseline, only_corrections)
+
+
+@contextmanager
+def readable(run_dir: Path) -> Iterator[None]:
+    """Records that cannot be read, as one line each (exit 2): a file that is not this vreact's
+    records (``RecordsError``), or one SQLite finds damaged on the way."""
+    try:
+        yield
+    except RecordsError as e:
+        raise UserError(str(e)) from None
+    except sqlite3.DatabaseError as e:
+        raise UserError(
+            f"{run_dir / DB_NAME}: {unreadable(e)}; 'vreact check {run_dir}' says what is wrong;"
+            " the file was left as it is"
+        ) from None
+
+
+def _report(
+    run_dir: Path,
+    as_json: bool,
+    as_markdown: bool,
+    run_id: int | str | None,
+    baseline: str | None,
+    only_corrections: bool,
+) -> None:
+    """``vreact report``, from records opened read-only."""
+    store = open_to_read(run_dir / DB_NAME)
     runs = run_list(store)
     with user_errors(ValueError):
         reports = [compute(store, i, baseline) for i in _chosen(run_dir, runs, run_id)]

@@ -7,8 +7,9 @@ from pathlib import Path
 import click
 
 from vreact.cli._common import UserError
+from vreact.cli._report import readable
 from vreact.records import DB_NAME
-from vreact.report.html import write_html
+from vreact.report.html import HTML_NAME, writable, write_html
 
 
 @click.command()
@@ -26,4 +27,11 @@ def view(run_dir: Path, run_id: int | None, out: Path | None) -> None:
     every attempt with each verdict at its level."""
     if not (run_dir / DB_NAME).is_file():
         raise UserError(f"{run_dir}: no {DB_NAME} here; give a folder made by 'vreact run'")
-    click.echo(str(write_html(run_dir, run_id, out)))
+    if out is None and not writable(run_dir / HTML_NAME):
+        raise UserError(f"{run_dir}: the folder cannot be written; give --out FILE for the page")
+    with readable(run_dir):
+        try:
+            path = write_html(run_dir, run_id, out)
+        except OSError as e:  # the page's place, not the records
+            raise UserError(f"{e.filename or out}: cannot write the page ({e.strerror or e})") from None
+    click.echo(str(path))

@@ -20,7 +20,15 @@ from vreact.records.reader import (
     read_run,
     run_list,
 )
-from vreact.records.store import Store
+from vreact.records.store import (
+    DamagedRecords,
+    ForeignRecords,
+    NeedsMigration,
+    NewerRecords,
+    RecordsError,
+    Store,
+    open_to_read,
+)
 
 __all__ = [
     "DB_NAME",
@@ -29,9 +37,14 @@ __all__ = [
     "RETRYABLE_CRASHES",
     "AttemptRecord",
     "CallRecord",
+    "DamagedRecords",
     "DiagnosisRecord",
     "EventRecord",
+    "ForeignRecords",
     "LedgerRecord",
+    "NeedsMigration",
+    "NewerRecords",
+    "RecordsError",
     "RunDirBusy",
     "RunRecords",
     "RunRow",
@@ -45,6 +58,7 @@ __all__ = [
     "io_cause",
     "io_error",
     "latest_run_id",
+    "open_to_read",
     "read_run",
     "run_list",
 ]

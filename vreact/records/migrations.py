@@ -296,6 +296,13 @@ def _m013_ledger_units(db: sqlite_utils.Database) -> None:
     ledger.add_column("input", str)
 
 
+def _m014_attempt_calls(db: sqlite_utils.Database) -> None:
+    # how many model calls the store was given for each attempt, written when it ends: what
+    # vreact check holds its model_calls rows to (a call lost on the way shows); NULL for
+    # attempts recorded before
+    db.table("attempts").add_column("calls", int)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -311,4 +318,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m011_diagnoses,
     _m012_cached_tokens,
     _m013_ledger_units,
+    _m014_attempt_calls,
 ]

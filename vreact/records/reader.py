@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from vreact.records.folder import DB_NAME
-from vreact.records.store import Store
+from vreact.records.store import Store, open_to_read
 
 
 def _json(text: str | None, default: Any = None) -> Any:
@@ -260,7 +260,8 @@ class RunSummary:
 
 
 def run_list(store_or_path: Store | str | Path) -> list[RunSummary]:
-    """Every run of a store, a ``vreact.db`` file or a run folder, oldest first."""
+    """Every run of a store, a ``vreact.db`` file or a run folder, oldest first (a file or a
+    folder is opened read-only: :func:`vreact.records.store.open_to_read`)."""
     store = _open(store_or_path)
     done: dict[int, dict[str, int]] = defaultdict(dict)
     for r in store.query(
@@ -289,7 +290,7 @@ def _open(store_or_path: Store | str | Path) -> Store:
     if isinstance(store_or_path, Store):
         return store_or_path
     path = Path(store_or_path)
-    return Store(path / DB_NAME if path.is_dir() else path)
+    return open_to_read(path / DB_NAME if path.is_dir() else path)
 
 
 def read_run(
@@ -300,9 +301,10 @@ def read_run(
     artifacts: bool | None = None,
 ) -> RunRecords:
     """The records of one run (the latest by default) of a store, a ``vreact.db`` file or a run
-    folder. Without ``transcripts`` the calls' messages and replies are left out (None), which is
-    quicker for a large run; so are the verdicts' artifacts unless ``artifacts`` (default: as
-    ``transcripts``) asks for them (each distinct artifact is read once)."""
+    folder (a file or a folder is opened read-only). Without ``transcripts`` the calls' messages
+    and replies are left out (None), which is quicker for a large run; so are the verdicts'
+    artifacts unless ``artifacts`` (default: as ``transcripts``) asks for them (each distinct
+    artifact is read once)."""
     store = _open(store_or_path)
     run_id = run_id or latest_run_id(store)
     if run_id is None:

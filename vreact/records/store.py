@@ -11,8 +11,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,11 +78,76 @@ _FAILURE_SQL = _insert_sql(
 )
 
 
+class RecordsError(ValueError):
+    """A run folder's database that vreact cannot open, said in one line that names the file."""
+
+
+class DamagedRecords(RecordsError):
+    """The file is empty, not SQLite, truncated, or SQLite says it is malformed."""
+
+
+class ForeignRecords(RecordsError):
+    """A SQLite database, but another program's: it has tables and no ``_migrations``."""
+
+
+class NewerRecords(RecordsError):
+    """Records of a newer vreact: its ``_migrations`` lists one this code does not know."""
+
+
+class NeedsMigration(RecordsError):
+    """Records of an older vreact, opened read-only: the migrations they lack cannot be made."""
+
+
+def wal_of(path: Path) -> Path:
+    """The write-ahead log SQLite keeps beside ``path`` while it is open for writing."""
+    return path.with_name(path.name + "-wal")
+
+
+def damage(path: Path) -> str | None:
+    """What is wrong with the file at ``path`` before SQLite reads it: only that it is empty
+    (None: it is not, or does not exist). It looks at the file's size alone and never opens it:
+    closing a descriptor of a database this process has open would drop every SQLite lock the
+    process holds on it (POSIX locks are per process), and another process could then take its
+    write-ahead log away. What else is wrong SQLite says when it reads (:func:`unreadable`)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return None
+    return "it is empty (0 bytes): no run wrote it (remove it to run into this folder)" if size == 0 else None
+
+
+def unreadable(e: sqlite3.DatabaseError) -> str:
+    """What SQLite's refusal to read a file says of it, in words."""
+    if "not a database" in str(e):
+        return "it is not a SQLite database"
+    if "malformed" in str(e):
+        return f"SQLite cannot read it ({e}): truncated or overwritten"
+    return f"SQLite cannot read it ({e})"
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write ``path`` and make files beside it (-wal, -shm)."""
+    return os.access(path.parent, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that never writes ``path`` nor makes a file beside it. With no write-ahead
+    log beside the file, no writer has it open: it is opened ``immutable`` (a plain ``mode=ro``
+    would leave an empty -wal and a -shm behind, and cannot open it at all in a read-only
+    folder); with one, a writer may be at work and ``mode=ro`` reads its log too."""
+    uri = path.resolve().as_uri() + ("?mode=ro" if wal_of(path).exists() else "?mode=ro&immutable=1")
+    return sqlite3.connect(uri, uri=True, timeout=60, check_same_thread=False)
+
+
 def _value(v: Any) -> Any:
     """A column value as sqlite-utils would store it: dicts, lists and tuples as JSON."""
     if isinstance(v, (dict, list, tuple)):
         return json.dumps(v, default=repr, ensure_ascii=False)
     return v
+
+
+#: The end of a damaged file's message.
+_CHECK_HINT = "the file was left as it is"
 
 
 #: Writes held back at most before a read of memory writes them anyway.
@@ -109,21 +176,52 @@ class Store:
     resume.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         """Open (and migrate) the store. One Store per thread: concurrent attempts each open
-        their own, and SQLite serialises their writes (waiting up to 60 s for the lock)."""
+        their own, and SQLite serialises their writes (waiting up to 60 s for the lock).
+
+        ``read_only`` opens it without writing anything (:func:`connect_read_only`): records
+        that need a migration are refused (``NeedsMigration``). Either way a file that is not
+        this vreact's records is refused before anything is written (``RecordsError``: empty,
+        not SQLite, truncated, another program's, a newer vreact's), and left as it was."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite_utils.Database(sqlite3.connect(self.path, timeout=60, check_same_thread=False))
-        self.db.execute("PRAGMA journal_mode=WAL")
-        # a commit survives the process being killed (not the machine losing power)
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
+        self.read_only = read_only
+        problem = damage(self.path)
+        if problem is not None:
+            raise DamagedRecords(f"{self.path}: {problem}; {_CHECK_HINT}")
+        if read_only:
+            if not self.path.is_file():
+                raise RecordsError(f"{self.path}: no such file")
+            conn = connect_read_only(self.path)
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+        self.db = sqlite_utils.Database(conn)
+        try:
+            pending = self._pending_migrations()
+        except BaseException:
+            conn.close()
+            raise
+        if read_only and pending:
+            conn.close()
+            names = ", ".join(m.__name__ for m in pending)
+            raise NeedsMigration(
+                f"{self.path}: written by an older vreact, its records lack {len(pending)} migration(s)"
+                f" ({names}), which a read-only open cannot make; run 'vreact report {self.path.parent}'"
+                " where the folder can be written (it migrates them), or on a writable copy"
+            )
+        if not read_only:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            # a commit survives the process being killed (not the machine losing power)
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+        self._calls: Counter[int] = Counter()  # the calls handed to this store, by attempt
         self._pending: list[Callable[[sqlite3.Connection], Any]] = []  # writes held back
         self._memory_pending = False  # a verdict among them: memory reads must see it
         self._held_units: dict[int, list[dict[str, Any]]] = {}  # ledger rows among them, by attempt
         self._failures: dict[int, list[dict[str, Any]]] = {}  # read failure indexes, by attempt
-        self._migrate()
+        if not read_only:
+            self._migrate()
 
     def close(self) -> None:
         try:
@@ -176,12 +274,40 @@ class Store:
             if cur.rowcount == 0:
                 raise NotFoundError(f"no {table} row with id {pk}")
 
+    def _pending_migrations(self) -> list[Callable[[sqlite_utils.Database], None]]:
+        """The migrations the file lacks (reading only); ``RecordsError`` when it is not this
+        vreact's records: malformed, another program's database, or a newer vreact's."""
+        try:
+            tables = {
+                r[0]
+                for r in self.db.conn.execute("select name from sqlite_master where type = 'table'")
+                if not r[0].startswith("sqlite_")
+            }
+            done = (
+                [r[0] for r in self.db.conn.execute("select name from _migrations")]
+                if "_migrations" in tables
+                else []
+            )
+        except sqlite3.DatabaseError as e:
+            raise DamagedRecords(f"{self.path}: {unreadable(e)}; {_CHECK_HINT}") from None
+        if "_migrations" not in tables and tables:
+            listed = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
+            raise ForeignRecords(
+                f"{self.path}: another program's SQLite database (tables {listed}), not a vreact run's"
+                " records; give a folder made by 'vreact run'"
+            )
+        known = {m.__name__ for m in MIGRATIONS}
+        unknown = [name for name in done if name not in known]
+        if unknown:
+            raise NewerRecords(
+                f"{self.path}: written by a newer vreact (migration {unknown[0]} is unknown to this"
+                " one); open it with that version, or upgrade vreact"
+            )
+        return [m for m in MIGRATIONS if m.__name__ not in done]
+
     def _migrate(self) -> None:
-        done = (
-            {r["name"] for r in self.db.table("_migrations").rows}
-            if self.db.table("_migrations").exists()
-            else set()
-        )
+        migrations = self.db.table("_migrations")
+        done = {r["name"] for r in migrations.rows} if migrations.exists() else set()
         for m in MIGRATIONS:
             if m.__name__ not in done:
                 # one transaction each (SQLite's DDL is transactional): a migration is recorded
@@ -256,8 +382,11 @@ class Store:
         return self._insert("attempts", row)
 
     def finish_attempt(self, attempt_id: int, fields: dict[str, Any]) -> None:
+        """End an attempt: its outcome's columns, and ``calls``, how many model calls this store
+        was given for it (what ``vreact check`` holds its ``model_calls`` rows to)."""
         self._failures.pop(attempt_id, None)
-        self._update("attempts", attempt_id, {**fields, "finished": time.time()})
+        calls = self._calls.pop(attempt_id, 0)
+        self._update("attempts", attempt_id, {"calls": calls, **fields, "finished": time.time()})
 
     def discard_unfinished(self) -> int:
         """Delete attempts a killed process left running, and those that crashed without a fair
@@ -316,7 +445,9 @@ class Store:
         response: str | None = None,
         cached_tokens: int | None = None,
     ) -> Callable[[sqlite3.Connection], int]:
-        """The writer of one call's row and its transcript's messages (made now, written later)."""
+        """The writer of one call's row and its transcript's messages (made now, written later);
+        the call counts towards its attempt's ``calls`` from now."""
+        self._calls[attempt_id] += 1
         hashes = None
         rows: list[Sequence[Any]] = []
         if messages is not None:
@@ -482,3 +613,20 @@ class Store:
     def query(self, sql: str, params: Any = None) -> Iterator[dict[str, Any]]:
         self.flush()  # a read sees everything recorded
         return self.db.query(sql, params or [])
+
+
+def open_to_read(path: str | Path) -> Store:
+    """A store to read, written by nothing: opened read-only. Records of an older vreact are
+    migrated first where the file can be written (as every open did before), else refused with
+    ``NeedsMigration``'s one line. A file that does not exist reads as records without a run
+    (an empty store in memory: nothing is made on disk)."""
+    path = Path(path)
+    if not path.exists():
+        return Store(":memory:")
+    try:
+        return Store(path, read_only=True)
+    except NeedsMigration:
+        if not _writable(path):
+            raise
+    Store(path).close()
+    return Store(path, read_only=True)

@@ -20,11 +20,12 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import os
 import re
 import time
 from pathlib import Path
 
-from vreact.records import DB_NAME, RunRecords, RunSummary, Store, read_run, run_list
+from vreact.records import DB_NAME, RunRecords, RunSummary, Store, open_to_read, read_run, run_list
 from vreact.report.compute import compute
 from vreact.report.html import attempt, charts, summary
 from vreact.report.html._text import asset, fmt, h
@@ -35,7 +36,7 @@ HTML_NAME = "report.html"
 #: One colour per configuration, in report order (repeats after eight).
 PALETTE = ("#2563eb", "#d97706", "#059669", "#9333ea", "#dc2626", "#0891b2", "#65a30d", "#db2777")
 
-__all__ = ["HTML_NAME", "attempt_pages", "fmt", "render_html", "write_html"]
+__all__ = ["HTML_NAME", "attempt_pages", "fmt", "render_html", "writable", "write_html"]
 
 #: The element that holds the packed attempt pages.
 PAGES_ID = "attempt-pages"
@@ -151,15 +152,25 @@ def render_html(store: Store, run_id: int | None = None) -> str:
     )
 
 
+def writable(path: Path) -> bool:
+    """Whether this process may write ``path`` (its folder, when it does not exist yet)."""
+    return os.access(path if path.exists() else path.parent, os.W_OK)
+
+
 def write_html(run_dir: Path, run_id: int | None = None, out: Path | None = None) -> Path:
     """Write the page of one run of ``run_dir/vreact.db`` to ``run_dir/report.html`` (or
-    ``out``); return the path written."""
+    ``out``); return the path written. The records are opened read-only
+    (:func:`vreact.records.open_to_read`): a run on read-only storage is viewed with ``out``."""
     run_dir = Path(run_dir)
     db = run_dir / DB_NAME
     if not db.is_file():
         raise FileNotFoundError(f"{run_dir}: no {DB_NAME} here; give a folder made by 'vreact run'")
     path = Path(out) if out is not None else run_dir / HTML_NAME
-    text = render_html(Store(db), run_id)
+    store = open_to_read(db)
+    try:
+        text = render_html(store, run_id)
+    finally:
+        store.close()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path

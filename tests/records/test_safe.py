@@ -1,0 +1,316 @@
+"""Records opened safely: ``vreact report`` and ``vreact view --out`` read a finished run without
+writing it (a folder on read-only storage can be reported); a vreact.db that is not this vreact's
+records is refused in one line (exit 2), left as it was, by report, view and a resumed run."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import FULL
+from tests.helpers import abstain, by_role, finish, read, search
+from vreact.cli import cli
+from vreact.config import Configuration
+from vreact.experiment import ResolvedExperiment, run_experiment
+from vreact.experiment.resolved import Setup
+from vreact.records import (
+    DB_NAME,
+    MIGRATIONS,
+    DamagedRecords,
+    ForeignRecords,
+    NeedsMigration,
+    NewerRecords,
+    RecordsError,
+    Store,
+    read_run,
+)
+from vreact.tasks.dataset import load_tasks
+
+NISSEDAL = "2hop__269805_135710"  # hop 1 -> Norway (paragraph 10), hop 2 -> north (paragraph 6)
+RETRIEVED = [search("Nissedal"), read("10"), read("6")]
+
+
+def _experiment(spec, verifiers, roles) -> ResolvedExperiment:
+    """VG: a rejection (a cited paragraph never retrieved), then the right answer; N: abstains;
+    crash: its script runs out at once."""
+    tasks = [t for t in load_tasks(FULL) if t.id == NISSEDAL]
+    configs = [
+        Configuration(name="VG", gates=True, guards=True),
+        Configuration(name="N"),
+        Configuration(name="crash"),
+    ]
+    to_right = by_role(executor=[finish("south", ["6"]), *RETRIEVED, finish("north", ["10", "6"])])
+    setups = {
+        "VG": Setup({"default": to_right}, spec, verifiers),
+        "N": Setup({"default": by_role(executor=[search("Nissedal"), abstain("not here")])}, spec, verifiers),
+        "crash": Setup({"default": by_role(executor=[])}, spec, verifiers),
+    }
+    return ResolvedExperiment(tasks, configs, {}, spec, verifiers, roles, setups=setups)
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory, request) -> Path:
+    spec, verifiers, roles = (request.getfixturevalue(f) for f in ("spec", "verifiers", "roles"))
+    out = tmp_path_factory.mktemp("safe") / "run"
+    run_experiment(_experiment(spec, verifiers, roles), out)
+    return out
+
+
+@pytest.fixture
+def run(made, tmp_path) -> Path:
+    """A copy of the scripted run's folder, to change."""
+    copy = tmp_path / "run"
+    shutil.copytree(made, copy)
+    return copy
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def beside(db: Path) -> list[str]:
+    """The files SQLite makes beside a database it writes."""
+    return sorted(p.name for p in db.parent.iterdir() if p.name.startswith(db.name + "-"))
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def one_line(result, *words: str) -> str:
+    """The error a command printed: one line, no traceback, exit 2, naming ``words``."""
+    text = result.output.strip()
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in text and len(text.splitlines()) == 1, text
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    for w in words:
+        assert w in text, text
+    return text
+
+
+def read_only(folder: Path, monkeypatch) -> None:
+    """Make ``folder`` and its files read-only. As root chmod stops no write: the check that
+    nothing was written is then the files' hashes (and no -wal/-shm), and what tells vreact the
+    folder cannot be written is os.access, answered as for another user."""
+    for p in [folder, *folder.iterdir()]:
+        mode = p.stat().st_mode
+        p.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    if os.geteuid() == 0:
+        real = os.access
+
+        def access(path, mode, *args, **kwargs):
+            inside = (
+                Path(path).resolve() == folder.resolve() or Path(path).resolve().parent == folder.resolve()
+            )
+            if mode & os.W_OK and inside:
+                return False
+            return real(path, mode, *args, **kwargs)
+
+        monkeypatch.setattr(os, "access", access)
+
+
+@pytest.fixture
+def restore_modes(run):
+    yield
+    for p in [run, *run.iterdir()]:
+        p.chmod(p.stat().st_mode | stat.S_IWUSR)
+
+
+# --- records opened read-only ---------------------------------------------------------------
+
+
+def test_report_and_view_out_of_a_read_only_folder_write_nothing(run, tmp_path, monkeypatch, restore_modes):
+    db = run / DB_NAME
+    before, files = sha(db), sorted(p.name for p in run.iterdir())
+    read_only(run, monkeypatch)
+    reported = invoke("report", run, "--json")
+    assert reported.exit_code == 0, reported.output
+    assert '"VG"' in reported.output
+    page = tmp_path / "page.html"
+    viewed = invoke("view", run, "--out", page)
+    assert viewed.exit_code == 0, viewed.output
+    assert page.is_file() and "vreact" in page.read_text()
+    assert sha(db) == before and beside(db) == [] and sorted(p.name for p in run.iterdir()) == files
+
+
+def test_view_of_a_read_only_folder_without_out_says_to_give_it(run, monkeypatch, restore_modes):
+    db = run / DB_NAME
+    before = sha(db)
+    read_only(run, monkeypatch)
+    one_line(invoke("view", run), "--out")
+    assert sha(db) == before and not (run / "report.html").exists() and beside(db) == []
+
+
+def test_reading_never_writes_a_writable_folder_either(run):
+    db = run / DB_NAME
+    before = sha(db)
+    assert invoke("report", run).exit_code == 0
+    assert len(read_run(run).attempts) == 3
+    assert sha(db) == before and beside(db) == []
+
+
+def test_a_read_only_open_refuses_every_write(run):
+    store = Store(run / DB_NAME, read_only=True)
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        store.new_run({}, "m", "d")
+    store.close()
+
+
+def old_folder(folder: Path) -> Path:
+    """A folder whose records lack the last migration (as an older vreact left them)."""
+    folder.mkdir()
+    store = Store(folder / DB_NAME)
+    store.close()
+    conn = sqlite3.connect(folder / DB_NAME)
+    conn.execute("delete from _migrations where name = ?", [MIGRATIONS[-1].__name__])
+    conn.execute("alter table attempts drop column calls")
+    conn.commit()
+    conn.close()
+    return folder
+
+
+def test_records_that_need_a_migration_in_a_read_only_folder_say_how_to_migrate(tmp_path, monkeypatch):
+    folder = old_folder(tmp_path / "old")
+    db = folder / DB_NAME
+    before = sha(db)
+    read_only(folder, monkeypatch)
+    try:
+        text = one_line(invoke("report", folder), MIGRATIONS[-1].__name__, "vreact report", "writ")
+        assert "read-only" in text
+        one_line(invoke("view", folder, "--out", tmp_path / "p.html"), "migration")
+        with pytest.raises(NeedsMigration):
+            Store(db, read_only=True)
+        assert sha(db) == before and beside(db) == []
+    finally:
+        for p in [folder, *folder.iterdir()]:
+            p.chmod(p.stat().st_mode | stat.S_IWUSR)
+
+
+def test_records_that_need_a_migration_are_migrated_by_report_where_they_can_be_written(tmp_path):
+    folder = old_folder(tmp_path / "old")
+    assert invoke("report", folder).exit_code == 0
+    conn = sqlite3.connect(folder / DB_NAME)
+    assert MIGRATIONS[-1].__name__ in {r[0] for r in conn.execute("select name from _migrations")}
+    conn.close()
+
+
+# --- broken records, one line -----------------------------------------------------------------
+
+
+def _truncated(db: Path) -> None:
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 2])
+
+
+def _garbage(db: Path) -> None:
+    db.write_bytes(os.urandom(8192))
+
+
+def _empty(db: Path) -> None:
+    db.write_bytes(b"")
+
+
+def _foreign(db: Path) -> None:
+    db.unlink()
+    conn = sqlite3.connect(db)
+    conn.execute("create table photos (id integer primary key, path text)")
+    conn.execute("insert into photos (path) values ('a.jpg')")
+    conn.commit()
+    conn.close()
+
+
+def _newer(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute("insert into _migrations (name, applied) values ('_m999_from_the_future', 0)")
+    conn.commit()
+    conn.close()
+
+
+BROKEN = {
+    "truncated": (_truncated, DamagedRecords, "truncated or overwritten"),
+    "garbage": (_garbage, DamagedRecords, "not a SQLite database"),
+    "empty": (_empty, DamagedRecords, "empty"),
+    "foreign": (_foreign, ForeignRecords, "another program"),
+    "newer": (_newer, NewerRecords, "newer vreact"),
+}
+
+
+@pytest.mark.parametrize("kind", BROKEN)
+def test_broken_records_are_one_line_and_left_as_they_are(kind, run, tmp_path):
+    damage, error, words = BROKEN[kind]
+    db = run / DB_NAME
+    damage(db)
+    before = sha(db)
+    one_line(invoke("report", run), words, str(db))
+    one_line(invoke("view", run, "--out", tmp_path / "page.html"), words)
+    assert not (tmp_path / "page.html").exists()
+    with pytest.raises(error, match=words):
+        Store(db)  # the runner's open, to resume a run
+    with pytest.raises(RecordsError):
+        Store(db, read_only=True)
+    assert sha(db) == before and beside(db) == []
+
+
+@pytest.mark.parametrize("kind", BROKEN)
+def test_a_run_into_a_folder_with_broken_records_refuses_it_and_leaves_it(kind, run, spec, verifiers, roles):
+    damage, error, words = BROKEN[kind]
+    db = run / DB_NAME
+    damage(db)
+    before = sha(db)
+    with pytest.raises(error, match=words):
+        run_experiment(_experiment(spec, verifiers, roles), run)
+    assert sha(db) == before and beside(db) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="vreact/cli/_run.py's INPUT_ERRORS needs RecordsError (outside this change's files)",
+)
+def test_vreact_run_into_a_folder_with_broken_records_is_one_line(run):
+    db = run / DB_NAME
+    _garbage(db)
+    before = sha(db)
+    model = ["--model", "openai/none", "--base-url", "http://127.0.0.1:9/v1"]  # never called
+    result = invoke("run", "--dataset", "sample", "--limit", "1", "--configs", "N", *model, "--out", run)
+    assert sha(db) == before and beside(db) == []
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    [error] = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert "not a SQLite database" in error
+
+
+def test_a_run_being_written_is_read_with_its_log(run):
+    db = run / DB_NAME
+    writer = Store(db)  # a live writer: its -wal and -shm are there
+    run_id = writer.new_run({"live": True}, "m", "d")
+    try:
+        assert beside(db) == [f"{DB_NAME}-shm", f"{DB_NAME}-wal"]
+        assert read_run(run, run_id).run is not None  # read from the log, not the file alone
+    finally:
+        writer.close()
+
+
+def overwrite_page_of(db: Path, table: str) -> None:
+    """Garbage over the root page of ``table``: SQLite opens the file, and fails reading it."""
+    conn = sqlite3.connect(db)
+    [root] = conn.execute("select rootpage from sqlite_master where name = ?", [table]).fetchone()
+    [size] = conn.execute("pragma page_size").fetchone()
+    conn.close()
+    data = bytearray(db.read_bytes())
+    data[(root - 1) * size : root * size] = b"\xa5" * size
+    db.write_bytes(bytes(data))
+
+
+def test_records_damaged_inside_are_one_line_where_sqlite_finds_it(run, tmp_path):
+    db = run / DB_NAME
+    overwrite_page_of(db, "attempts")
+    before = sha(db)
+    one_line(invoke("report", run), str(db), "malformed", "vreact check")
+    one_line(invoke("view", run, "--out", tmp_path / "page.html"), "malformed")
+    assert sha(db) == before and beside(db) == []
