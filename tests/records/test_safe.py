@@ -269,10 +269,6 @@ def test_a_run_into_a_folder_with_broken_records_refuses_it_and_leaves_it(kind, 
     assert sha(db) == before and beside(db) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="vreact/cli/_run.py's INPUT_ERRORS needs RecordsError (outside this change's files)",
-)
 def test_vreact_run_into_a_folder_with_broken_records_is_one_line(run):
     db = run / DB_NAME
     _garbage(db)

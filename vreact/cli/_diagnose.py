@@ -10,7 +10,7 @@ from vreact.cli._common import UserError, console, user_errors
 from vreact.diagnosis import diagnose as run_diagnosis
 from vreact.experiment.models import build_models
 from vreact.model import ModelConfigError
-from vreact.records import DB_NAME, RunDirBusy
+from vreact.records import DB_NAME, RecordsError, RunDirBusy
 from vreact.report import compute, render
 
 
@@ -27,7 +27,7 @@ def diagnose(run_dir: Path, judge: str, sample: int, seed: int, base_url: str | 
     answer and to the outcome (State, final-answer validation, grounding); print the table."""
     if not (run_dir / DB_NAME).is_file():
         raise UserError(f"{run_dir}: no {DB_NAME} here; give a folder made by 'vreact run'")
-    with user_errors(ModelConfigError, RunDirBusy):
+    with user_errors(ModelConfigError, RunDirBusy, RecordsError):
         model = build_models({"default": judge}, base_url=base_url)["default"]
         rows = run_diagnosis(run_dir, model, sample, seed)
     console.print(f"{len(rows)} trajectories rated by {model.name}")

@@ -26,7 +26,7 @@ from vreact.experiment import (
     run_experiment,
 )
 from vreact.model import DEFAULT_MODEL, ModelConfigError
-from vreact.records import RunDirBusy, StorageFault, io_cause, io_error
+from vreact.records import RecordsError, RunDirBusy, StorageFault, io_cause, io_error
 from vreact.spec import (
     Experiment,
     RunLimits,
@@ -49,6 +49,7 @@ INPUT_ERRORS = (
     FileNotFoundError,
     RunDirBusy,
     RunMismatch,
+    RecordsError,
 )
 
 
