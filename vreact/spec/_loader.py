@@ -11,9 +11,19 @@ from pydantic import BaseModel, ValidationError
 
 from vreact.config import SettingError
 from vreact.spec._models import KINDS
+from vreact.tasks.dataset import InputFileError, read_text
 
 M = TypeVar("M", bound=BaseModel)
 Loc = tuple[str | int, ...]
+
+#: The largest declarative (YAML) file read, in megabytes; ``VREACT_MAX_YAML_MB`` changes it.
+MAX_YAML_MB = 2.0
+#: A YAML file's values (mappings, lists and scalars) counted with every alias expanded, and
+#: its nesting depth, at most: checked on the parser's events, before anything is composed.
+MAX_YAML_NODES = 100_000
+MAX_YAML_DEPTH = 64
+_CLoader = getattr(yaml, "CSafeLoader", None)
+_Loader: Any = _CLoader if _CLoader is not None else yaml.SafeLoader
 
 
 class SpecError(Exception):
@@ -30,20 +40,90 @@ def _value(node: yaml.Node) -> Any:
     return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
 
 
+class _Refused(Exception):
+    """A YAML file refused at a line (before or while it is turned into Python values)."""
+
+    def __init__(self, line: int, field: str, message: str) -> None:
+        super().__init__(message)
+        self.line, self.field, self.message = line, field, message
+
+
+def _check_shape(text: str) -> None:
+    """Refuse, from the parser's events alone, a YAML file nested deeper than
+    MAX_YAML_DEPTH or holding more than MAX_YAML_NODES values once its aliases are expanded (an
+    alias bomb: a few lines that expand to billions of values)."""
+    sizes: dict[str, int] = {}  # an anchor's value: how many values it expands to
+    open_: list[list[Any]] = [[0, None]]  # per open collection: its size so far, its anchor
+    total = 0
+    for ev in yaml.parse(text, Loader=_Loader):
+        if isinstance(ev, yaml.AliasEvent):
+            n = sizes.get(ev.anchor or "", 1)
+        elif isinstance(ev, yaml.ScalarEvent):
+            n = 1
+            if ev.anchor:
+                sizes[ev.anchor] = 1
+        elif isinstance(ev, yaml.CollectionStartEvent):
+            open_.append([1, ev.anchor])
+            total += 1
+            if len(open_) - 1 > MAX_YAML_DEPTH:
+                raise _Refused(_line(ev), "(yaml)", f"nested deeper than {MAX_YAML_DEPTH} levels")
+            continue
+        elif isinstance(ev, yaml.CollectionEndEvent) and len(open_) > 1:
+            size, anchor = open_.pop()
+            if anchor:
+                sizes[anchor] = size
+            open_[-1][0] += size
+            continue
+        else:
+            continue
+        open_[-1][0] += n
+        total += n
+        if total > MAX_YAML_NODES:
+            raise _Refused(
+                _line(ev),
+                "(yaml)",
+                f"more than {MAX_YAML_NODES:,} values with its aliases expanded (an alias bomb?)",
+            )
+
+
+def _plain(key: Any) -> bool:
+    return key is None or isinstance(key, (str, int, float, bool))
+
+
+def _line(ev: yaml.Event) -> int:
+    return ev.start_mark.line + 1 if ev.start_mark is not None else 1
+
+
 def _to_python(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> Any:
     """Turn a composed YAML node into Python values, remembering each value's line."""
     lines[loc] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = _value(key_node)
+            key: Any = _value(key_node)
+            where = ".".join(str(p) for p in loc) or "(file)"
+            if not _plain(key):
+                raise _Refused(key_node.start_mark.line + 1, where, "a key must be a plain value")
+            if key in out:
+                raise _Refused(
+                    key_node.start_mark.line + 1,
+                    _field_path((*loc, key)),
+                    f"the key repeats (line {lines[(*loc, key)]} has it)",
+                )
             lines[(*loc, key)] = key_node.start_mark.line + 1
             out[key] = _to_python(value_node, (*loc, key), lines)
             lines[(*loc, key)] = key_node.start_mark.line + 1
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_to_python(item, (*loc, i), lines) for i, item in enumerate(node.value)]
-    return _value(node)
+    try:
+        return _value(node)
+    except ValueError as e:  # e.g. a date that is none (2001-13-45)
+        raise _Refused(node.start_mark.line + 1, _field_path(loc), _one_line(str(e))) from None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _line_of(loc: Loc, lines: dict[Loc, int]) -> int:
@@ -116,17 +196,24 @@ def load_file(
     path = Path(path)
     name = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise SpecError([f"{name}:0: (file): cannot read: {e.strerror}"]) from None
+        _, text = read_text(path, "VREACT_MAX_YAML_MB", MAX_YAML_MB)
+    except InputFileError as e:
+        raise SpecError([f"{name}:{e.line}: (file): {e.message}"]) from None
+    lines: dict[Loc, int] = {}
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        _check_shape(text)
+        node = yaml.compose(text, Loader=_Loader)
+        data = _to_python(node, (), lines) if node is not None else None
+    except _Refused as e:
+        raise SpecError([f"{name}:{e.line}: {e.field}: {e.message}"]) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark else 1
-        raise SpecError([f"{name}:{line}: (yaml): {e.problem or e.context}"]) from None
-    lines: dict[Loc, int] = {}
-    data = _to_python(node, (), lines) if node is not None else None
+        raise SpecError([f"{name}:{line}: (yaml): {_one_line(e.problem or e.context or str(e))}"]) from None
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError) as e:
+        raise SpecError([f"{name}:1: (yaml): {_one_line(str(e)) or type(e).__name__}"]) from None
+    if data is None:
+        raise SpecError([f"{name}:1: (file): the file holds no fields (only comments?)"])
     if not isinstance(data, dict):
         raise SpecError([f"{name}:1: (file): expected a mapping of fields"])
     overridden = {_apply(data, k, v): k for k, v in (overrides or {}).items()}
