@@ -246,7 +246,7 @@ def _record(text: str, path: Path, lineno: int, strict: bool) -> Task:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as e:
-        raise DatasetError(f"{path}:{lineno}: (line): not JSON: {e.msg} at column {e.colno}") from None
+        raise DatasetError(f"{path}:{lineno}: (line): not JSON: {e.msg} (column {e.colno})") from None
     except RecursionError:
         raise DatasetError(f"{path}:{lineno}: (line): not a MuSiQue record: JSON nested too deeply") from None
     if not isinstance(value, dict):
@@ -313,7 +313,7 @@ def load_tasks(source: str | Path, limit: int | None = None) -> list[Task]:
     except OSError as e:
         raise DatasetError(f"{path}:0: (file): cannot read: {e.strerror or e}") from None
     if blank:
-        raise DatasetError(f"{path}:1: (file): the file is empty (a dataset: MuSiQue records, one a line)")
+        raise DatasetError(f"{path}:1: (file): the file is empty (a dataset: one MuSiQue record per line)")
     return _split_pairs(tasks, path, lines)
 
 
@@ -323,7 +323,7 @@ def _not_lines(path: Path, first: str, lineno: int) -> None:
         json.loads(first)
     except (json.JSONDecodeError, RecursionError):
         raise DatasetError(
-            f"{path}:{lineno}: (file): a dataset is JSON lines (one MuSiQue record a line), not a JSON array"
+            f"{path}:{lineno}: (file): a dataset is JSON lines (a MuSiQue record per line), not a JSON array"
         ) from None
 
 
