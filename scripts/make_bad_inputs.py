@@ -94,12 +94,12 @@ UNKNOWN = {
     "models": ["kind: models", "models:", "  small:", "    model: openai/none", "    base_ulr: http://x"],
 }
 
-#: Per YAML kind: the misspelt key in UNKNOWN, and the field path its error names.
+#: Per YAML kind: the misspelt key in UNKNOWN, the field path its error names, the field meant.
 TYPO = {
-    "spec": ("answr", "requirements.answr"),
-    "verifiers": ("judgee", "R1.judgee"),
-    "experiment": ("planer", "configurations.0.planer"),
-    "models": ("base_ulr", "models.small.base_ulr"),
+    "spec": ("answr", "requirements.answr", "answer"),
+    "verifiers": ("judgee", "R1.judgee", "judge"),
+    "experiment": ("planer", "configurations.0.planer", "planner"),
+    "models": ("base_ulr", "models.small.base_ulr", "base_url"),
 }
 
 
@@ -125,11 +125,16 @@ def yaml_cases(kind: str) -> list[dict[str, Any]]:
             "bom_then_unknown_field",
             "a UTF-8 BOM is accepted: the error is the unknown field's, on its own line",
             b"\xef\xbb\xbf" + unknown.encode(),
-            f":{typo}: {TYPO[kind][1]}: unknown field",
+            f":{typo}: {TYPO[kind][1]}: unknown field; did you mean {TYPO[kind][2]!r}?",
         ),
         case("truncated", "a flow list never closed", (valid + "extra: [a, b\n").encode(), "(yaml)"),
         case("wrong_type", "a field of the wrong type", ("\n".join(wrong) + "\n").encode(), wrong_field),
-        case("unknown_field", "a misspelt field", unknown.encode(), "unknown field"),
+        case(
+            "unknown_field",
+            "a misspelt field",
+            unknown.encode(),
+            f"unknown field; did you mean {TYPO[kind][2]!r}?",
+        ),
         case("not_a_mapping", "a list where the fields go", b"- kind\n- name\n", "expected a mapping"),
         case(
             "repeated_key", "a key given twice", (valid + VALID[kind][1] + "\n").encode(), "the key repeats"

@@ -152,3 +152,21 @@ def test_a_bom_is_accepted_and_a_few_aliases_still_expand(tmp_path):
     data = tmp_path / "bom.jsonl"
     data.write_bytes(b"\xef\xbb\xbf" + FULL.read_bytes().splitlines(keepends=True)[0])
     assert len(load_tasks(data)) == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_is_refused_without_being_opened(tmp_path):
+    """A FIFO cannot be committed: made here. Opening one would wait for a writer forever."""
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    out = tmp_path / "out"
+    for argv in (
+        ["validate", str(fifo)],
+        ["run", "--dataset", str(fifo), "--configs", "N", "--out", str(out), "--model", "openai/none"],
+    ):
+        started = time.monotonic()
+        result = CliRunner().invoke(cli, argv)
+        case = {"expect": "not a regular file", "file": str(fifo)}
+        check(case, result.exit_code, result.stderr, time.monotonic() - started, out, tmp_path / "none")
+    with pytest.raises(DatasetError, match="not a regular file"):
+        read_corpus(fifo)

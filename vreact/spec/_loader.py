@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import sys
 from pathlib import Path
-from typing import Any, TypeVar
+from types import UnionType
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -238,7 +240,7 @@ def load_file(
             loc = located(err)
             msg = err["msg"].removeprefix("Value error, ")
             if err["type"] == "extra_forbidden":
-                msg = "unknown field"
+                msg = "unknown field" + _closest(model, loc)
             # an error in an overridden field, or in the field that holds it, names the --set
             by_set = next(
                 (k for o, k in overridden.items() if loc[: len(o)] == o or o[: len(loc)] == loc), None
@@ -249,6 +251,47 @@ def load_file(
     for loc, msg in getattr(loaded, "ignored_settings", list)():
         warn(f"{name}:{_line_of(loc, lines)}: {_field_path(loc)}: {msg}")
     return loaded
+
+
+def _fields_at(model: Any, loc: Loc) -> list[str]:
+    """The fields of the model that holds the field at ``loc`` (below ``model``), read from the
+    annotations (a list's, a mapping's or an optional's item), or none when they cannot be read."""
+    here: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, str) and "[" in part:
+            continue  # a validator's name in the location
+        here = _model_in(here)
+        if isinstance(here, type) and issubclass(here, BaseModel):
+            field = here.model_fields.get(str(part))
+            if field is None:
+                return []
+            here = field.annotation
+        elif get_origin(here) in (list, tuple, set, frozenset) and isinstance(part, int):
+            here = (get_args(here) or (Any,))[0]
+        elif get_origin(here) is dict:
+            here = (get_args(here) or (Any, Any))[-1]
+        else:
+            return []
+    here = _model_in(here)
+    return list(here.model_fields) if isinstance(here, type) and issubclass(here, BaseModel) else []
+
+
+def _model_in(annotation: Any) -> Any:
+    """The one model (or container) an optional or ``Annotated`` annotation stands for."""
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    if get_origin(annotation) in (Union, UnionType):
+        members = [a for a in get_args(annotation) if a is not type(None)]
+        if len(members) == 1:
+            return _model_in(members[0])
+    return annotation
+
+
+def _closest(model: Any, loc: Loc) -> str:
+    """``; did you mean 'planner'?`` for a misspelt field at ``loc``, else nothing."""
+    known = _fields_at(model, loc)
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6) if loc and known else []
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def located(error: Any) -> Loc:
