@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from tests.conftest import ANS, FULL, REPO
 from vreact.cli import cli
-from vreact.spec import load_file
+from vreact.spec import SpecError, load_file, parse_overrides
 from vreact.tasks.corpus import read_corpus
 from vreact.tasks.dataset import DatasetError, load_tasks
 
@@ -170,3 +170,13 @@ def test_a_fifo_is_refused_without_being_opened(tmp_path):
         check(case, result.exit_code, result.stderr, time.monotonic() - started, out, tmp_path / "none")
     with pytest.raises(DatasetError, match="not a regular file"):
         read_corpus(fifo)
+
+
+def test_an_alias_bomb_given_by_set_is_refused_too():
+    levels = ["&a0 [x, x, x, x, x, x, x, x, x]"]
+    levels += [f"&a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 7)]
+    started = time.monotonic()
+    with pytest.raises(SpecError, match="alias bomb"):
+        parse_overrides([f"description=[{', '.join(levels)}]"])
+    assert time.monotonic() - started < 2.0
+    assert parse_overrides(["dataset.hops=[2, 3]"]) == {"dataset.hops": [2, 3]}

@@ -160,7 +160,10 @@ def parse_overrides(pairs: list[str] | tuple[str, ...]) -> dict[str, Any]:
         if not sep or not key.strip():
             raise SpecError([f"--set {pair}: expected KEY=VALUE, e.g. --set attempts=3"])
         try:
+            _check_shape(value)  # an alias bomb on the command line is one too
             out[key.strip()] = yaml.safe_load(value)
+        except _Refused as e:
+            raise SpecError([f"--set {pair}: the value is refused: {e.message}"]) from None
         except yaml.YAMLError as e:
             raise SpecError([f"--set {pair}: the value is not valid YAML: {e}"]) from None
     return out
