@@ -121,6 +121,7 @@ def yaml_cases(kind: str) -> list[dict[str, Any]]:
         case("empty", "an empty file", b"", "the file is empty"),
         case("comments_only", "only comments", b"# nothing here\n\n# at all\n", "holds no fields"),
         case("not_utf8", "a Latin-1 byte", (valid + "description: caf\xe9\n").encode("latin-1"), "not UTF-8"),
+        case("utf16", "UTF-16 text (its BOM is FF FE)", valid.encode("utf-16"), ":1: (file): not UTF-8"),
         case(
             "bom_then_unknown_field",
             "a UTF-8 BOM is accepted: the error is the unknown field's, on its own line",
@@ -203,6 +204,12 @@ def dataset_cases() -> list[dict[str, Any]]:
     twice[1]["idx"] = 0
     big = lines(*[record(id=f"2hop__{i}_2") for i in range(4)])
     return [
+        case(
+            "utf16",
+            "UTF-16 text (its BOM is FF FE)",
+            lines(ok).decode().encode("utf-16"),
+            ":1: (file): not UTF-8",
+        ),
         case("empty", "an empty file", b"", "the file is empty"),
         case("blank_lines", "only blank lines", b"\n  \n\n", "the file is empty"),
         case(
@@ -300,6 +307,12 @@ def dataset_cases() -> list[dict[str, Any]]:
 def corpus_cases() -> list[dict[str, Any]]:
     ok = {"title": "A", "text": "A is in B."}
     return [
+        case(
+            "utf16",
+            "UTF-16 text (its BOM is FF FE)",
+            json.dumps([ok]).encode("utf-16"),
+            ":1: (file): not UTF-8",
+        ),
         case("empty", "an empty file", b"", "the file is empty"),
         case(
             "not_utf8",
