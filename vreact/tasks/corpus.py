@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from vreact.tasks.dataset import DatasetError, Paragraph
+from vreact.tasks.dataset import DatasetError, InputFileError, Paragraph, read_text
 
 
 class CorpusError(DatasetError):
@@ -32,6 +32,8 @@ def _objects(path: Path, text: str) -> list[tuple[int, Any]]:
                     if not out:
                         _not_lines(path, text)
                     raise CorpusError(f"{path}:{lineno}: (line): not JSON: {e.msg}") from None
+                except RecursionError:
+                    raise CorpusError(f"{path}:{lineno}: (line): JSON nested too deeply") from None
         return out
     decoder, items, pos = json.JSONDecoder(), [], start + 1
     at = [1, 0]  # the line of the last offset asked about, and that offset (offsets only grow)
@@ -54,6 +56,8 @@ def _objects(path: Path, text: str) -> list[tuple[int, Any]]:
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as e:
             raise CorpusError(f"{path}:{e.lineno}: (file): not JSON: {e.msg}") from None
+        except RecursionError:
+            raise CorpusError(f"{path}:{line_at(pos)}: (file): JSON nested too deeply") from None
         items.append((line_at(pos), value))
         pos = skip(end)
         if text[pos : pos + 1] == "]":
@@ -71,7 +75,7 @@ def _not_lines(path: Path, text: str) -> None:
     """A file that is one JSON value but neither an array nor JSON lines is refused as such."""
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return
     raise CorpusError(
         f"{path}:1: (file): a corpus is a JSON array, or JSON lines, of {{title, text}} objects,"
@@ -82,15 +86,16 @@ def _not_lines(path: Path, text: str) -> None:
 def read_corpus(source: str | Path) -> tuple[list[Paragraph], str]:
     """The corpus file's paragraphs, ``idx`` their position in it, and the file's sha256 (a
     run's identity holds it: ids are positions). Every item must be an object with a string
-    ``title`` and a string ``text`` (other keys are ignored)."""
+    ``title`` and a string ``text`` (other keys are ignored). A file that is missing, not a
+    regular file, over ``VREACT_MAX_FILE_MB`` (default 1024), empty, not UTF-8 (a BOM is
+    accepted) or holding a NUL byte is refused with one ``FILE:LINE: field: message`` line."""
     path = Path(source)
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise CorpusError(f"{path}: no such corpus file (give a JSON array or JSON lines of {{title, text}})")
-    raw = path.read_bytes()
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise CorpusError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        raw, text = read_text(path)
+    except InputFileError as e:
+        raise CorpusError(f"{path}:{e.line}: (file): {e.message}") from None
     paragraphs = []
     for i, (lineno, item) in enumerate(_objects(path, text)):
         if not isinstance(item, dict):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import json
+import os
+import stat
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -121,45 +124,229 @@ class DatasetError(ValueError):
     """A dataset line that is not a MuSiQue record: ``FILE:LINE: field: message``."""
 
 
+#: The largest dataset or corpus file read, in megabytes; ``VREACT_MAX_FILE_MB`` changes it.
+MAX_FILE_MB = 1024.0
+#: ``VREACT_DATASET_EXTRA_FIELDS=allow`` admits dataset records carrying fields MuSiQue's
+#: schema lacks (they are ignored); by default an unknown field is an error naming it.
+EXTRA_FIELDS_ENV = "VREACT_DATASET_EXTRA_FIELDS"
+
+
+class InputFileError(Exception):
+    """A file that cannot be read as text: ``line`` (0: the file as a whole) and the message."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+def cap_mb(env: str, default: float) -> float:
+    """The size cap (megabytes) that ``env`` sets, else ``default``."""
+    raw = os.environ.get(env, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise InputFileError(0, f"{env}={raw!r}: expected a positive number of megabytes")
+    return value
+
+
+def check_file(path: Path, env: str = "VREACT_MAX_FILE_MB", default_mb: float = MAX_FILE_MB) -> None:
+    """Refuse, before opening it, what is not a regular file of at most the cap's size (a
+    missing file, a directory, a symlink loop, a FIFO or a device, a file too big)."""
+    try:
+        st = path.stat()
+    except OSError as e:
+        raise InputFileError(0, f"cannot read: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputFileError(0, "cannot read: a directory, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputFileError(0, "cannot read: not a regular file (a FIFO, a socket or a device)")
+    cap = cap_mb(env, default_mb)
+    if st.st_size > cap * 2**20:
+        raise InputFileError(
+            0, f"too big: {st.st_size:,} bytes, over the cap of {cap:g} MB (raise it: {env}=MB)"
+        )
+
+
+def decode_text(raw: bytes, first_line: int = 1) -> str:
+    """``raw`` as UTF-8 text (a byte-order mark dropped), refusing other encodings and NUL
+    bytes with the line they are on."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = first_line + raw.count(b"\n", 0, e.start)
+        raise InputFileError(
+            line, f"not UTF-8 text (byte 0x{raw[e.start]:02x}: {e.reason}); save the file as UTF-8"
+        ) from None
+    nul = text.find("\0")
+    if nul >= 0:
+        raise InputFileError(first_line + text.count("\n", 0, nul), "a NUL byte: not a text file")
+    return text.removeprefix("\ufeff") if first_line == 1 else text
+
+
+def read_text(
+    path: Path, env: str = "VREACT_MAX_FILE_MB", default_mb: float = MAX_FILE_MB
+) -> tuple[bytes, str]:
+    """A whole input file: its bytes and its text (:func:`check_file`, :func:`decode_text`);
+    an empty (or blank) file is refused."""
+    check_file(path, env, default_mb)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise InputFileError(0, f"cannot read: {e.strerror or e}") from None
+    text = decode_text(raw)
+    if not text.strip():
+        raise InputFileError(1, "the file is empty")
+    return raw, text
+
+
 def _sample_path() -> Path:
     return Path(str(resources.files("vreact") / "data" / "sample.jsonl"))
 
 
+def _extra_allowed() -> bool:
+    value = os.environ.get(EXTRA_FIELDS_ENV, "").strip().lower()
+    if value not in ("", "allow", "forbid"):
+        raise DatasetError(f"{EXTRA_FIELDS_ENV}={value!r}: expected allow or forbid")
+    return value == "allow"
+
+
+def _unknown_field(record: dict[str, Any]) -> tuple[str, str] | None:
+    """The first field of ``record`` (its paragraphs' and decomposition's too) that MuSiQue's
+    schema lacks: (its dotted path, the message naming the closest known field)."""
+
+    def check(obj: Any, model: type[BaseModel], at: str) -> tuple[str, str] | None:
+        if not isinstance(obj, dict):
+            return None
+        for key in obj:
+            if key not in model.model_fields:
+                known = list(model.model_fields)
+                close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.5)
+                hint = f"did you mean {close[0]!r}?" if close else f"known fields: {', '.join(known)}"
+                return f"{at}{key}", (
+                    f"unknown field {key!r}; {hint} (records with extra fields: {EXTRA_FIELDS_ENV}=allow)"
+                )
+        for name, inner in (("paragraphs", Paragraph), ("question_decomposition", Hop)):
+            items = obj.get(name) if model is Task else None
+            for i, item in enumerate(items if isinstance(items, list) else []):
+                found = check(item, inner, f"{name}.{i}.")
+                if found:
+                    return found
+        return None
+
+    return check(record, Task, "")
+
+
+def _record(text: str, path: Path, lineno: int, strict: bool) -> Task:
+    """One JSON line as a Task (``strict``: unknown fields refused)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DatasetError(f"{path}:{lineno}: (line): not JSON: {e.msg} (column {e.colno})") from None
+    except RecursionError:
+        raise DatasetError(f"{path}:{lineno}: (line): not a MuSiQue record: JSON nested too deeply") from None
+    if not isinstance(value, dict):
+        raise DatasetError(
+            f"{path}:{lineno}: (line): a record is a JSON object (one MuSiQue record per line),"
+            f" not {'a list' if isinstance(value, list) else type(value).__name__}"
+        )
+    unknown = _unknown_field(value) if strict else None
+    if unknown:
+        raise DatasetError(f"{path}:{lineno}: {unknown[0]}: {unknown[1]}")
+    try:
+        task = Task.model_validate(value)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(line)"
+        raise DatasetError(f"{path}:{lineno}: {where}: {err['msg']}") from None
+    except RecursionError:
+        raise DatasetError(f"{path}:{lineno}: (line): not a MuSiQue record: JSON nested too deeply") from None
+    seen: dict[int, int] = {}
+    for i, p in enumerate(task.paragraphs):
+        if p.idx in seen:
+            raise DatasetError(
+                f"{path}:{lineno}: paragraphs.{i}.idx: idx {p.idx} repeats (paragraphs.{seen[p.idx]} has it)"
+            )
+        seen[p.idx] = i
+    return task
+
+
 def load_tasks(source: str | Path, limit: int | None = None) -> list[Task]:
-    """Read tasks from a MuSiQue JSONL file, or ``"sample"`` for the built-in sample."""
+    """Read tasks from a MuSiQue JSONL file, or ``"sample"`` for the built-in sample.
+
+    Refused with one ``FILE:LINE: field: message`` line: a file that is missing, a directory,
+    not a regular file, over ``VREACT_MAX_FILE_MB`` (default 1024), empty, not UTF-8 (a BOM is
+    accepted) or holding a NUL byte; a line that is not a JSON object; a field MuSiQue's schema
+    lacks (unless ``VREACT_DATASET_EXTRA_FIELDS=allow``), or of the wrong type; a paragraph
+    ``idx`` repeated within a record; an id repeated other than by a MuSiQue-Full pair."""
     path = _sample_path() if str(source) == "sample" else Path(source)
-    if not path.is_file():
-        raise DatasetError(f"{path}: no such dataset file (give a MuSiQue .jsonl or 'sample')")
+    strict = not _extra_allowed()
+    try:
+        check_file(path)
+    except InputFileError as e:
+        if not path.exists() and not path.is_symlink():
+            raise DatasetError(f"{path}: no such dataset file (give a MuSiQue .jsonl or 'sample')") from None
+        raise DatasetError(f"{path}:{e.line}: (file): {e.message}") from None
     tasks: list[Task] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                tasks.append(Task.model_validate_json(line))
-            except ValidationError as e:
-                err = e.errors()[0]
-                where = ".".join(str(p) for p in err["loc"]) or "(line)"
-                raise DatasetError(f"{path}:{lineno}: {where}: {err['msg']}") from None
-            if limit is not None and len(tasks) >= limit:
-                break
-    return _split_pairs(tasks, path)
+    lines: list[int] = []
+    blank = True
+    try:
+        with path.open("rb") as fh:
+            for lineno, raw in enumerate(fh, 1):
+                try:
+                    line = decode_text(raw.removeprefix(b"\xef\xbb\xbf") if lineno == 1 else raw, lineno)
+                except InputFileError as e:
+                    raise DatasetError(f"{path}:{e.line}: (file): {e.message}") from None
+                if not line.strip():
+                    continue
+                if blank and line.lstrip().startswith("[") and not tasks:
+                    _not_lines(path, line, lineno)
+                blank = False
+                tasks.append(_record(line, path, lineno, strict))
+                lines.append(lineno)
+                if limit is not None and len(tasks) >= limit:
+                    break
+    except OSError as e:
+        raise DatasetError(f"{path}:0: (file): cannot read: {e.strerror or e}") from None
+    if blank:
+        raise DatasetError(f"{path}:1: (file): the file is empty (a dataset: one MuSiQue record per line)")
+    return _split_pairs(tasks, path, lines)
 
 
-def _split_pairs(tasks: list[Task], path: Path) -> list[Task]:
+def _not_lines(path: Path, first: str, lineno: int) -> None:
+    """A first line opening a JSON array: refused as such when it is no record on its own."""
+    try:
+        json.loads(first)
+    except (json.JSONDecodeError, RecursionError):
+        raise DatasetError(
+            f"{path}:{lineno}: (file): a dataset is JSON lines (a MuSiQue record per line), not a JSON array"
+        ) from None
+
+
+def _split_pairs(tasks: list[Task], path: Path, lines: list[int] | None = None) -> list[Task]:
     """MuSiQue-Full gives both members of a pair one id: keep the answerable member's id,
     suffix the unanswerable one's, and link both by ``pair_id``."""
-    by_id: dict[str, list[Task]] = {}
-    for t in tasks:
-        by_id.setdefault(t.id, []).append(t)
+    at = lines or [0] * len(tasks)
+    by_id: dict[str, list[int]] = {}
+    for i, t in enumerate(tasks):
+        by_id.setdefault(t.id, []).append(i)
     out = []
     for t in tasks:
         group = by_id[t.id]
         if len(group) == 1:
             out.append(t)
             continue
-        if len(group) != 2 or {m.answerable for m in group} != {True, False}:
-            raise DatasetError(f"{path}: id {t.id!r} repeats and is not an answerable/unanswerable pair")
+        if len(group) != 2 or {tasks[m].answerable for m in group} != {True, False}:
+            first, again = group[0], group[1]
+            where = f"{path}:{at[again]}" if at[again] else str(path)
+            also = f" (line {at[first]} has it)" if at[first] else ""
+            raise DatasetError(
+                f"{where}: id: {t.id!r} repeats and is not an answerable/unanswerable pair{also}"
+            )
         suffix = "" if t.answerable else "__unanswerable"
         out.append(t.model_copy(update={"id": t.id + suffix, "pair_id": t.id}))
     return out
