@@ -155,19 +155,7 @@ def yaml_cases(kind: str) -> list[dict[str, Any]]:
             "too big",
             env={"VREACT_MAX_YAML_MB": "0.004"},
         ),
-        case(
-            "directory",
-            "a directory where the file goes"
-            + (
-                " (validate: vreact run's --models refuses a directory itself, in three lines)"
-                if kind == "models"
-                else ""
-            ),
-            None,
-            "a directory",
-            special="dir",
-            argv=["validate", "{FILE}"] if kind == "models" else None,
-        ),
+        case("directory", "a directory where the file goes", None, "a directory", special="dir"),
         case("symlink_loop", "a symbolic link to itself", None, "symbolic links", special="loop"),
     ]
 

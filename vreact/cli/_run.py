@@ -247,7 +247,7 @@ _common = [
     click.option(
         "--models",
         "models_file",
-        type=click.Path(path_type=Path, dir_okay=False),
+        type=click.Path(path_type=Path),  # a directory is the loader's one line
         default=None,
         help="models file: aliases, per-role models, base URLs, prices",
     ),
