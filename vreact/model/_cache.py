@@ -3,10 +3,12 @@ rerun makes no model requests and reproduces the same records."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
@@ -50,14 +52,25 @@ class ResponseCache:
     def __init__(self, directory: str | Path | None = None) -> None:
         self.path = Path(directory or default_cache_dir()) / "responses.db"
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._warned = False
+        try:
+            self._open()
+        except sqlite3.DatabaseError as e:  # not a database, or a damaged one: never served from
+            if not _damaged(e):
+                raise
+            self._set_aside(e)
+            self._open()
+
+    def _open(self) -> None:
         import sqlite_utils  # 0.1 s to import: only when a cache is opened
 
         # the schema, count and clear; gets and puts use each thread's own connection
         self.db = sqlite_utils.Database(sqlite3.connect(self.path, timeout=60, check_same_thread=False))
         self.db.execute("PRAGMA journal_mode=WAL")
-        self._local = threading.local()
+        self.db.execute("select count(*) from sqlite_master").fetchone()  # reads the schema page
         self.table = self.db.table("responses")
-        if not self.table.exists():
+        if not self.table.exists():  # (a page damaged deeper is found by the read of it: a miss)
             self.table.create(
                 {
                     "key": str,
@@ -80,15 +93,45 @@ class ResponseCache:
             self._local.conn = conn
         return conn
 
+    def _set_aside(self, e: BaseException) -> None:
+        """Move a damaged cache file (and its WAL) aside with a timestamp, and say so once: the run
+        goes on with an empty cache, asking the model again."""
+        with contextlib.suppress(Exception):
+            self.db.conn.close()
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for suffix in ("", "-wal", "-shm"):
+            part = self.path.with_name(self.path.name + suffix)
+            if part.exists():
+                part.rename(part.with_name(f"{part.name}.damaged-{stamp}"))
+        self._warn(
+            f"{self.path}: damaged ({e}); moved aside as {self.path.name}.damaged-{stamp}, starting empty"
+        )
+
+    def _warn(self, message: str) -> None:
+        if not self._warned:
+            self._warned = True
+            print(f"warning: {message}", file=sys.stderr)
+
     def get(self, key: str) -> Completion | None:
-        row = self._conn().execute(_GET, [key]).fetchone()
-        if row is None:
+        try:
+            row = self._conn().execute(_GET, [key]).fetchone()
+        except sqlite3.DatabaseError as e:  # a damaged entry is a miss, never an answer
+            if not _damaged(e):
+                raise
+            self._warn(f"{self.path}: damaged ({e}); its entries are asked again")
+            return None
+        if row is None or not isinstance(row[0], str):
             return None
         return Completion(row[0], row[1], row[2], row[3], cached=True)
 
     def put(self, key: str, model: str, c: Completion) -> None:
         row = (key, model, c.text, c.prompt_tokens, c.completion_tokens, c.latency_ms, time.time())
-        self._conn().execute(_PUT, row)
+        try:
+            self._conn().execute(_PUT, row)
+        except sqlite3.DatabaseError as e:
+            if not _damaged(e):
+                raise  # a full disk among them: the run stops on it (vreact.records.faults)
+            self._warn(f"{self.path}: damaged ({e}); its entries are asked again")
 
     def count(self) -> int:
         return self.table.count
@@ -98,3 +141,10 @@ class ResponseCache:
         self.db.execute("delete from responses")
         self.db.conn.commit()
         return n
+
+
+def _damaged(e: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite's error says the file is damaged or is no database (not a full disk, a
+    lock or a read-only folder)."""
+    text = str(e).lower()
+    return "malformed" in text or "not a database" in text or "corrupt" in text
