@@ -118,3 +118,32 @@ def test_what_cannot_be_read_is_a_rejection_not_an_accept():
     # a confident accept, well formed, is still read
     good = json.dumps({"reason": "fine", "decision": "accept", "confidence": 0.9})
     assert judges.decide(good, 0.7).ok
+
+
+def test_a_reply_past_the_cap_is_cut_when_it_arrives_and_its_call_says_so(
+    store, spec, verifiers, roles, task_nissedal
+):
+    from tests.helpers import attempt
+    from vreact.config import Configuration
+    from vreact.model import MAX_REPLY_CHARS
+
+    huge = json.dumps(
+        {"thought": "x" * (MAX_REPLY_CHARS * 3), "action": "abstain", "input": "no", "evidence": []}
+    )
+    config = Configuration(name="N", budgets={"step_cap": 2})
+    _, row, _ = attempt(config, task_nissedal, lambda m: huge, store, spec, verifiers, roles)
+    query = "select cut, length(response) as n from model_calls where attempt_id = ?"
+    calls = list(store.query(query, [row["id"]]))
+    assert calls and {(c["cut"], c["n"]) for c in calls} == {(1, MAX_REPLY_CHARS)}
+    # a cut reply no longer parses: each step is a format reject, the try ends at its cap
+    assert (row["outcome"], row["abstain_level"]) == ("abstain", "cap")
+
+
+def test_a_paragraph_past_the_cap_is_cut_once_for_everyone_and_says_so():
+    from vreact.tasks.dataset import MAX_PARAGRAPH_CHARS, Paragraph
+
+    text = "Nissedal is in Norway. " * 250_000  # about 5.7 MB
+    p = Paragraph(idx=0, title="Nissedal", paragraph_text=text)
+    assert p.paragraph_text.startswith(text[:MAX_PARAGRAPH_CHARS])
+    assert len(p.paragraph_text) < MAX_PARAGRAPH_CHARS + 80 and p.paragraph_text.endswith("kept]")
+    assert Paragraph(idx=1, title="t", paragraph_text="short").paragraph_text == "short"

@@ -9,7 +9,15 @@ from typing import Any
 from vreact.budget import Budgets
 from vreact.config import Configuration
 from vreact.memory import ContextAssembler, Scope
-from vreact.model import Completion, Message, Model, ModelError, ReasoningRunaway, endpoint_of
+from vreact.model import (
+    MAX_REPLY_CHARS,
+    Completion,
+    Message,
+    Model,
+    ModelError,
+    ReasoningRunaway,
+    endpoint_of,
+)
 from vreact.records import Store
 from vreact.records.store import RowId
 from vreact.tasks.dataset import Task
@@ -46,6 +54,7 @@ class Recorder:
             messages=messages,
             response=c.text,
             cached_tokens=c.cached_tokens,
+            cut=c.cut,
         )
 
     def failed_call(self, role: str, model: Model, messages: list[Message], e: ModelError) -> None:
@@ -129,7 +138,9 @@ class AttemptContext:
         """The only way a model is invoked; every call is recorded, failed ones too."""
         model = self.models.get(role) or self.models["default"]
         try:
-            c = model.generate(messages, schema, self.config.settings_for(role, self.seed))
+            c = model.generate(messages, schema, self.config.settings_for(role, self.seed)).within(
+                MAX_REPLY_CHARS
+            )
         except ReasoningRunaway as e:
             self.recorder.failed_call(role, model, messages, e)
             if role == "executor":

@@ -2,6 +2,8 @@
 
 from vreact.model._base import (
     DEFAULT_SETTINGS,
+    MAX_PARSED_CHARS,
+    MAX_REPLY_CHARS,
     Completion,
     ContextLengthError,
     GenerateSettings,
@@ -25,6 +27,8 @@ DEFAULT_MODEL = "llamacpp/smollm2-135m"
 __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_SETTINGS",
+    "MAX_PARSED_CHARS",
+    "MAX_REPLY_CHARS",
     "CallPolicy",
     "CallTimeoutError",
     "Completion",

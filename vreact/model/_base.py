@@ -6,7 +6,7 @@ from __future__ import annotations
 import email.utils
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 Message = dict[str, str]
@@ -25,11 +25,18 @@ class Completion:
     cost_usd: float | None = None  # estimated from the model's prices, when known
     #: prompt tokens the server says it reused from its prompt cache (None: it does not say)
     cached_tokens: int | None = None
+    cut: bool = False  # its text was longer than MAX_REPLY_CHARS and was cut to it
+
+    def within(self, limit: int) -> Completion:
+        """This completion with its text cut to ``limit`` characters (and marked cut) if longer."""
+        return self if len(self.text) <= limit else replace(self, text=self.text[:limit], cut=True)
 
 
 #: The longest model output a role or judge parses, in characters: a longer one is cut to this
 #: first (a structured answer is a few hundred; a cut one no longer parses, so it is rejected).
-MAX_PARSED_CHARS = 100_000
+#: Every reply of an attempt is cut to it when it arrives (and its call recorded as cut), so the
+#: records keep what the parsers read.
+MAX_PARSED_CHARS = MAX_REPLY_CHARS = 100_000
 
 
 def _no_constant(name: str) -> Any:

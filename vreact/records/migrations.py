@@ -303,6 +303,12 @@ def _m014_attempt_calls(db: sqlite_utils.Database) -> None:
     db.table("attempts").add_column("calls", int)
 
 
+def _m015_call_cut(db: sqlite_utils.Database) -> None:
+    # 1 when the model's reply was longer than vreact reads (MAX_REPLY_CHARS) and was cut: the
+    # response kept is what the parsers were given; 0 (NULL before) otherwise
+    db.table("model_calls").add_column("cut", int)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -319,4 +325,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m012_cached_tokens,
     _m013_ledger_units,
     _m014_attempt_calls,
+    _m015_call_cut,
 ]

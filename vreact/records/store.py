@@ -444,6 +444,7 @@ class Store:
         messages: list[dict[str, str]] | None = None,
         response: str | None = None,
         cached_tokens: int | None = None,
+        cut: bool = False,
     ) -> Callable[[sqlite3.Connection], int]:
         """The writer of one call's row and its transcript's messages (made now, written later);
         the call counts towards its attempt's ``calls`` from now."""
@@ -460,6 +461,7 @@ class Store:
             "retries": retries,
             "cached": int(cached),
             "cached_tokens": cached_tokens,
+            "cut": int(cut),
             "cost_usd": cost_usd,
             "attempt_id": attempt_id,
             "role": role,

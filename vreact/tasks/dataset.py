@@ -14,6 +14,11 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_
 
 from vreact.origin import tag
 
+#: The longest paragraph text vreact keeps, in characters (MuSiQue's run to about 1,500): a longer
+#: one is cut when it is read, saying so at its end, so the executor, the index and the gates
+#: all see the same text, and no prompt takes a whole 5 MB paragraph.
+MAX_PARAGRAPH_CHARS = 20_000
+
 
 class Paragraph(BaseModel):
     model_config = ConfigDict(extra="ignore")
@@ -22,6 +27,16 @@ class Paragraph(BaseModel):
     title: str
     paragraph_text: str
     is_supporting: bool = False
+
+    @field_validator("paragraph_text")
+    @classmethod
+    def _within(cls, text: str) -> str:
+        if len(text) <= MAX_PARAGRAPH_CHARS:
+            return text
+        return (
+            text[:MAX_PARAGRAPH_CHARS]
+            + f" [cut: {len(text):,} characters, the first {MAX_PARAGRAPH_CHARS:,} kept]"
+        )
 
 
 class Hop(BaseModel):
