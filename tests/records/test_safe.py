@@ -9,6 +9,7 @@ import os
 import shutil
 import sqlite3
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -310,3 +311,36 @@ def test_records_damaged_inside_are_one_line_where_sqlite_finds_it(run, tmp_path
     one_line(invoke("report", run), str(db), "malformed", "vreact check")
     one_line(invoke("view", run, "--out", tmp_path / "page.html"), "malformed")
     assert sha(db) == before and beside(db) == []
+
+
+def test_a_folder_on_a_read_only_mount_reports_and_views(run, tmp_path, monkeypatch):
+    """A real read-only filesystem: a tmpfs holding the finished run, remounted read-only (where
+    this test may mount; elsewhere the read-only folder above stands for it)."""
+    mnt = tmp_path / "ro"
+    mnt.mkdir()
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], capture_output=True
+    ).returncode:
+        read_only(run, monkeypatch)  # no mount here: the injected read-only folder
+        folder = run
+    else:
+        shutil.copytree(run, mnt / "run")
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        folder = mnt / "run"
+        with pytest.raises(OSError):  # the mount really is read-only, root or not
+            (folder / "probe").write_text("x")
+    try:
+        db = folder / DB_NAME
+        before = sha(db)
+        reported = invoke("report", folder, "--json")
+        assert reported.exit_code == 0, reported.output
+        page = tmp_path / "page.html"
+        viewed = invoke("view", folder, "--out", page)
+        assert viewed.exit_code == 0 and page.is_file(), viewed.output
+        checked = invoke("check", folder)
+        assert checked.exit_code == 0, checked.output
+        no_out = invoke("view", folder)
+        one_line(no_out, "--out")
+        assert sha(db) == before and beside(db) == []
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
