@@ -164,14 +164,20 @@ def test_a_read_only_open_refuses_every_write(run):
     store.close()
 
 
+#: The column each of the latest migrations adds (to undo it, as an older vreact's folder).
+ADDED = {"_m014_attempt_calls": ("attempts", "calls"), "_m015_call_cut": ("model_calls", "cut")}
+
+
 def old_folder(folder: Path) -> Path:
     """A folder whose records lack the last migration (as an older vreact left them)."""
     folder.mkdir()
     store = Store(folder / DB_NAME)
     store.close()
     conn = sqlite3.connect(folder / DB_NAME)
-    conn.execute("delete from _migrations where name = ?", [MIGRATIONS[-1].__name__])
-    conn.execute("alter table attempts drop column calls")
+    last = MIGRATIONS[-1].__name__
+    table, column = ADDED[last]  # a new migration names what it adds here
+    conn.execute("delete from _migrations where name = ?", [last])
+    conn.execute(f"alter table {table} drop column {column}")
     conn.commit()
     conn.close()
     return folder
