@@ -58,19 +58,12 @@ class RunChoice(click.ParamType):
     help="list each correction instead: the rejecting check, the rejected and the accepted answer, "
     "and whether the accepted answer is right by gold",
 )
-def report(
-    run_dir: Path,
-    as_json: bool,
-    as_markdown: bool,
-    run_id: int | str | None,
-    baseline: str | None,
-    only_corrections: bool,
-) -> None:
+def report(run_dir: Path, **options: Any) -> None:
     """Print a run's tables again from its records (text, --markdown or --json)."""
     if not (run_dir / DB_NAME).is_file():
         raise UserError(f"{run_dir}: no {DB_NAME} here; give a folder made by 'vreact run'")
     with readable(run_dir):
-        _report(run_dir, as_json, as_markdown, run_id, baseline, only_corrections)
+        _report(run_dir, **options)
 
 
 @contextmanager
