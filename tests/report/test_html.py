@@ -147,26 +147,31 @@ def chromium() -> str:
 
 def browse(url: str, profile: Path, *extra: str) -> tuple[str, list[str]]:
     """Load ``url`` in headless Chromium; return (stdout, console messages). With --dump-dom the
-    stdout is the DOM after scripts ran; timers get 2 s of virtual time first."""
-    done = subprocess.run(
-        [
+    stdout is the DOM after scripts ran; timers get 2 s of virtual time first. A page takes about
+    2 s; headless Chromium now and then hangs at start on a loaded 2-core machine (seen twice in
+    CI-like runs, on a trivial page too), so a load that times out is tried once more, in a fresh
+    profile: the page is still checked, never skipped."""
+    for attempt in (1, 2):
+        command = [
             chromium(),
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
             "--hide-scrollbars",
             "--no-first-run",
-            f"--user-data-dir={profile}",
+            f"--user-data-dir={profile if attempt == 1 else profile.with_name(profile.name + '-again')}",
             "--enable-logging=stderr",
             "--v=0",
             "--virtual-time-budget=2000",
             *extra,
             url,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+        ]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+            break
+        except subprocess.TimeoutExpired:
+            if attempt == 2:
+                raise
     messages = [m.group(1) for line in done.stderr.splitlines() if (m := CONSOLE.search(line))]
     return done.stdout, messages
 
