@@ -107,6 +107,13 @@ class ResponseCache:
             f"{self.path}: damaged ({e}); moved aside as {self.path.name}.damaged-{stamp}, starting empty"
         )
 
+    def _miss(self, e: sqlite3.DatabaseError) -> None:
+        """A read or write that met damage: a miss, said once; any other error (a full disk
+        among them: the run stops on it, vreact.records.faults) is raised."""
+        if not _damaged(e):
+            raise e
+        self._warn(f"{self.path}: damaged ({e}); its entries are asked again")
+
     def _warn(self, message: str) -> None:
         if not self._warned:
             self._warned = True
@@ -116,9 +123,7 @@ class ResponseCache:
         try:
             row = self._conn().execute(_GET, [key]).fetchone()
         except sqlite3.DatabaseError as e:  # a damaged entry is a miss, never an answer
-            if not _damaged(e):
-                raise
-            self._warn(f"{self.path}: damaged ({e}); its entries are asked again")
+            self._miss(e)
             return None
         if row is None or not isinstance(row[0], str):
             return None
@@ -129,9 +134,7 @@ class ResponseCache:
         try:
             self._conn().execute(_PUT, row)
         except sqlite3.DatabaseError as e:
-            if not _damaged(e):
-                raise  # a full disk among them: the run stops on it (vreact.records.faults)
-            self._warn(f"{self.path}: damaged ({e}); its entries are asked again")
+            self._miss(e)
 
     def count(self) -> int:
         return self.table.count

@@ -17,28 +17,29 @@ _IO_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, er
 _SQLITE_IO = ("database or disk is full", "disk i/o error", "readonly database", "unable to open database")
 
 
-def io_error(e: BaseException) -> bool:
-    """Whether ``e`` (or an error it was raised from) is a storage fault."""
+def _fault(e: BaseException) -> BaseException | None:
+    """The storage fault ``e`` is, or was raised from (None: it is none)."""
     seen: BaseException | None = e
     while seen is not None:
         if isinstance(seen, OSError) and seen.errno in _IO_ERRNOS:
-            return True
+            return seen
         if isinstance(seen, sqlite3.OperationalError) and any(w in str(seen).lower() for w in _SQLITE_IO):
-            return True
+            return seen
         seen = seen.__cause__ or seen.__context__
-    return False
+    return None
+
+
+def io_error(e: BaseException) -> bool:
+    """Whether ``e`` (or an error it was raised from) is a storage fault."""
+    return _fault(e) is not None
 
 
 def io_cause(e: BaseException) -> str:
     """A storage fault in a few words, e.g. ``no space left on device``."""
-    seen: BaseException | None = e
-    while seen is not None:
-        if isinstance(seen, OSError) and seen.errno in _IO_ERRNOS:
-            return seen.strerror.lower() if seen.strerror else str(seen)
-        if isinstance(seen, sqlite3.OperationalError):
-            return str(seen)
-        seen = seen.__cause__ or seen.__context__
-    return str(e)
+    fault = _fault(e) or e
+    if isinstance(fault, OSError) and fault.strerror:
+        return fault.strerror.lower()
+    return str(fault)
 
 
 class StorageFault(OSError):
