@@ -5,11 +5,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from vreact.cli._check import problems
 from vreact.experiment import RAISE_INTERNAL
 from vreact.model import _llamacpp
 from vreact.records import Store
@@ -64,6 +66,26 @@ def _bugs_raise_and_no_accidental_models(
     real = request.node.get_closest_marker("real_model") is not None
     monkeypatch.setattr(_llamacpp, "ALLOW_LOCAL_LOADS", real)
     monkeypatch.setenv(_llamacpp.ALLOW_LOCAL_LOADS_ENV, "1" if real else "0")
+
+
+def records_problems(root: Path) -> list[str]:
+    """What ``vreact check`` finds wrong in every run folder under ``root``, one line each."""
+    return [f"{db.parent}: {p}" for db in sorted(root.rglob("vreact.db")) for p in problems(db)]
+
+
+def assert_records_whole(root: Path) -> None:
+    found = records_problems(root)
+    assert not found, "vreact check fails on records this test made:\n" + "\n".join(found)
+
+
+@pytest.fixture(autouse=True)
+def _records_pass_check(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[None]:
+    """Every run folder a test makes under its ``tmp_path`` passes ``vreact check`` when the
+    test ends, unless the test damages records on purpose (marked ``damages_records``). Folders
+    of module fixtures are checked by the fixture itself (``assert_records_whole``)."""
+    yield
+    if request.node.get_closest_marker("damages_records") is None and tmp_path.is_dir():
+        assert_records_whole(tmp_path)
 
 
 @pytest.fixture(scope="session")

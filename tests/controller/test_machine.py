@@ -250,3 +250,29 @@ def test_final_answer_recovery_never_spends_past_the_step_budget(
     roomy = Configuration(name="N", budgets={"step_cap": 3, "steps": 4}, final_answer_recovery=True)
     outcome, _, model = attempt(roomy, task_nissedal, script, store, spec, verifiers, roles)
     assert (outcome.kind, outcome.answer, len(model.calls)) == ("answer", "north", 4)
+
+
+def test_a_cut_paragraph_is_flagged_on_the_steps_that_show_it_and_the_gates_see_it_cut(run, task, store):
+    """A paragraph past MAX_PARAGRAPH_CHARS is cut when the dataset is read; each step whose
+    observation shows it carries ``cut = 1``, and the gate input in the ledger holds the same cut
+    text the executor read."""
+    from vreact.tasks.dataset import MAX_PARAGRAPH_CHARS, Task
+
+    long_pid = last_support(task)
+    record = task.model_dump()
+    for p in record["paragraphs"]:
+        if str(p["idx"]) == long_pid:
+            p["paragraph_text"] += " filler" * MAX_PARAGRAPH_CHARS
+    long_task = Task.model_validate(record)
+    _outcome, row, _ = run(VG, long_task, solve(long_task))
+    assert row["outcome"] == "answer"
+    steps = list(
+        store.query("select action, input, cut, observation from steps where attempt_id = ?", [row["id"]])
+    )
+    reads = {s["input"]: s for s in steps if s["action"] == "read"}
+    assert reads[long_pid]["cut"] == 1 and reads[long_pid]["observation"].endswith("kept]")
+    assert all(s["cut"] == 0 for pid, s in reads.items() if pid != long_pid)
+    assert next(s for s in steps if s["action"] == "finish")["cut"] == 0
+    answer = next(r for r in store.ledger(row["id"]) if r["kind"] == "answer")
+    cited = json.loads(answer["input"])["cited"]
+    assert cited[long_pid].endswith("kept]") and len(cited[long_pid]) < MAX_PARAGRAPH_CHARS + 200

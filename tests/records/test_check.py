@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from tests.records.test_safe import _truncated, beside, invoke, made, old_folder, run, sha
 from vreact.records import DB_NAME, MIGRATIONS
 
@@ -41,6 +43,7 @@ def problems_of(run: Path) -> list[str]:
     return result.output.strip().splitlines()[:-1]  # the last line is the count (stderr)
 
 
+@pytest.mark.damages_records
 def test_check_finds_a_rejection_without_its_memory_row(run):
     conn = sqlite3.connect(run / DB_NAME)
     vid, aid = conn.execute("select verdict_id, attempt_id from failures order by id limit 1").fetchone()
@@ -49,6 +52,7 @@ def test_check_finds_a_rejection_without_its_memory_row(run):
     assert problems_of(run) == [f"verdict {vid} (attempt {aid}): a rejection without its failure-index row"]
 
 
+@pytest.mark.damages_records
 def test_check_finds_an_attempt_whose_fields_disagree_with_its_outcome(run):
     conn = sqlite3.connect(run / DB_NAME)
     [aid] = conn.execute("select id from attempts where outcome = 'answer'").fetchone()
@@ -62,6 +66,7 @@ def test_check_finds_an_attempt_whose_fields_disagree_with_its_outcome(run):
     ]
 
 
+@pytest.mark.damages_records
 def test_check_finds_an_accepted_unit_untied_from_its_accept(run):
     conn = sqlite3.connect(run / DB_NAME)
     lid, vid = conn.execute("select id, verdict_id from ledger where verdict_id is not null").fetchone()
@@ -75,6 +80,7 @@ def test_check_finds_an_accepted_unit_untied_from_its_accept(run):
     assert problems_of(run) == [f"ledger {lid}: its verdict {rid} is no accept"]
 
 
+@pytest.mark.damages_records
 def test_check_finds_a_missing_call(run):
     conn = sqlite3.connect(run / DB_NAME)
     aid, n = conn.execute("select id, calls from attempts where config = 'VG'").fetchone()
@@ -87,6 +93,7 @@ def test_check_finds_a_missing_call(run):
     ]
 
 
+@pytest.mark.damages_records
 def test_check_finds_missing_migrations_and_a_damaged_file(tmp_path, run):
     folder = old_folder(tmp_path / "old")
     assert problems_of(folder) == [
@@ -99,6 +106,7 @@ def test_check_finds_missing_migrations_and_a_damaged_file(tmp_path, run):
     assert "malformed" in line and "truncated" in line and sha(run / DB_NAME) == before
 
 
+@pytest.mark.damages_records
 def test_check_writes_nothing(run):
     db = run / DB_NAME
     before = sha(db)
@@ -109,6 +117,7 @@ def test_check_writes_nothing(run):
     assert sha(db) == before and beside(db) == []
 
 
+@pytest.mark.damages_records
 def test_an_unfinished_attempt_is_no_problem_but_is_counted(run):
     conn = sqlite3.connect(run / DB_NAME)
     conn.execute(
@@ -125,6 +134,7 @@ def test_an_unfinished_attempt_is_no_problem_but_is_counted(run):
     assert line.endswith("outcome running but answer set")
 
 
+@pytest.mark.damages_records
 def test_check_runs_sqlite_s_integrity_check(run):
     from tests.records.test_safe import overwrite_page_of
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import FULL
+from tests.conftest import FULL, assert_records_whole
 from tests.helpers import abstain, by_role, finish, read, search
 from vreact.cli import cli
 from vreact.config import Configuration
@@ -61,6 +61,7 @@ def made(tmp_path_factory, request) -> Path:
     spec, verifiers, roles = (request.getfixturevalue(f) for f in ("spec", "verifiers", "roles"))
     out = tmp_path_factory.mktemp("safe") / "run"
     run_experiment(_experiment(spec, verifiers, roles), out)
+    assert_records_whole(out)
     return out
 
 
@@ -164,8 +165,12 @@ def test_a_read_only_open_refuses_every_write(run):
     store.close()
 
 
-#: The column each of the latest migrations adds (to undo it, as an older vreact's folder).
-ADDED = {"_m014_attempt_calls": ("attempts", "calls"), "_m015_call_cut": ("model_calls", "cut")}
+#: The column (or table: None) each of the latest migrations adds (to undo it, as an older vreact's folder).
+ADDED = {
+    "_m014_attempt_calls": ("attempts", "calls"),
+    "_m015_call_cut": ("model_calls", "cut"),
+    "_m016_step_cut": ("steps", "cut"),
+}
 
 
 def old_folder(folder: Path) -> Path:
@@ -177,12 +182,13 @@ def old_folder(folder: Path) -> Path:
     last = MIGRATIONS[-1].__name__
     table, column = ADDED[last]  # a new migration names what it adds here
     conn.execute("delete from _migrations where name = ?", [last])
-    conn.execute(f"alter table {table} drop column {column}")
+    conn.execute(f"drop table {table}" if column is None else f"alter table {table} drop column {column}")
     conn.commit()
     conn.close()
     return folder
 
 
+@pytest.mark.damages_records
 def test_records_that_need_a_migration_in_a_read_only_folder_say_how_to_migrate(tmp_path, monkeypatch):
     folder = old_folder(tmp_path / "old")
     db = folder / DB_NAME
@@ -249,6 +255,7 @@ BROKEN = {
 }
 
 
+@pytest.mark.damages_records
 @pytest.mark.parametrize("kind", BROKEN)
 def test_broken_records_are_one_line_and_left_as_they_are(kind, run, tmp_path):
     damage, error, words = BROKEN[kind]
@@ -265,6 +272,7 @@ def test_broken_records_are_one_line_and_left_as_they_are(kind, run, tmp_path):
     assert sha(db) == before and beside(db) == []
 
 
+@pytest.mark.damages_records
 @pytest.mark.parametrize("kind", BROKEN)
 def test_a_run_into_a_folder_with_broken_records_refuses_it_and_leaves_it(kind, run, spec, verifiers, roles):
     damage, error, words = BROKEN[kind]
@@ -276,6 +284,7 @@ def test_a_run_into_a_folder_with_broken_records_refuses_it_and_leaves_it(kind, 
     assert sha(db) == before and beside(db) == []
 
 
+@pytest.mark.damages_records
 def test_vreact_run_into_a_folder_with_broken_records_is_one_line(run):
     db = run / DB_NAME
     _garbage(db)
@@ -310,6 +319,7 @@ def overwrite_page_of(db: Path, table: str) -> None:
     db.write_bytes(bytes(data))
 
 
+@pytest.mark.damages_records
 def test_records_damaged_inside_are_one_line_where_sqlite_finds_it(run, tmp_path):
     db = run / DB_NAME
     overwrite_page_of(db, "attempts")

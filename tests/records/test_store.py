@@ -112,7 +112,8 @@ def test_an_old_run_folder_is_backfilled_with_verifier_and_check_name(tmp_path):
     sets = {"plan": {"gates": [{"name": "plan_dag"}]}, "R2": {"gates": [{"name": "chain_final"}]}}
     db.table("runs").insert({"id": 1, "config_json": json.dumps({"verifiers": sets})})
     db.table("tasks").insert({"id": "t1"})
-    db.table("attempts").insert({"id": 1, "run_id": 1, "task_id": "t1", "outcome": "abstain"})
+    abstained = {"abstain_level": "L1", "abstain_component": "answer", "abstain_cause": "c", "finished": 1.0}
+    db.table("attempts").insert({"id": 1, "run_id": 1, "task_id": "t1", "outcome": "abstain"} | abstained)
     old = [  # level, source, name as recorded before
         ("L2", "gate", "plan_dag"),
         ("L2", "gate", "chain_final"),
@@ -129,6 +130,7 @@ def test_an_old_run_folder_is_backfilled_with_verifier_and_check_name(tmp_path):
         )
         db.table("failures").insert(
             {"verdict_id": seq + 1, "attempt_id": 1, "level": level, "source": source, "verifier": name}
+            | {"cause": "c"}
         )
     db.conn.commit()
     db.conn.close()

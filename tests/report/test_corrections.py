@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.conftest import FULL
+from tests.conftest import FULL, assert_records_whole
 from tests.helpers import by_role, by_source, criticised, finish, read, search
 from vreact.config import Configuration
 from vreact.experiment import ResolvedExperiment, run_experiment
@@ -47,6 +47,7 @@ def run(tmp_path_factory, request):
     }
     out = tmp_path_factory.mktemp("corrections") / "out"
     run_experiment(ResolvedExperiment(tasks, configs, {}, spec, verifiers, roles, setups=setups), out)
+    assert_records_whole(out)
     return out
 
 

@@ -31,12 +31,13 @@ def calls(store, run, tasks, prices):
     """An answered attempt on Nissedal (2 hops) whose calls cost ``prices`` (None: no price),
     and a crashed attempt on KaDeWe (3 hops) with one priced and one unpriced call: money is
     counted over every executed attempt, crashed ones too."""
-    answered = record(store, run, tasks[NISSEDAL], "answer", "north", ["6", "10"])
-    for cost in prices:
-        store.record_call(answered, "executor", "mock/x", 100, 10, 1.0, cost_usd=cost)
-    crashed = record(store, run, tasks[KADEWE], "crash")
-    store.record_call(crashed, "executor", "mock/x", 100, 10, 1.0, cost_usd=0.5)
-    store.record_call(crashed, "judge", "mock/x", 0, 0, 1.0, "error", "HTTP 500")  # failed: no price
+    priced = [(("executor", "mock/x", 100, 10, 1.0), {"cost_usd": cost}) for cost in prices]
+    record(store, run, tasks[NISSEDAL], "answer", "north", ["6", "10"], calls=priced)
+    crashed = [
+        (("executor", "mock/x", 100, 10, 1.0), {"cost_usd": 0.5}),
+        ("judge", "mock/x", 0, 0, 1.0, "error", "HTTP 500"),  # failed: no price
+    ]
+    record(store, run, tasks[KADEWE], "crash", calls=crashed)
 
 
 def text_of(report) -> str:
@@ -70,8 +71,8 @@ def test_a_mixed_run_counts_its_unpriced_calls_and_shows_usd_as_a_lower_bound(st
 
 def test_with_every_call_priced_usd_is_exact(store, tasks):
     run = store.new_run({}, "mock/x", "test")
-    answered = record(store, run, tasks[NISSEDAL], "answer", "north", ["6", "10"])
-    store.record_call(answered, "executor", "mock/x", 100, 10, 1.0, cost_usd=0.25)
+    priced = (("executor", "mock/x", 100, 10, 1.0), {"cost_usd": 0.25})
+    record(store, run, tasks[NISSEDAL], "answer", "north", ["6", "10"], calls=[priced])
     report = compute(store, run)
     r = report.model_dump(mode="json")["configs"]["VG"]
     assert (r["cost_usd"], r["cost_usd_unpriced_calls"]) == (0.25, 0)
@@ -80,9 +81,8 @@ def test_with_every_call_priced_usd_is_exact(store, tasks):
 
 def test_with_no_call_priced_usd_is_null(store, tasks):
     run = store.new_run({}, "mock/x", "test")
-    answered = record(store, run, tasks[NISSEDAL], "answer", "north", ["6", "10"])
-    for _ in range(3):
-        store.record_call(answered, "executor", "mock/x", 100, 10, 1.0)
+    unpriced = ("executor", "mock/x", 100, 10, 1.0)
+    record(store, run, tasks[NISSEDAL], "answer", "north", ["6", "10"], calls=[unpriced] * 3)
     report = compute(store, run)
     r = report.model_dump(mode="json")["configs"]["VG"]
     assert (r["cost_usd"], r["cost_usd_per_attempt"], r["cost_usd_unpriced_calls"]) == (None, None, 3)

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import assert_records_whole
 from tests.helpers import abstain, by_role, finish, judged, plan, read, search, solve
 from vreact.config import Configuration
 from vreact.experiment import Job, ResolvedExperiment, run_attempt
@@ -253,6 +254,7 @@ def by_id(root: Node, ident: str) -> Node:
 def site(tmp_path_factory: pytest.TempPathFactory, full_tasks, spec, verifiers, roles) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("run")
     ids = build_run(out, full_tasks, spec, verifiers, roles)
+    assert_records_whole(out)
     page = write_html(out)
     cache: dict[str, tuple[Node, list[str], str]] = {}
     profile = tmp_path_factory.mktemp("chromium-profile")

@@ -83,15 +83,21 @@ def tasks(full_tasks):
     return {t.id: t for t in full_tasks}
 
 
-def record(store, run_id, task, outcome, answer=None, evidence=(), level=None, config="VG", index=0, **more):
-    """One finished attempt, as the runner writes it."""
+def record(
+    store, run_id, task, outcome, answer=None, evidence=(), level=None, config="VG", index=0, calls=(), **more
+):
+    """One finished attempt, as the runner writes it: its model ``calls`` (each the arguments of
+    ``Store.record_call`` after the attempt id) first, then its outcome."""
     store.add_tasks([task.record()])
     aid = store.start_attempt(run_id, config, task.id, index, seed=0)
+    for call in calls:
+        args, kwargs = (call[0], call[1]) if isinstance(call[-1], dict) else (call, {})
+        store.record_call(aid, *args, **kwargs)
     fields = {"outcome": outcome, "answer": answer, "evidence": json.dumps(list(evidence))}
     if outcome == "abstain":
         fields |= {"abstain_level": level, "abstain_component": "executor.s1", "abstain_cause": "x:y"}
     if outcome == "crash":
-        fields["error"] = "RuntimeError: boom"
+        fields |= {"error": "RuntimeError: boom", "crash_kind": "internal"}
     store.finish_attempt(aid, fields | more)
     return aid
 
@@ -191,7 +197,19 @@ def test_group_metrics_on_complete_pairs(store, tasks):
 
 def test_attribution_by_source_and_level_with_judge_cost(store, tasks):
     run = store.new_run({}, "mock/x", "test")
-    kadewe = record(store, run, tasks["3hop1__107866_146715_19973"], "answer", "KaDeWe", ["7", "15", "17"])
+    kadewe_calls = [
+        (role, "mock/x", p, c, 1.0)
+        for role, p, c in (("executor", 1000, 40), ("judge", 100, 10), ("judge", 50, 5))
+    ]
+    kadewe = record(
+        store,
+        run,
+        tasks["3hop1__107866_146715_19973"],
+        "answer",
+        "KaDeWe",
+        ["7", "15", "17"],
+        calls=kadewe_calls,
+    )
 
     def verdict(level, component, source, check, decision, h, cause=""):
         verifier = "guard" if source == "guard" else {"L1": "R3", "L2": "plan", "L3": "R1"}[level]
@@ -215,14 +233,12 @@ def test_attribution_by_source_and_level_with_judge_cost(store, tasks):
     verdict("L1", "answer", "judge", "r3_judge", "accept", "y")
     # plan: a gate rejects at L2 and nothing is accepted -> no correction
     verdict("L2", "plan", "gate", "plan_shape", "reject", "p1", "shape")
-    for role, p, c in (("executor", 1000, 40), ("judge", 100, 10), ("judge", 50, 5)):
-        store.record_call(kadewe, role, "mock/x", p, c, 1.0)
     # a second scoreable attempt, an unanswerable task abstained on, with one judge call
-    other = record(store, run, tasks["2hop__42543_20093"], "abstain", level="L1", plan_fallback=1)
-    store.record_call(other, "judge", "mock/x", 30, 3, 1.0)
+    judged = [("judge", "mock/x", 30, 3, 1.0)]
+    record(store, run, tasks["2hop__42543_20093"], "abstain", level="L1", plan_fallback=1, calls=judged)
     # a crashed attempt's calls and verdicts count nowhere
-    crashed = record(store, run, tasks["2hop__150985_444333"], "crash", plan_fallback=1)
-    store.record_call(crashed, "judge", "mock/x", 999, 999, 1.0)
+    lost = [("judge", "mock/x", 999, 999, 1.0)]
+    crashed = record(store, run, tasks["2hop__150985_444333"], "crash", plan_fallback=1, calls=lost)
     store.record_verdict(
         crashed, Verdict("R1", "executor.s1", "judge", "r1_judge", "reject", artifact_hash="z")
     )
@@ -333,12 +349,10 @@ def test_a_correct_abstention_is_a_success_and_a_crash_is_not(store, tasks):
 
 def test_cost_distribution_and_risk_coverage(store, tasks):
     run = store.new_run({}, "mock/x", "test")
-    right = record(store, run, tasks["2hop__269805_135710"], "answer", "north", ["10"])
-    wrong = record(store, run, tasks["2hop__42543_20093"], "answer", "1991", ["3"])
+    call = ("executor", "mock/x", 100, 10, 1.0)
+    record(store, run, tasks["2hop__269805_135710"], "answer", "north", ["10"], calls=[call])
+    wrong = record(store, run, tasks["2hop__42543_20093"], "answer", "1991", ["3"], calls=[call] * 4)
     record(store, run, tasks["2hop__568389_161223"], "abstain", level="L3")
-    for n, aid in ((1, right), (4, wrong)):
-        for _ in range(n):
-            store.record_call(aid, "executor", "mock/x", 100, 10, 1.0)
     store.record_verdict(wrong, Verdict("R1", "executor.s1", "gate", "g", "reject", "c", "", 1, "h"))
     r = report_of(store, run)["configs"]["VG"]
     # calls per scoreable attempt: 1, 4, 0 -> mean 5/3, median 1, P90 = 1 + 0.8 * 3 = 3.4

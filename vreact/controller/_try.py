@@ -156,7 +156,7 @@ class ExecutorTry:
             return False, None
         if not turn.final:
             self.searches += step.action == "search"
-            turn.observation = run_tool(step, self.corpus, self.retrieved)
+            turn.observation, turn.cut = run_tool(step, self.corpus, self.retrieved)
             turn.retrieved = frozenset(self.retrieved)
         d = self.pipeline.run("result", turn)
         self._member_verdicts(turn)
@@ -219,6 +219,7 @@ class ExecutorTry:
             if step is not None
             else {"thought": turn.text, "action": None}
         )
+        fields["cut"] = int(turn.cut)
         self.ctx.recorder.step(self.subtask.component, self.tries.used, turn.index, observation, **fields)
 
     def _ask(self, role: str, sources: dict[str, Any], render: Any, schema: dict[str, Any]) -> str:

@@ -98,6 +98,7 @@ class Turn:
     text: str = ""
     step: Step | None = None
     observation: str | None = None
+    cut: bool = False  # the observation shows a paragraph cut when it was read (Paragraph.cut)
     #: what a context member adds to the executor's context (e.g. the DeReAct State)
     sources: dict[str, Any] = field(default_factory=dict)
     retrieved: frozenset[str] = frozenset()  # paragraph ids this try has seen

@@ -309,6 +309,12 @@ def _m015_call_cut(db: sqlite_utils.Database) -> None:
     db.table("model_calls").add_column("cut", int)
 
 
+def _m016_step_cut(db: sqlite_utils.Database) -> None:
+    # 1 when the step's observation shows a paragraph longer than vreact keeps
+    # (MAX_PARAGRAPH_CHARS), cut when the dataset or corpus was read; 0 (NULL before) otherwise
+    db.table("steps").add_column("cut", int)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -326,4 +332,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m013_ledger_units,
     _m014_attempt_calls,
     _m015_call_cut,
+    _m016_step_cut,
 ]

@@ -159,18 +159,20 @@ def _step_line(n: int, text: str, observation: str) -> str:
     return f"{n}. {step.action} {json.dumps(step.input)}\n   -> {observation}"
 
 
-def run_tool(step: Step, corpus: Corpus, retrieved: set[str]) -> str:
-    """Run a search or read; add what the agent saw to ``retrieved``; return the observation."""
+def run_tool(step: Step, corpus: Corpus, retrieved: set[str]) -> tuple[str, bool]:
+    """Run a search or read; add what the agent saw to ``retrieved``; return the observation and
+    whether a paragraph it shows was cut when it was read (``Paragraph.cut``)."""
     if step.action == "search":
         hits = corpus.search(step.input)
         if not hits:
-            return "no results; try other words"
+            return "no results; try other words", False
         retrieved.update(h.id for h in hits)
-        return "\n".join(f"[{h.id}] {h.title}: {h.snippet}" for h in hits)
+        cut = any(p.cut for h in hits if (p := corpus.read(h.id)) is not None)
+        return "\n".join(f"[{h.id}] {h.title}: {h.snippet}" for h in hits), cut
     if step.action == "read":
         p = corpus.read(step.input)
         if p is None:
-            return f"no paragraph with id {step.input!r}; use an id from search results"
+            return f"no paragraph with id {step.input!r}; use an id from search results", False
         retrieved.add(str(p.idx))
-        return f"[{p.idx}] {p.title}: {p.paragraph_text}"
+        return f"[{p.idx}] {p.title}: {p.paragraph_text}", p.cut
     raise ValueError(f"{step.action} is not a tool call")

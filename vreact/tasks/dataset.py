@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator, model_validator
 
 from vreact.origin import tag
 
@@ -27,16 +27,23 @@ class Paragraph(BaseModel):
     title: str
     paragraph_text: str
     is_supporting: bool = False
+    _cut: bool = PrivateAttr(default=False)
 
-    @field_validator("paragraph_text")
-    @classmethod
-    def _within(cls, text: str) -> str:
-        if len(text) <= MAX_PARAGRAPH_CHARS:
-            return text
-        return (
-            text[:MAX_PARAGRAPH_CHARS]
-            + f" [cut: {len(text):,} characters, the first {MAX_PARAGRAPH_CHARS:,} kept]"
-        )
+    @model_validator(mode="after")
+    def _within(self) -> Paragraph:
+        text = self.paragraph_text
+        if len(text) > MAX_PARAGRAPH_CHARS:
+            self.paragraph_text = (
+                text[:MAX_PARAGRAPH_CHARS]
+                + f" [cut: {len(text):,} characters, the first {MAX_PARAGRAPH_CHARS:,} kept]"
+            )
+            self._cut = True
+        return self
+
+    @property
+    def cut(self) -> bool:
+        """Its text was longer than MAX_PARAGRAPH_CHARS and was cut when it was read."""
+        return self._cut
 
 
 class Hop(BaseModel):
