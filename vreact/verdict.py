@@ -29,6 +29,7 @@ class Verdict:
     budget_left: int | None = None
     artifact_hash: str = ""
     args: dict[str, Any] = field(default_factory=dict)
+    seconds: float | None = None  # how long the check took (None: not timed, as a guard's stop)
 
     @property
     def level(self) -> Level:

@@ -170,6 +170,8 @@ ADDED = {
     "_m014_attempt_calls": ("attempts", "calls"),
     "_m015_call_cut": ("model_calls", "cut"),
     "_m016_step_cut": ("steps", "cut"),
+    "_m017_check_time": ("verdicts", "seconds"),
+    "_m018_probe_skips": ("probe_skips", None),  # a table of its own
 }
 
 

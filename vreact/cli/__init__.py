@@ -1,5 +1,5 @@
-"""The ``vreact`` command line: demo, run, experiment, report, view, check, diagnose, validate,
-schema, cache, models, plugins.
+"""The ``vreact`` command line: demo, run, experiment, probe, report, view, check, diagnose,
+validate, schema, cache, models, plugins.
 
 Each command's module is imported only when that command runs (or its ``--help`` shows), so
 ``vreact --help`` and ``vreact validate`` load none of what ``vreact run`` needs (the runner,
@@ -48,6 +48,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "vreact.cli._plugins",
         "List the registered gates, pipeline members and judges' prompts and where each came from "
         "(built in, or the plugin that registered it).",
+    ),
+    "probe": (
+        "vreact.cli._probe",
+        "Check a verifier set on typed faults built from real records (no model): each gate's catch "
+        "rate alone and in order, its false rejections of gold and controls, what escapes; with "
+        "--judge, the judges on what the gates passed. The folder is a run folder: 'vreact report' "
+        "and 'vreact view' show it again.",
     ),
     "report": (
         "vreact.cli._report",

@@ -92,6 +92,8 @@ def _report(
     """``vreact report``, from records opened read-only."""
     store = open_to_read(run_dir / DB_NAME)
     runs = run_list(store)
+    if _probe(store, run_id, as_json, as_markdown, baseline, only_corrections):
+        return
     with user_errors(ValueError):
         reports = [compute(store, i, baseline) for i in _chosen(run_dir, runs, run_id)]
     if only_corrections:
@@ -105,6 +107,28 @@ def _report(
     else:
         print_report(run_dir, reports=reports)
         console.print()
+
+
+def _probe(
+    store: Any, run_id: int | str | None, as_json: bool, as_markdown: bool, baseline: str | None, listed: bool
+) -> bool:
+    """A probe's folder: its tables (text, Markdown or JSON); False for a run's."""
+    from vreact.probe import compute_probe, markdown_probe, probe_run, render_probe
+
+    probe = probe_run(store, run_id if isinstance(run_id, int) else None)
+    if probe is None:
+        return False
+    if baseline or listed:
+        raise UserError(f"run {probe} is a probe: it has no {'corrections' if listed else 'baseline'}")
+    report = compute_probe(store, probe)
+    if as_json:
+        click.echo(json.dumps(report.model_dump(mode="json"), indent=2))
+    elif as_markdown:
+        click.echo(markdown_probe(report))
+    else:
+        for table in render_probe(report):
+            console.print(table)
+    return True
 
 
 def _corrections(reports: list[Report], as_json: bool, as_markdown: bool, every: bool) -> None:

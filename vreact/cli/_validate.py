@@ -36,12 +36,18 @@ def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
     generated from the models."""
     from pydantic import TypeAdapter
 
+    from vreact.probe import ProbeReport
     from vreact.report import Report
     from vreact.spec import KINDS
 
     schemas = {kind: model.model_json_schema() for kind, model in KINDS.items()}
     reports = TypeAdapter(list[Report]).json_schema(mode="serialization")
-    return {**schemas, "report": Report.model_json_schema(mode="serialization"), "reports": reports}
+    return {
+        **schemas,
+        "report": Report.model_json_schema(mode="serialization"),
+        "reports": reports,
+        "probe": ProbeReport.model_json_schema(mode="serialization"),
+    }
 
 
 @click.command()
@@ -54,8 +60,9 @@ def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
 def schema(write: Path | None) -> None:
     """Print (or write) the JSON Schemas of the declarative files and of the report.
 
-    Seven schemas: the five kinds of declarative file (spec, verifiers, roles, experiment,
-    models), report (vreact report --json) and reports (its --run all list)."""
+    Eight schemas: the five kinds of declarative file (spec, verifiers, roles, experiment,
+    models), report (vreact report --json), reports (its --run all list) and probe (vreact
+    probe --json)."""
     schemas = json_schemas()
     if write is None:
         click.echo(json.dumps(schemas, indent=2))

@@ -315,6 +315,22 @@ def _m016_step_cut(db: sqlite_utils.Database) -> None:
     db.table("steps").add_column("cut", int)
 
 
+def _m017_check_time(db: sqlite_utils.Database) -> None:
+    # how long a gate or judge took to decide, in seconds (NULL: not timed, as a guard's or a
+    # budget's stop, and in records made before)
+    db.table("verdicts").add_column("seconds", float)
+
+
+def _m018_probe_skips(db: sqlite_utils.Database) -> None:
+    # a probe's fault classes that a record could not yield (no bridge entity, no number in the
+    # answer, ...): how many records, by class and reason
+    db.table("probe_skips").create(
+        {"id": int, "run_id": int, "class": str, "reason": str, "count": int},
+        pk="id",
+        foreign_keys=[("run_id", "runs")],
+    )
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -333,4 +349,6 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m014_attempt_calls,
     _m015_call_cut,
     _m016_step_cut,
+    _m017_check_time,
+    _m018_probe_skips,
 ]

@@ -53,6 +53,7 @@ _VERDICT_COLUMNS = (
     "detail",
     "budget_left",
     "artifact_hash",
+    "seconds",
 )
 #: A verdict and its place in the attempt (``seq``: how many verdicts the attempt had before it).
 _VERDICT_SQL = (
@@ -361,6 +362,16 @@ class Store:
         )
         return {(r["config"], r["task_id"], r["attempt_index"]): r["outcome"] for r in rows}
 
+    def record_skips(self, run_id: int, skipped: dict[str, dict[str, int]]) -> None:
+        """A probe's classes that records could not yield, with why and how often (replacing
+        what an earlier pass of the same probe recorded)."""
+        rows = [(run_id, c, reason, n) for c, reasons in skipped.items() for reason, n in reasons.items()]
+        with self._transaction() as conn:
+            conn.execute("delete from probe_skips where run_id = ?", [run_id])
+            conn.executemany(
+                "insert into probe_skips (run_id, class, reason, count) values (?, ?, ?, ?)", rows
+            )
+
     def finish_run(self, run_id: int, status: str = "completed") -> None:
         self.db.table("runs").update(run_id, {"finished": time.time(), "status": status})
 
@@ -553,7 +564,17 @@ class Store:
             args = json.dumps(v.args, default=str)
             cur = conn.execute(
                 _VERDICT_SQL,
-                (*row, args, v.decision, v.cause, v.detail, v.budget_left, v.artifact_hash, attempt_id),
+                (
+                    *row,
+                    args,
+                    v.decision,
+                    v.cause,
+                    v.detail,
+                    v.budget_left,
+                    v.artifact_hash,
+                    v.seconds,
+                    attempt_id,
+                ),
             )
             assert cur.lastrowid is not None
             vid = cur.lastrowid

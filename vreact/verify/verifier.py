@@ -4,6 +4,7 @@ accept from the judge rejects."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ class Rejection:
     result: GateResult
     args: dict[str, Any]
     artifact: Any  # its identity: what the verdict's hash is of
+    seconds: float | None = None  # how long the check took
 
     def verdict(self, component: str, budget_left: int) -> Verdict:
         return Verdict(
@@ -43,6 +45,7 @@ class Rejection:
             budget_left,
             artifact_hash(self.artifact),
             self.args,
+            self.seconds,
         )
 
 
@@ -90,8 +93,8 @@ class Verifiers:
     def check(
         self, ctx: AttemptContext, verifier: str, component: str, artifact: Any, paired: Any
     ) -> Rejection | None:
-        """Run ``verifier`` on ``artifact``; each accept is recorded, the first rejection is
-        returned."""
+        """Run ``verifier`` on ``artifact``: its gates in order, then its judge on what they all
+        cleared; each accept is recorded (with the check's time), the first rejection returned."""
         ident = artifact.identity()
         h = artifact_hash(ident)
         left = ctx.budgets.of(verifier, component).left
@@ -99,20 +102,39 @@ class Verifiers:
         for g in self.gates[verifier]:
             if not g.applies_to(artifact):
                 continue
+            start = time.perf_counter()
             try:
                 result = g(artifact)
             except Exception as e:  # fail closed: a verifier that raises rejects
                 result = reject("verifier_error", f"{type(e).__name__}: {e}")
+            seconds = time.perf_counter() - start
             if not result.ok:
                 ctx.recorder.verdicts(accepts, ident)
-                return Rejection(verifier, "gate", g.name, result, g.args, ident)
-            accepts.append(Verdict(verifier, component, "gate", g.name, "accept", "", "", left, h, g.args))
+                return Rejection(verifier, "gate", g.name, result, g.args, ident, seconds)
+            accepts.append(
+                Verdict(verifier, component, "gate", g.name, "accept", "", "", left, h, g.args, seconds)
+            )
         ctx.recorder.verdicts(accepts, ident)
+        return self.judge(ctx, verifier, component, artifact, paired)
+
+    def judge(
+        self,
+        ctx: AttemptContext,
+        verifier: str,
+        component: str,
+        artifact: Any,
+        paired: Any,
+        ident: Any = None,
+    ) -> Rejection | None:
+        """``verifier``'s judge on ``artifact`` (None: no judge, or it accepted, which is
+        recorded); ``ident`` is what the verdict's hash is of (default: the artifact's identity)."""
         judge = self.judges[verifier]
         if judge is None:
             return None
+        ident = artifact.identity() if ident is None else ident
         kind = V[verifier].judge
         assert kind is not None
+        start = time.perf_counter()
         scope = ctx.scope((component,), {"artifact": _show(artifact), "paired_level": paired})
         args = judge.model_dump()
         name = judge_name(verifier)
@@ -122,14 +144,17 @@ class Verifiers:
         except Exception as e:  # fail closed: a judge's prompt that raises rejects, uncalled
             prompt = judge.prompt or "built-in"
             result = reject("verifier_error", f"judge prompt {prompt}: {type(e).__name__}: {e}")
-            return Rejection(verifier, "judge", name, result, args, ident)
+            return Rejection(verifier, "judge", name, result, args, ident, time.perf_counter() - start)
         completion = ctx.call("judge", messages, judges.JUDGE_SCHEMA)
         result = judges.decide(completion.text, judge.min_confidence)
+        seconds = time.perf_counter() - start
         if not result.ok:
-            return Rejection(verifier, "judge", name, result, args, ident)
-        ctx.recorder.verdict(
-            Verdict(verifier, component, "judge", name, "accept", "", "", left, h, args), ident
+            return Rejection(verifier, "judge", name, result, args, ident, seconds)
+        left = ctx.budgets.of(verifier, component).left
+        accept = Verdict(
+            verifier, component, "judge", name, "accept", "", "", left, artifact_hash(ident), args, seconds
         )
+        ctx.recorder.verdict(accept, ident)
         return None
 
 

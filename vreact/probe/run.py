@@ -1,0 +1,216 @@
+"""``vreact probe``'s run: every class's artifacts of every record through the shipped gate
+objects (the ones a run builds, with the same arguments), each gate on each artifact alone, then
+the judges on what every gate cleared. A probe is a run folder: one attempt per (task, class,
+artifact), its verdicts with each check's time, its judges' calls."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vreact.config import Configuration
+from vreact.controller._context import AttemptContext, Recorder
+from vreact.controller._levels import l1
+from vreact.controller._outcome import Outcome
+from vreact.memory import ContextAssembler
+from vreact.model import Model, ModelError
+from vreact.probe.faults import FaultClass, build
+from vreact.records import DB_NAME, Store, exclusive
+from vreact.roles.designer import Designer
+from vreact.spec import RoleSchema, TaskSpec, VerifierSet
+from vreact.tasks.dataset import Task
+from vreact.v import V
+from vreact.verdict import Decision, Verdict, artifact_hash
+from vreact.verify.gates import Artifact, reject
+from vreact.verify.verifier import Verifiers, built_gates
+
+#: The verifiers a probe runs on a final answer, in the controller's order, and the component
+#: each checks in a run without a plan.
+LEVELS = ("R1", "R3")
+COMPONENT = {"R1": "executor.s1", "R3": "answer"}
+KIND = "probe"
+
+
+class ProbeMismatch(ValueError):
+    """The folder holds another run (or another probe) than this one."""
+
+
+@dataclass
+class Probe:
+    """What one probe checks: its records, classes, spec, verifiers, judge (None: gates only)."""
+
+    tasks: list[Task]
+    classes: tuple[FaultClass, ...]
+    spec: TaskSpec
+    verifiers: VerifierSet
+    roles: RoleSchema
+    judge: Model | None = None
+    levels: tuple[str, ...] = LEVELS
+    dataset: str = ""
+    seed: int = 0
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two probes the same (a folder holding it is resumed, any other refused)."""
+        return {
+            "kind": KIND,
+            "dataset": self.dataset,
+            "tasks": [t.id for t in self.tasks],
+            "classes": [c.name for c in self.classes],
+            "levels": list(self.levels),
+            "spec": self.spec.model_dump(mode="json"),
+            "verifiers": self.verifiers.model_dump(mode="json"),
+            "judge": self.judge.name if self.judge else None,
+            "seed": self.seed,
+        }
+
+
+OnArtifact = Callable[[int, int], None]  # (done, total)
+
+
+def run_probe(probe: Probe, out_dir: Path, on_artifact: OnArtifact | None = None) -> int:
+    """Probe into ``out_dir/vreact.db``; return the run id. A folder holding this very probe is
+    resumed (its finished attempts kept); one holding anything else is refused."""
+    out_dir = Path(out_dir)
+    with exclusive(out_dir):
+        store = Store(out_dir / DB_NAME)
+        try:
+            return _run(probe, store, out_dir, on_artifact)
+        finally:
+            store.close()
+
+
+def _run(probe: Probe, store: Store, out_dir: Path, on_artifact: OnArtifact | None) -> int:
+    store.discard_unfinished()
+    identity = probe.identity()
+    run_id = store.find_run(identity)
+    if run_id is None:
+        if any(True for _ in store.run_configs()):
+            raise ProbeMismatch(f"{out_dir}: holds another run; give the probe a folder of its own (--out)")
+        run_id = store.new_run(identity, probe.judge.name if probe.judge else "gates", probe.dataset)
+    else:
+        store.reopen_run(run_id)
+    store.add_tasks([t.record() for t in probe.tasks])
+    done = store.finished_attempts(run_id)
+    max_words = probe.spec.requirements.answer.max_words
+    work: list[tuple[Task, str, int, Artifact]] = []
+    skipped: dict[str, dict[str, int]] = {}
+    for task in probe.tasks:
+        built, why = build(task, probe.classes, max_words)
+        for name, reason in why.items():
+            skipped.setdefault(name, {}).setdefault(reason, 0)
+            skipped[name][reason] += 1
+        for name, artifacts in built.items():
+            work += [(task, name, i, a) for i, a in enumerate(artifacts) if (name, task.id, i) not in done]
+    gates = built_gates(probe.spec, probe.verifiers)
+    checker = _Checker(probe, store, run_id, gates)
+    total = len(work) + len(done)
+    for n, (task, name, index, artifact) in enumerate(work, 1):
+        checker.attempt(task, name, index, artifact)
+        if on_artifact is not None:
+            on_artifact(len(done) + n, total)
+    store.record_skips(run_id, skipped)
+    store.finish_run(run_id)
+    return run_id
+
+
+@dataclass
+class _Checker:
+    probe: Probe
+    store: Store
+    run_id: int
+    gates: dict[str, Any]
+
+    def attempt(self, task: Task, name: str, index: int, artifact: Artifact) -> None:
+        """One artifact: every gate of every probed verifier alone (each verdict with its time),
+        then each verifier's judge when every gate cleared it; its outcome is what the
+        controller's first reject, in order, would have made of it."""
+        store = self.store
+        attempt_id = store.start_attempt(self.run_id, name, task.id, index, self.probe.seed)
+        recorder = Recorder(store, attempt_id)
+        data = artifact.gate_input()
+        h = artifact_hash(data)  # the whole gate input: two classes may share an answer
+        first: Verdict | None = None
+        for verifier in self.probe.levels:
+            verdicts = []
+            for g in self.gates[verifier]:
+                if not g.applies_to(artifact):
+                    continue
+                start = time.perf_counter()
+                try:
+                    result = g(artifact)
+                except Exception as e:  # fail closed, as in a run
+                    result = reject("verifier_error", f"{type(e).__name__}: {e}")
+                seconds = time.perf_counter() - start
+                decision: Decision = "accept" if result.ok else "reject"
+                v = Verdict(
+                    verifier,
+                    COMPONENT[verifier],
+                    "gate",
+                    g.name,
+                    decision,
+                    result.cause,
+                    result.detail,
+                    None,
+                    h,
+                    g.args,
+                    seconds,
+                )
+                verdicts.append(v)
+                first = first or (None if result.ok else v)
+            recorder.verdicts(verdicts, data)
+        outcome: Outcome
+        try:
+            if first is None and self.probe.judge is not None:
+                first = self._judges(task, name, recorder, artifact, data)
+            outcome = _outcome(artifact, first)
+        except ModelError as e:  # the judge's model failed: this attempt crashed, the probe goes on
+            outcome = Outcome("crash", error=f"{type(e).__name__}: {e}"[:2000], crash_kind="model")
+        store.finish_attempt(attempt_id, outcome.record())
+
+    def _judges(
+        self, task: Task, name: str, recorder: Recorder, artifact: Artifact, ident: Any
+    ) -> Verdict | None:
+        """Each probed verifier's judge on an artifact every gate cleared, through the judge's
+        model (and the response cache), recorded and costed as a run's; the first reject."""
+        probe = self.probe
+        assert probe.judge is not None
+        config = Configuration(name=name, gates=True, judges=True)
+        ctx = AttemptContext(
+            config,
+            task,
+            {"judge": probe.judge, "default": probe.judge},
+            ContextAssembler(probe.roles, self.store),
+            recorder,
+            probe.seed,
+        )
+        verifiers = Verifiers(config, probe.spec, probe.verifiers)
+        first = None
+        for verifier in probe.levels:
+            paired = _paired(verifier, task, probe.spec, verifiers)
+            rejection = verifiers.judge(ctx, verifier, COMPONENT[verifier], artifact, paired, ident)
+            if rejection is not None:
+                v = rejection.verdict(COMPONENT[verifier], ctx.budgets.of(verifier, COMPONENT[verifier]).left)
+                recorder.verdict(v, ident)
+                first = first or v
+        return first
+
+
+def _paired(verifier: str, task: Task, spec: TaskSpec, verifiers: Verifiers) -> Any:
+    """What the verifier's judge reads beside the artifact: L3's design of the whole question
+    for R1, L1 for R3 (as in a run without a plan)."""
+    if verifier == "R3":
+        return l1(task, spec)
+    designer = Designer(spec.requirements.answer, verifiers.answer_checks())
+    return designer.single_task(task.question).l3()
+
+
+def _outcome(artifact: Artifact, first: Verdict | None) -> Outcome:
+    if first is not None:
+        cause = f"{first.check_name}:{first.cause}"
+        return Outcome("abstain", level=V[first.verifier].abstain, component=first.component, cause=cause)
+    if artifact.kind == "abstain":
+        return Outcome("abstain", level="declined", component=COMPONENT["R1"], cause="agent_declined")
+    return Outcome("answer", answer=str(artifact.answer), evidence=list(artifact.evidence))
