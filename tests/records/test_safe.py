@@ -165,13 +165,15 @@ def test_a_read_only_open_refuses_every_write(run):
     store.close()
 
 
-#: The column (or table: None) each of the latest migrations adds (to undo it, as an older vreact's folder).
+#: What each of the latest migrations adds, as the statements that undo it (as an older
+#: vreact's folder lacks it).
 ADDED = {
-    "_m014_attempt_calls": ("attempts", "calls"),
-    "_m015_call_cut": ("model_calls", "cut"),
-    "_m016_step_cut": ("steps", "cut"),
-    "_m017_check_time": ("verdicts", "seconds"),
-    "_m018_probe_skips": ("probe_skips", None),  # a table of its own
+    "_m014_attempt_calls": ["alter table attempts drop column calls"],
+    "_m015_call_cut": ["alter table model_calls drop column cut"],
+    "_m016_step_cut": ["alter table steps drop column cut"],
+    "_m017_check_time": ["alter table verdicts drop column seconds"],
+    "_m018_probe_skips": ["drop table probe_skips"],
+    "_m019_gate_inputs": ["alter table verdicts drop column input_hash", "drop table inputs"],
 }
 
 
@@ -182,9 +184,9 @@ def old_folder(folder: Path) -> Path:
     store.close()
     conn = sqlite3.connect(folder / DB_NAME)
     last = MIGRATIONS[-1].__name__
-    table, column = ADDED[last]  # a new migration names what it adds here
     conn.execute("delete from _migrations where name = ?", [last])
-    conn.execute(f"drop table {table}" if column is None else f"alter table {table} drop column {column}")
+    for undo in ADDED[last]:  # a new migration names what it adds here
+        conn.execute(undo)
     conn.commit()
     conn.close()
     return folder

@@ -1,5 +1,5 @@
-"""The ``vreact`` command line: demo, run, experiment, probe, report, view, check, diagnose,
-validate, schema, cache, models, plugins.
+"""The ``vreact`` command line: demo, run, experiment, probe, replay, report, view, check,
+diagnose, validate, schema, cache, models, plugins.
 
 Each command's module is imported only when that command runs (or its ``--help`` shows), so
 ``vreact --help`` and ``vreact validate`` load none of what ``vreact run`` needs (the runner,
@@ -55,6 +55,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "rate alone and in order, its false rejections of gold and controls, what escapes; with "
         "--judge, the judges on what the gates passed. The folder is a run folder: 'vreact report' "
         "and 'vreact view' show it again.",
+    ),
+    "replay": (
+        "vreact.cli._replay",
+        "Check a recorded run again with another verifier set, from the gate input stored with each "
+        "verdict: each check's flips, and each configuration's final answers filtered post hoc "
+        "(coverage, selective accuracy, silent errors) beside the run's own point. The source is read "
+        "only; the replay is a folder of its own. With the run's own set, any verdict that differs "
+        "names a non-deterministic gate (exit 1).",
     ),
     "report": (
         "vreact.cli._report",

@@ -16,7 +16,7 @@ PROBE_LEVELS = ("R1", "R3")
 
 
 def _listing() -> str:
-    from vreact.probe.faults import CLASSES
+    from vreact.quality.faults import CLASSES
 
     width = max(len(c.name) for c in CLASSES)
     return "\n".join(f"{c.name:<{width}}  {c.role:<7}  {c.definition}" for c in CLASSES)
@@ -93,7 +93,7 @@ def _probe(
     import time
 
     from vreact.model import ModelConfigError, ResponseCache
-    from vreact.probe import (
+    from vreact.quality import (
         CLASSES,
         Probe,
         ProbeMismatch,

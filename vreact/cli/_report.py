@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from vreact.cli._common import UserError, console, print_report, user_errors
+from vreact.quality.replay import ReplayError
 from vreact.records import DB_NAME, RecordsError, RunSummary, open_to_read, run_list
 from vreact.records.store import unreadable
 from vreact.report import CORRECTIONS, Report, compute, render, render_markdown, run_lines, runs_heading
@@ -72,7 +73,7 @@ def readable(run_dir: Path) -> Iterator[None]:
     records (``RecordsError``), or one SQLite finds damaged on the way."""
     try:
         yield
-    except RecordsError as e:
+    except (RecordsError, ReplayError) as e:
         raise UserError(str(e)) from None
     except sqlite3.DatabaseError as e:
         raise UserError(
@@ -92,7 +93,7 @@ def _report(
     """``vreact report``, from records opened read-only."""
     store = open_to_read(run_dir / DB_NAME)
     runs = run_list(store)
-    if _probe(store, run_id, as_json, as_markdown, baseline, only_corrections):
+    if _measured(store, run_id, as_json, as_markdown, baseline, only_corrections):
         return
     with user_errors(ValueError):
         reports = [compute(store, i, baseline) for i in _chosen(run_dir, runs, run_id)]
@@ -109,24 +110,24 @@ def _report(
         console.print()
 
 
-def _probe(
+def _measured(
     store: Any, run_id: int | str | None, as_json: bool, as_markdown: bool, baseline: str | None, listed: bool
 ) -> bool:
-    """A probe's folder: its tables (text, Markdown or JSON); False for a run's."""
-    from vreact.probe import compute_probe, markdown_probe, probe_run, render_probe
+    """A probe's or a replay's folder: its tables (text, Markdown or JSON); False for a run's."""
+    from vreact.quality import markdown_tables, measured, render_tables
 
-    probe = probe_run(store, run_id if isinstance(run_id, int) else None)
-    if probe is None:
+    found = measured(store, run_id if isinstance(run_id, int) else None)
+    if found is None:
         return False
+    kind, report, tables = found
     if baseline or listed:
-        raise UserError(f"run {probe} is a probe: it has no {'corrections' if listed else 'baseline'}")
-    report = compute_probe(store, probe)
+        raise UserError(f"this folder holds a {kind}: it has no {'corrections' if listed else 'baseline'}")
     if as_json:
         click.echo(json.dumps(report.model_dump(mode="json"), indent=2))
     elif as_markdown:
-        click.echo(markdown_probe(report))
+        click.echo(markdown_tables(tables))
     else:
-        for table in render_probe(report):
+        for table in render_tables(tables):
             console.print(table)
     return True
 

@@ -36,7 +36,7 @@ def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
     generated from the models."""
     from pydantic import TypeAdapter
 
-    from vreact.probe import ProbeReport
+    from vreact.quality import ProbeReport, ReplayReport
     from vreact.report import Report
     from vreact.spec import KINDS
 
@@ -47,6 +47,7 @@ def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
         "report": Report.model_json_schema(mode="serialization"),
         "reports": reports,
         "probe": ProbeReport.model_json_schema(mode="serialization"),
+        "replay": ReplayReport.model_json_schema(mode="serialization"),
     }
 
 
@@ -60,9 +61,9 @@ def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
 def schema(write: Path | None) -> None:
     """Print (or write) the JSON Schemas of the declarative files and of the report.
 
-    Eight schemas: the five kinds of declarative file (spec, verifiers, roles, experiment,
-    models), report (vreact report --json), reports (its --run all list) and probe (vreact
-    probe --json)."""
+    Nine schemas: the five kinds of declarative file (spec, verifiers, roles, experiment,
+    models), report (vreact report --json), reports (its --run all list), probe (vreact probe
+    --json) and replay (vreact replay --json)."""
     schemas = json_schemas()
     if write is None:
         click.echo(json.dumps(schemas, indent=2))

@@ -31,22 +31,26 @@ def view(run_dir: Path, run_id: int | None, out: Path | None) -> None:
         raise UserError(f"{run_dir}: the folder cannot be written; give --out FILE for the page")
     with readable(run_dir):
         try:
-            path = _probe_page(run_dir, run_id, out) or write_html(run_dir, run_id, out)
+            path = _measured_page(run_dir, run_id, out) or write_html(run_dir, run_id, out)
         except OSError as e:  # the page's place, not the records
             raise UserError(f"{e.filename or out}: cannot write the page ({e.strerror or e})") from None
     click.echo(str(path))
 
 
-def _probe_page(run_dir: Path, run_id: int | None, out: Path | None) -> Path | None:
-    """A probe's folder: its page, written; None for a run's."""
-    from vreact.probe import compute_probe, probe_run, write_probe_html
+def _measured_page(run_dir: Path, run_id: int | None, out: Path | None) -> Path | None:
+    """A probe's or a replay's folder: its page, written; None for a run's."""
+    from vreact.quality import measured, write_probe_html, write_replay_html
+    from vreact.quality.probe_report import ProbeReport
     from vreact.records import open_to_read
 
     store = open_to_read(run_dir / DB_NAME)
     try:
-        probe = probe_run(store, run_id)
-        if probe is None:
-            return None
-        return write_probe_html(compute_probe(store, probe), out or run_dir / HTML_NAME)
+        found = measured(store, run_id)
     finally:
         store.close()
+    if found is None:
+        return None
+    report, path = found[1], out or run_dir / HTML_NAME
+    return (
+        write_probe_html(report, path) if isinstance(report, ProbeReport) else write_replay_html(report, path)
+    )

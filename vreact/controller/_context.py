@@ -76,15 +76,16 @@ class Recorder:
             messages=messages,
         )
 
-    def verdict(self, verdict: Verdict, artifact: Any = None) -> None:
-        self.verdicts([verdict], artifact)
+    def verdict(self, verdict: Verdict, artifact: Any = None, given: Any = None) -> None:
+        self.verdicts([verdict], artifact, given)
 
-    def verdicts(self, verdicts: list[Verdict], artifact: Any = None) -> None:
+    def verdicts(self, verdicts: list[Verdict], artifact: Any = None, given: Any = None) -> None:
         """Verdicts on one artifact, in order, written in one transaction (with the next
-        record: the store holds them back until then, or until memory is read)."""
+        record: the store holds them back until then, or until memory is read); ``given`` is
+        the gate input they were reached on (kept for ``vreact replay``)."""
         if not verdicts:
             return
-        self.store.defer_verdicts(self.attempt_id, verdicts, artifact)
+        self.store.defer_verdicts(self.attempt_id, verdicts, artifact, given)
         for verdict in verdicts:
             if not verdict.accepted:
                 self.last_reject[verdict.component] = verdict

@@ -245,7 +245,7 @@ class Controller:
     def _reject(self, component: str, r: Rejection) -> None:
         """Record a rejection with what is left of the budget it spent."""
         self.ctx.recorder.verdict(
-            r.verdict(component, self.budgets.of(r.verifier, component).left), r.artifact
+            r.verdict(component, self.budgets.of(r.verifier, component).left), r.artifact, r.given
         )
 
     # --- endings ----------------------------------------------------------------------------

@@ -331,6 +331,14 @@ def _m018_probe_skips(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m019_gate_inputs(db: sqlite_utils.Database) -> None:
+    # each verdict's gate input (the answer, its evidence, the cited text, the retrieved ids, the
+    # searches; a plan; a chain), kept once per hash, so vreact replay checks a run's artifacts
+    # again; NULL in records made before
+    db.table("inputs").create({"hash": str, "json": str}, pk="hash")
+    db.table("verdicts").add_column("input_hash", str)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -351,4 +359,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m016_step_cut,
     _m017_check_time,
     _m018_probe_skips,
+    _m019_gate_inputs,
 ]

@@ -110,6 +110,8 @@ class VerdictRecord:
     budget_left: int | None
     artifact_hash: str | None
     artifact: Any = None
+    seconds: float | None = None  # how long the check took (None: not timed)
+    input_hash: str | None = None  # its gate input's row in ``inputs`` (None: not kept)
 
     @property
     def rejected(self) -> bool:

@@ -54,6 +54,7 @@ _VERDICT_COLUMNS = (
     "budget_left",
     "artifact_hash",
     "seconds",
+    "input_hash",
 )
 #: A verdict and its place in the attempt (``seq``: how many verdicts the attempt had before it).
 _VERDICT_SQL = (
@@ -522,34 +523,49 @@ class Store:
         row.update(guard=guard, kind=kind, detail=detail)
         self._pending.append(lambda conn: self._row(conn, "events", row))
 
-    def record_verdict(self, attempt_id: int, verdict: Verdict, artifact: Any = None) -> int:
+    def record_verdict(
+        self, attempt_id: int, verdict: Verdict, artifact: Any = None, given: Any = None
+    ) -> int:
         """Write a verdict; a reject appends to the failure index (an accept is a verdict only:
         what a verifier accepted as a whole reaches the ledger as a unit, ``defer_unit``).
         ``artifact`` (the JSON the verdict's hash is of) is kept once per hash in ``artifacts``.
 
-        This is the only writer of ``failures``: memory is written by verdicts.
+        This is the only writer of ``failures``: memory is written by verdicts. ``given`` is the
+        gate input the verdict was reached on (``vreact replay`` reads it back), kept once per
+        hash in ``inputs``.
         """
-        return self.record_verdicts(attempt_id, [verdict], artifact)[0]
+        return self.record_verdicts(attempt_id, [verdict], artifact, given)[0]
 
-    def record_verdicts(self, attempt_id: int, verdicts: list[Verdict], artifact: Any = None) -> list[int]:
+    def record_verdicts(
+        self, attempt_id: int, verdicts: list[Verdict], artifact: Any = None, given: Any = None
+    ) -> list[int]:
         """Write verdicts on one artifact, in order, each reject with its failure row, all in one
         transaction (as ``record_verdict`` does one); return their ids."""
         blob = json.dumps(artifact, default=str)
+        kept = _given(given)
         with self._transaction() as conn:
-            return self._verdicts(conn, attempt_id, verdicts, blob if artifact is not None else None)
+            return self._verdicts(conn, attempt_id, verdicts, blob if artifact is not None else None, kept)
 
-    def defer_verdicts(self, attempt_id: int, verdicts: list[Verdict], artifact: Any = None) -> None:
+    def defer_verdicts(
+        self, attempt_id: int, verdicts: list[Verdict], artifact: Any = None, given: Any = None
+    ) -> None:
         """``record_verdicts`` held back to the next transaction or read (the recorder's): each
         reject and its failure row still go in one transaction."""
         blob = json.dumps(artifact, default=str)  # now: what the verdicts' hash is of
-        kept = blob if artifact is not None else None
-        self._pending.append(lambda conn: self._verdicts(conn, attempt_id, list(verdicts), kept))
+        kept, inputs = (blob if artifact is not None else None), _given(given)
+        self._pending.append(lambda conn: self._verdicts(conn, attempt_id, list(verdicts), kept, inputs))
         self._memory_pending = True
 
     def _verdicts(
-        self, conn: sqlite3.Connection, attempt_id: int, verdicts: list[Verdict], artifact: str | None
+        self,
+        conn: sqlite3.Connection,
+        attempt_id: int,
+        verdicts: list[Verdict],
+        artifact: str | None,
+        given: tuple[str, str] | None = None,
     ) -> list[int]:
-        """The verdicts' rows; ``artifact`` is the artifact's JSON (None: no artifact)."""
+        """The verdicts' rows; ``artifact`` is the artifact's JSON (None: no artifact), ``given``
+        the gate input's hash and JSON (None: not kept)."""
         blob = artifact if artifact is not None else "null"
         ids: list[int] = []
         if artifact is not None:
@@ -557,6 +573,9 @@ class Store:
             conn.executemany(
                 "insert or ignore into artifacts (hash, json) values (?, ?)", [(h, blob) for h in hashes]
             )
+        if given is not None:
+            conn.execute("insert or ignore into inputs (hash, json) values (?, ?)", given)
+        input_hash = given[0] if given is not None else None
         if not all(v.accepted for v in verdicts):
             self._failures.pop(attempt_id, None)  # read again, with the new rows
         for v in verdicts:
@@ -573,6 +592,7 @@ class Store:
                     v.budget_left,
                     v.artifact_hash,
                     v.seconds,
+                    input_hash,
                     attempt_id,
                 ),
             )
@@ -636,6 +656,14 @@ class Store:
     def query(self, sql: str, params: Any = None) -> Iterator[dict[str, Any]]:
         self.flush()  # a read sees everything recorded
         return self.db.query(sql, params or [])
+
+
+def _given(given: Any) -> tuple[str, str] | None:
+    """A gate input as kept in ``inputs``: its hash and its JSON (None: none given)."""
+    if given is None:
+        return None
+    blob = json.dumps(given, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16], blob
 
 
 def open_to_read(path: str | Path) -> Store:

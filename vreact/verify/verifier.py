@@ -32,6 +32,7 @@ class Rejection:
     args: dict[str, Any]
     artifact: Any  # its identity: what the verdict's hash is of
     seconds: float | None = None  # how long the check took
+    given: Any = None  # the gate input it was reached on
 
     def verdict(self, component: str, budget_left: int) -> Verdict:
         return Verdict(
@@ -95,7 +96,7 @@ class Verifiers:
     ) -> Rejection | None:
         """Run ``verifier`` on ``artifact``: its gates in order, then its judge on what they all
         cleared; each accept is recorded (with the check's time), the first rejection returned."""
-        ident = artifact.identity()
+        ident, given = artifact.identity(), artifact.gate_input()
         h = artifact_hash(ident)
         left = ctx.budgets.of(verifier, component).left
         accepts: list[Verdict] = []  # recorded together (one transaction), before what follows
@@ -109,12 +110,12 @@ class Verifiers:
                 result = reject("verifier_error", f"{type(e).__name__}: {e}")
             seconds = time.perf_counter() - start
             if not result.ok:
-                ctx.recorder.verdicts(accepts, ident)
-                return Rejection(verifier, "gate", g.name, result, g.args, ident, seconds)
+                ctx.recorder.verdicts(accepts, ident, given)
+                return Rejection(verifier, "gate", g.name, result, g.args, ident, seconds, given)
             accepts.append(
                 Verdict(verifier, component, "gate", g.name, "accept", "", "", left, h, g.args, seconds)
             )
-        ctx.recorder.verdicts(accepts, ident)
+        ctx.recorder.verdicts(accepts, ident, given)
         return self.judge(ctx, verifier, component, artifact, paired)
 
     def judge(
@@ -132,6 +133,7 @@ class Verifiers:
         if judge is None:
             return None
         ident = artifact.identity() if ident is None else ident
+        given = artifact.gate_input()
         kind = V[verifier].judge
         assert kind is not None
         start = time.perf_counter()
@@ -144,17 +146,17 @@ class Verifiers:
         except Exception as e:  # fail closed: a judge's prompt that raises rejects, uncalled
             prompt = judge.prompt or "built-in"
             result = reject("verifier_error", f"judge prompt {prompt}: {type(e).__name__}: {e}")
-            return Rejection(verifier, "judge", name, result, args, ident, time.perf_counter() - start)
+            return Rejection(verifier, "judge", name, result, args, ident, time.perf_counter() - start, given)
         completion = ctx.call("judge", messages, judges.JUDGE_SCHEMA)
         result = judges.decide(completion.text, judge.min_confidence)
         seconds = time.perf_counter() - start
         if not result.ok:
-            return Rejection(verifier, "judge", name, result, args, ident, seconds)
+            return Rejection(verifier, "judge", name, result, args, ident, seconds, given)
         left = ctx.budgets.of(verifier, component).left
         accept = Verdict(
             verifier, component, "judge", name, "accept", "", "", left, artifact_hash(ident), args, seconds
         )
-        ctx.recorder.verdict(accept, ident)
+        ctx.recorder.verdict(accept, ident, given)
         return None
 
 

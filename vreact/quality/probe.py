@@ -17,7 +17,7 @@ from vreact.controller._levels import l1
 from vreact.controller._outcome import Outcome
 from vreact.memory import ContextAssembler
 from vreact.model import Model, ModelError
-from vreact.probe.faults import FaultClass, build
+from vreact.quality.faults import FaultClass, build
 from vreact.records import DB_NAME, Store, exclusive
 from vreact.roles.designer import Designer
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
@@ -99,9 +99,9 @@ def _run(probe: Probe, store: Store, out_dir: Path, on_artifact: OnArtifact | No
     skipped: dict[str, dict[str, int]] = {}
     for task in probe.tasks:
         built, why = build(task, probe.classes, max_words)
-        for name, reason in why.items():
+        for name, (reason, n) in why.items():
             skipped.setdefault(name, {}).setdefault(reason, 0)
-            skipped[name][reason] += 1
+            skipped[name][reason] += n
         for name, artifacts in built.items():
             work += [(task, name, i, a) for i, a in enumerate(artifacts) if (name, task.id, i) not in done]
     gates = built_gates(probe.spec, probe.verifiers)
@@ -130,8 +130,8 @@ class _Checker:
         store = self.store
         attempt_id = store.start_attempt(self.run_id, name, task.id, index, self.probe.seed)
         recorder = Recorder(store, attempt_id)
-        data = artifact.gate_input()
-        h = artifact_hash(data)  # the whole gate input: two classes may share an answer
+        ident, data = artifact.identity(), artifact.gate_input()
+        h = artifact_hash(ident)  # as in a run; the whole gate input is kept beside it
         first: Verdict | None = None
         for verifier in self.probe.levels:
             verdicts = []
@@ -160,19 +160,17 @@ class _Checker:
                 )
                 verdicts.append(v)
                 first = first or (None if result.ok else v)
-            recorder.verdicts(verdicts, data)
+            recorder.verdicts(verdicts, ident, data)
         outcome: Outcome
         try:
             if first is None and self.probe.judge is not None:
-                first = self._judges(task, name, recorder, artifact, data)
+                first = self._judges(task, name, recorder, artifact)
             outcome = _outcome(artifact, first)
         except ModelError as e:  # the judge's model failed: this attempt crashed, the probe goes on
             outcome = Outcome("crash", error=f"{type(e).__name__}: {e}"[:2000], crash_kind="model")
         store.finish_attempt(attempt_id, outcome.record())
 
-    def _judges(
-        self, task: Task, name: str, recorder: Recorder, artifact: Artifact, ident: Any
-    ) -> Verdict | None:
+    def _judges(self, task: Task, name: str, recorder: Recorder, artifact: Artifact) -> Verdict | None:
         """Each probed verifier's judge on an artifact every gate cleared, through the judge's
         model (and the response cache), recorded and costed as a run's; the first reject."""
         probe = self.probe
@@ -190,10 +188,10 @@ class _Checker:
         first = None
         for verifier in probe.levels:
             paired = _paired(verifier, task, probe.spec, verifiers)
-            rejection = verifiers.judge(ctx, verifier, COMPONENT[verifier], artifact, paired, ident)
+            rejection = verifiers.judge(ctx, verifier, COMPONENT[verifier], artifact, paired)
             if rejection is not None:
                 v = rejection.verdict(COMPONENT[verifier], ctx.budgets.of(verifier, COMPONENT[verifier]).left)
-                recorder.verdict(v, ident)
+                recorder.verdict(v, rejection.artifact, rejection.given)
                 first = first or v
         return first
 

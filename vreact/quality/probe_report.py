@@ -11,10 +11,10 @@ from collections import defaultdict
 from typing import Any, Literal
 
 from pydantic import BaseModel
-from rich import box
 from rich.table import Table
 
-from vreact.probe.faults import BY_NAME
+from vreact.quality.faults import BY_NAME
+from vreact.quality.tables import markdown_tables, render_tables
 from vreact.records import Store
 
 Role = Literal["gold", "control", "fault"]
@@ -457,30 +457,11 @@ def matrix(r: ProbeReport) -> tuple[list[str], list[list[str]]]:
 
 
 def render_probe(r: ProbeReport) -> list[Table]:
-    out = []
-    for title, headers, rows in tables(r):
-        t = Table(
-            title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0)
-        )
-        for i, h in enumerate(headers):
-            t.add_column(h, overflow="fold", no_wrap=i == 0)
-        for row in rows:
-            t.add_row(*row)
-        out.append(t)
-    return out
+    return render_tables(tables(r))
 
 
 def markdown_probe(r: ProbeReport) -> str:
-    parts = []
-    for title, headers, rows in [*tables(r)[:1], ("Catch rate alone, by check", *matrix(r)), *tables(r)[1:]]:
-        parts += [f"### {title}", "", _md_row(headers), _md_row(["---"] * len(headers))]
-        parts += [_md_row(row) for row in rows]
-        parts.append("")
-    return "\n".join(parts)
-
-
-def _md_row(cells: list[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    return markdown_tables([*tables(r)[:1], ("Catch rate alone, by check", *matrix(r)), *tables(r)[1:]])
 
 
 def probe_run(store: Store, run_id: int | None = None) -> int | None:

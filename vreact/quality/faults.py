@@ -42,7 +42,8 @@ class Record:
     support: list[str]  # the distinct supporting ids, in hop order
     retrieved: frozenset[str]  # the hops' search hits and the supporting paragraphs
     max_words: int
-    skipped: dict[str, str] = field(default_factory=dict)  # class -> why it yields nothing here
+    #: class -> (why it yields nothing here, or less than it could; how many it left out)
+    skipped: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     @property
     def question(self) -> str:
@@ -113,7 +114,7 @@ def _same(a: str, b: str) -> bool:
 
 
 def _skip(r: Record, name: str, why: str) -> list[Artifact]:
-    r.skipped[name] = why
+    r.skipped[name] = (why, 1)
     return []
 
 
@@ -133,7 +134,10 @@ def gold_alias(r: Record) -> list[Artifact]:
     texts = [r.corpus.text(i) for i in r.support]
     found = [str(a) for a in r.task.answer_aliases if any(support_score(str(a), t) == 1.0 for t in texts)]
     if len(found) < len(r.task.answer_aliases):
-        r.skipped["gold_alias"] = f"{len(r.task.answer_aliases) - len(found)} alias(es) in no cited paragraph"
+        r.skipped["gold_alias"] = (
+            "an alias no supporting paragraph states",
+            len(r.task.answer_aliases) - len(found),
+        )
     if not r.task.answer_aliases:
         return _skip(r, "gold_alias", "no aliases")
     return [r.cite(a, r.support) for a in found]
@@ -554,9 +558,9 @@ BY_NAME = {c.name: c for c in CLASSES}
 
 def build(
     task: Task, classes: tuple[FaultClass, ...], max_words: int
-) -> tuple[dict[str, list[Artifact]], dict[str, str]]:
-    """Each class's artifacts for one record (none where it yields nothing) and why each class
-    that yielded nothing (or fewer than it could) was skipped."""
+) -> tuple[dict[str, list[Artifact]], dict[str, tuple[str, int]]]:
+    """Each class's artifacts for one record (none where it yields nothing) and, for each class
+    that yielded nothing (or fewer than it could), why and how many it left out."""
     r = record_of(task, max_words)
     built = {c.name: c.build(r) for c in classes}
     return built, dict(r.skipped)

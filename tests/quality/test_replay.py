@@ -1,0 +1,191 @@
+"""``vreact replay`` on runs recorded through a loopback server (20 real MuSiQue-Full records,
+scripted replies): with the run's own verifier set every verdict is reproduced; without
+``multi_hop`` the rejections it made turn to accepts, by gold correctness; a gate whose verdict
+depends on a counter is named non-deterministic (exit 1); an N run's final answers filtered by
+the shipped R1 and R3 gates give the post-hoc point beside the run's own. Each command is a real
+``vreact`` subprocess; the source folder is never written."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FULL, assert_records_whole
+from tests.fakes.scripted_server import ScriptedServer
+from vreact.spec import builtin_dir
+from vreact.tasks.dataset import Task, load_tasks
+
+TASKS = load_tasks(FULL)[:20]
+BY_QUESTION = {t.question: t for t in TASKS}
+
+
+def vreact(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vreact.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+
+
+def hop_ids(t: Task) -> list[str]:
+    return list(dict.fromkeys(str(h.paragraph_support_idx) for h in t.question_decomposition))
+
+
+def step(action: str, value: str, evidence: list[str] = ()) -> str:  # type: ignore[assignment]
+    return json.dumps({"thought": "", "action": action, "input": value, "evidence": list(evidence)})
+
+
+def scripted(body: dict) -> str:
+    """Search, read each hop's paragraph, then finish: a third of the records first with the gold
+    answer citing the last hop's paragraph alone (multi_hop rejects it), a third first with the
+    first hop's entity citing its paragraph (wrong, and multi_hop rejects it), the rest with the
+    gold citing every hop; after a single_hop rejection, the gold citing every hop. Unanswerable
+    records: one search, then abstain."""
+    prompt = "\n".join(m["content"] for m in body["messages"])
+    task = next(t for q, t in BY_QUESTION.items() if q in prompt)
+    done = len(re.findall(r"(?m)^\d+\. (search|read|finish|abstain)", prompt))
+    if not task.answerable:
+        return step("search", task.question) if done == 0 else step("abstain", "the paragraphs do not say")
+    ids = hop_ids(task)
+    if done == 0:
+        return step("search", task.question)
+    if done <= len(ids):
+        return step("read", ids[done - 1])
+    k, retried = TASKS.index(task), "single_hop" in prompt
+    if k % 3 == 0 and not retried:
+        return step("finish", task.answer, ids[-1:])
+    if k % 3 == 1 and not retried:
+        return step("finish", str(task.question_decomposition[0].answer), ids[:1])
+    return step("finish", task.answer, ids)
+
+
+FLAKY = '''
+import itertools
+import vreact
+
+_calls = itertools.count()
+
+@vreact.gate("flaky")
+def flaky():
+    """Accepts every other answer it sees: its verdict depends on a counter."""
+    return lambda a: vreact.accept() if next(_calls) % 2 else vreact.reject("flaky", "every other one")
+'''
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> Path:
+    """Three runs through one loopback server: VG and N with the shipped sets, and VG with a lab
+    set that adds the flaky gate to R1."""
+    root = tmp_path_factory.mktemp("replay")
+    (root / "flaky.py").write_text(FLAKY)
+    shipped = (builtin_dir("verifiers") / "musique.yaml").read_text()
+    (root / "flaky.yaml").write_text(
+        "plugins: [./flaky.py]\n" + shipped.replace("    - parses\n", "    - parses\n    - flaky\n", 1)
+    )
+    (root / "no_multi_hop.yaml").write_text(re.sub(r"(?m)^\s+- multi_hop.*\n", "", shipped))
+    with ScriptedServer(scripted) as server:
+        for name, configs, extra in (
+            ("vg", "VG", []),
+            ("n", "N", []),
+            ("flaky", "VG", ["--verifiers", "flaky.yaml"]),
+        ):
+            ran = vreact(
+                "run", "--dataset", str(FULL), "--limit", "20", "--configs", configs, "--model", "openai/x",
+                "--base-url", server.base_url, "--no-cache", "--out", name, *extra, cwd=root,
+            )  # fmt: skip
+            assert ran.returncode == 0, ran.stderr[-3000:]
+            assert_records_whole(root / name)
+    return root
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()
+    }
+
+
+def replay(runs: Path, source: str, out: str, *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    before = digest(runs / source)
+    done = vreact("replay", source, "--out", out, "--json", *args, cwd=runs)
+    assert digest(runs / source) == before  # the source is read only: not a byte written
+    return done, (json.loads(done.stdout) if done.returncode in (0, 1) and done.stdout else {})
+
+
+def test_the_run_s_own_set_reproduces_every_recorded_verdict(runs):
+    done, report = replay(runs, "vg", "vg-same")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert report["nondeterministic"] == [] and report["verdicts"] == []
+    assert report["checks"] and all(
+        c["accept_to_reject"] == c["reject_to_accept"] == c["newly_run"] == c["no_longer_run"] == 0
+        for c in report["checks"]
+    )
+    assert sum(c["unchanged"] for c in report["checks"]) > 100
+    [vg] = report["configs"]
+    assert vg["as_run"] == vg["post_hoc"] and vg["p"] == 1.0
+    assert_records_whole(runs / "vg-same")
+    linked = json.loads(
+        sqlite3.connect(runs / "vg-same" / "vreact.db").execute("select config_json from runs").fetchone()[0]
+    )
+    assert (linked["kind"], linked["source"], linked["source_run"]) == (
+        "replay",
+        str((runs / "vg").resolve()),
+        1,
+    )
+
+
+def test_without_multi_hop_its_rejections_turn_to_accepts_by_gold_correctness(runs):
+    done, report = replay(runs, "vg", "vg-no-multi-hop", "--verifiers", "no_multi_hop.yaml")
+    assert done.returncode == 0, done.stderr[-3000:]
+    [turned] = report["verdicts"]
+    # the scripted first finishes multi_hop rejected: the gold on one paragraph, the first hop's entity
+    assert turned["verifier"] == "R3" and turned["accept_to_reject"] == {}
+    assert turned["reject_to_accept"]["right"] >= 2 and turned["reject_to_accept"]["wrong"] >= 2
+    checks = {(c["verifier"], c["check"]): c for c in report["checks"]}
+    assert checks[("R3", "multi_hop")]["no_longer_run"] > 0 and checks[("R3", "multi_hop")]["unchanged"] == 0
+    text = vreact("report", "vg-no-multi-hop", cwd=runs)
+    assert text.returncode == 0 and "Verdicts that changed" in text.stdout, text.stderr
+
+
+def test_a_gate_that_counts_is_named_non_deterministic_and_exits_1(runs):
+    done, report = replay(runs, "flaky", "flaky-again", "--verifiers", "flaky.yaml")
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert report["nondeterministic"] and all(
+        line.startswith("R1.flaky on attempt") for line in report["nondeterministic"]
+    )
+    assert "not deterministic" in done.stderr
+
+
+def test_an_n_run_filtered_by_the_shipped_gates_gives_the_post_hoc_point(runs):
+    done, report = replay(runs, "n", "n-post-hoc")
+    assert done.returncode == 0, done.stderr[-3000:]
+    [n] = report["configs"]
+    as_run, post = n["as_run"], n["post_hoc"]
+    # N answers every answerable record; multi_hop rejects the one-paragraph finishes post hoc
+    assert n["rejected_right"] >= 2 and n["rejected_wrong"] >= 2
+    assert post["answered"] == as_run["answered"] - n["rejected_right"] - n["rejected_wrong"]
+    assert post["coverage"] < as_run["coverage"] and post["silent_errors"] < as_run["silent_errors"]
+    assert 0.0 <= n["p"] <= 1.0
+    page = vreact("view", "n-post-hoc", cwd=runs)
+    assert page.returncode == 0, page.stderr
+    html = (runs / "n-post-hoc" / "report.html").read_text()
+    assert "Risk against coverage" in html and html.count("<circle") == 2  # as run and post hoc
+    again = vreact("report", "n-post-hoc", "--json", cwd=runs)
+    assert json.loads(again.stdout) == report
+
+
+def test_records_made_before_gate_inputs_were_kept_are_refused_in_one_line(runs, tmp_path):
+    old = tmp_path / "old"
+    shutil.copytree(runs / "vg", old)
+    conn = sqlite3.connect(old / "vreact.db")
+    conn.execute("update verdicts set input_hash = null")
+    conn.commit()
+    conn.close()
+    done = vreact("replay", str(old), "--out", str(tmp_path / "r"), cwd=tmp_path)
+    assert done.returncode == 2 and "migration 019" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "r").exists()

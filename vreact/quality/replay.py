@@ -1,0 +1,658 @@
+"""``vreact replay``: a recorded run's verified artifacts checked again by another verifier set,
+from the gate input stored with each verdict (and, for the final answer, with its ledger row),
+without a model. The source is read only; the replay is a run folder of its own.
+
+What it tells: for each check of each artifact, whether the new set's verdict differs from the
+recorded one (accept -> reject, reject -> accept, unchanged, newly run, no longer run); for
+each final answer, what the new set would have kept, with gold correctness, so each
+configuration gets a post-hoc point (coverage, selective accuracy, silent errors) beside the
+point it reached as run. It never claims to know what a retry would have produced: an added
+rejection says only what the controller would have done next."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from vreact.controller._outcome import Outcome
+from vreact.records import DB_NAME, AttemptRecord, Store, TaskRecord, exclusive, open_to_read, read_run
+from vreact.spec import TaskSpec, VerifierSet
+from vreact.tasks.metrics import best_em
+from vreact.v import V
+from vreact.verdict import Decision, Verdict, artifact_hash
+from vreact.verify.gates import Artifact, ChainArtifact, ChainStep, Gate, PlanArtifact, reject
+from vreact.verify.verifier import built_gates
+
+KIND = "replay"
+#: The verifiers whose gates a final answer passes through, in the controller's order.
+FINAL = ("R1", "R3")
+
+
+class ReplayError(ValueError):
+    """A source that cannot be replayed (one line)."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """One check of one artifact by one verifier's gates, as recorded: its gates' verdicts in order."""
+
+    verifier: str
+    component: str
+    input_hash: str
+    verdicts: tuple[Any, ...]  # VerdictRecord
+
+
+@dataclass
+class Replayed:
+    """One source attempt replayed: each check's flips, and the final answer under the new set."""
+
+    attempt: AttemptRecord
+    flips: list[dict[str, Any]] = field(default_factory=list)
+    final_kept: bool | None = None  # None: no final answer to filter (an abstention, a crash)
+    final_reject: str = ""  # "R3.multi_hop:single_hop"
+    right: bool | None = None  # the final answer by gold (None: no answer)
+    #: each check's verdict as a whole (any gate's reject rejects), recorded -> replayed, where it
+    #: changed: (verifier, "accept->reject" | "reject->accept", the artifact right by gold or None)
+    turned: list[tuple[str, str, bool | None]] = field(default_factory=list)
+    #: the new set's verdicts: (verifier, component, gate input, [(gate, decision, cause, detail)])
+    checks: list[tuple[str, str, dict[str, Any], list[Any]]] = field(default_factory=list)
+
+
+def input_of(data: dict[str, Any]) -> Any:
+    """The artifact a gate input stands for."""
+    kind = data.get("kind")
+    if kind == "plan":
+        return PlanArtifact(data.get("question", ""), data.get("plan"))
+    if kind == "chain":
+        steps = tuple(
+            ChainStep(
+                s["id"],
+                s["objective"],
+                s["answer"],
+                tuple(s.get("evidence") or ()),
+                dict(s.get("cited") or {}),
+                tuple(s.get("depends_on") or ()),
+            )
+            for s in data.get("steps", [])
+        )
+        return ChainArtifact(
+            data.get("question", ""), steps, data.get("final_id", ""), data.get("final_answer", "")
+        )
+    return Artifact.from_input(data)
+
+
+def check(gates: tuple[Gate, ...], artifact: Any) -> list[tuple[Gate, Decision, str, str]]:
+    """The gates in order on ``artifact``, stopping at the first reject (as a run does)."""
+    out: list[tuple[Gate, Decision, str, str]] = []
+    for g in gates:
+        if not g.applies_to(artifact):
+            continue
+        try:
+            result = g(artifact)
+        except Exception as e:  # fail closed, as in a run
+            result = reject("verifier_error", f"{type(e).__name__}: {e}")
+        out.append((g, "accept" if result.ok else "reject", result.cause, result.detail))
+        if not result.ok:
+            break
+    return out
+
+
+def events(attempt: AttemptRecord) -> Iterator[Event]:
+    """The attempt's gate checks in order: a run of gate verdicts with one verifier, component
+    and input; a gate met again starts the next check (the same artifact proposed again)."""
+    current: list[Any] = []
+    for v in attempt.verdicts:
+        if v.source != "gate":
+            continue
+        key = (v.verifier, v.component, v.input_hash)
+        if current and (
+            key != (current[0].verifier, current[0].component, current[0].input_hash)
+            or any(c.check_name == v.check_name for c in current)
+        ):
+            yield Event(current[0].verifier, current[0].component, current[0].input_hash, tuple(current))
+            current = []
+        current.append(v)
+    if current:
+        yield Event(current[0].verifier, current[0].component, current[0].input_hash, tuple(current))
+
+
+def final_input(attempt: AttemptRecord) -> dict[str, Any] | None:
+    """The final answer's gate input: the last ledger row of kind ``answer`` (N's and NP's too)."""
+    rows = [r for r in attempt.ledger if r.kind == "answer" and isinstance(r.input, dict)]
+    return rows[-1].input if rows and attempt.outcome == "answer" else None
+
+
+def what_next(verifier: str, budget_left: int | None) -> str:
+    """What the controller does after a rejection by ``verifier`` with ``budget_left`` tries left."""
+    v = V.get(verifier)
+    if v is None:
+        return "a rejection"
+    if budget_left is None:
+        return f"route to {v.route}"
+    if budget_left > 0:
+        return f"retry ({v.route}), {budget_left} left"
+    return f"abstain naming {v.abstain}" if v.abstain else "fall back"
+
+
+def mcnemar(before: list[bool], after: list[bool]) -> tuple[float, float]:
+    """The paired difference in success rate (after - before) and McNemar's exact two-sided p
+    (the binomial test on the discordant pairs)."""
+    b = sum(x and not y for x, y in zip(before, after, strict=True))
+    c = sum(y and not x for x, y in zip(before, after, strict=True))
+    n = b + c
+    diff = (c - b) / len(before) if before else 0.0
+    if n == 0:
+        return diff, 1.0
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
+    return diff, min(1.0, 2 * tail)
+
+
+@dataclass
+class Replay:
+    """What one replay checks: a source folder's run, the new spec and verifier set."""
+
+    source: Path
+    spec: TaskSpec
+    verifiers: VerifierSet
+    run_id: int | None = None
+
+    def identity(self, run_id: int) -> dict[str, Any]:
+        return {
+            "kind": KIND,
+            "source": str(self.source.resolve()),
+            "source_run": run_id,
+            "spec": self.spec.model_dump(mode="json"),
+            "verifiers": self.verifiers.model_dump(mode="json"),
+        }
+
+
+def source_sets(source: Path, run_id: int | None) -> tuple[int, TaskSpec, VerifierSet]:
+    """The source run's id and its own spec and verifier set (what an identity replay uses)."""
+    store = open_to_read(source / DB_NAME)
+    try:
+        runs = dict(store.run_configs())
+        rid = run_id if run_id is not None else max(runs, default=None)
+        if rid is None or rid not in runs:
+            raise ReplayError(
+                f"{source}: no run {'' if run_id is None else run_id} to replay".replace("  ", " ")
+            )
+        config = runs[rid]
+        if not isinstance(config, dict) or "verifiers" not in config or "spec" not in config:
+            raise ReplayError(
+                f"{source}: run {rid} records no verifier set (a probe or a replay is not replayed)"
+            )
+        return rid, *_sets(config, f"{source}: run {rid}")
+    finally:
+        store.close()
+
+
+def _sets(config: dict[str, Any], where: str) -> tuple[TaskSpec, VerifierSet]:
+    """The spec and verifier set a run's stored configuration holds (their plugins loaded)."""
+    try:
+        return TaskSpec.model_validate(config["spec"]), VerifierSet.model_validate(config["verifiers"])
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise ReplayError(
+            f"{where}: its stored verifier set cannot be loaded here ({first['msg']}); give --verifiers FILE"
+            " or --plugin MODULE"
+        ) from None
+
+
+def stored(config: Any) -> Replay | None:
+    """The replay a replay folder's run stored (None: the run is no replay)."""
+    if not isinstance(config, dict) or config.get("kind") != KIND:
+        return None
+    spec, verifiers = _sets(config, f"replay of {config.get('source')}")
+    return Replay(Path(str(config["source"])), spec, verifiers, int(config["source_run"]))
+
+
+@dataclass
+class Result:
+    """A replay computed (nothing written): the source run, each attempt replayed, the gates found
+    non-deterministic."""
+
+    setup: Replay
+    run_id: int
+    dataset: str
+    tasks: dict[str, TaskRecord]
+    replayed: list[Replayed]
+    unstable: list[str]
+
+
+def compute(setup: Replay) -> Result:
+    """The source run's checks and final answers under the new set, read-only (the source is
+    opened read-only, and nothing is written)."""
+    source_db = setup.source / DB_NAME
+    if not source_db.is_file():
+        raise ReplayError(f"{setup.source}: no {DB_NAME} here; give a folder made by 'vreact run'")
+    records = read_run(source_db, setup.run_id, transcripts=False, artifacts=False)
+    if records.id is None:
+        raise ReplayError(f"{setup.source}: no run to replay")
+    inputs = _inputs(source_db, records.id)
+    gated = [v for a in records.attempts for v in a.verdicts if v.source == "gate"]
+    if any(v.input_hash is None for v in gated) or (not gated and _before_inputs(records)):
+        raise ReplayError(
+            f"{setup.source}: run {records.id} was recorded before vreact kept each verdict's gate input"
+            " (records migration 019); replay needs a run made since"
+        )
+    gates = built_gates(setup.spec, setup.verifiers)
+    unstable: list[str] = []
+    replayed = [_attempt(a, records.tasks.get(a.task_id), gates, inputs, unstable) for a in records.attempts]
+    dataset = records.run.dataset if records.run else ""
+    return Result(setup, records.id, dataset or "", records.tasks, replayed, unstable)
+
+
+def _before_inputs(records: Any) -> bool:
+    """A run without gate verdicts (N) made before its final answers' gate input was kept."""
+    return any(a.outcome == "answer" and final_input(a) is None for a in records.attempts)
+
+
+def write(result: Result, out_dir: Path) -> int:
+    """The replay as a run folder of its own: one attempt per source attempt (its outcome with the
+    final answer filtered), the new set's verdicts with their gate inputs; its run names the
+    source folder and run. Returns its run id."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with exclusive(out_dir):
+        store = Store(out_dir / DB_NAME)
+        try:
+            if any(True for _ in store.run_configs()):
+                raise ReplayError(
+                    f"{out_dir}: holds a run already; give the replay a folder of its own (--out)"
+                )
+            run_id = store.new_run(result.setup.identity(result.run_id), "gates", result.dataset)
+            store.add_tasks([_task_row(t) for t in result.tasks.values()])
+            for r in result.replayed:
+                a = r.attempt
+                aid = store.start_attempt(run_id, a.config, a.task_id, a.attempt_index, a.seed or 0)
+                for verifier, component, data, new in r.checks:
+                    _record(store, aid, verifier, component, data, new)
+                store.finish_attempt(aid, _outcome(a, r).record())
+            store.finish_run(run_id)
+        finally:
+            store.close()
+    return run_id
+
+
+def _inputs(db: Path, run_id: int) -> dict[str, Any]:
+    store = open_to_read(db)
+    try:
+        sub = "(select id from attempts where run_id = ?)"
+        rows = store.query(
+            "select hash, json from inputs where hash in"
+            f" (select input_hash from verdicts where attempt_id in {sub})",
+            [run_id],
+        )
+        return {r["hash"]: json.loads(r["json"]) for r in rows}
+    finally:
+        store.close()
+
+
+def _task_row(t: TaskRecord) -> dict[str, Any]:
+    return {
+        "id": t.id,
+        "question": t.question,
+        "answer": t.answer,
+        "aliases": json.dumps(t.aliases),
+        "answerable": int(t.answerable),
+        "hops": t.hops,
+        "support": json.dumps(t.support),
+        "pair_id": t.pair_id,
+    }
+
+
+def _attempt(
+    a: AttemptRecord,
+    task: TaskRecord | None,
+    gates: dict[str, tuple[Gate, ...]],
+    inputs: dict[str, Any],
+    unstable: list[str],
+) -> Replayed:
+    r = Replayed(a)
+    for e in events(a):
+        data = inputs.get(e.input_hash)
+        if data is None or e.verifier not in gates:
+            continue
+        new = check(gates[e.verifier], input_of(data))
+        r.checks.append((e.verifier, e.component, data, new))
+        r.flips += _flips(a, e, new, unstable)
+        was = "reject" if any(v.decision == "reject" for v in e.verdicts) else "accept"
+        now = "reject" if any(d == "reject" for _, d, _, _ in new) else "accept"
+        if was != now:
+            r.turned.append((e.verifier, f"{was}->{now}", _right(data, task)))
+    final = final_input(a)
+    if final is not None:
+        artifact = input_of(final)
+        first = None
+        for verifier in FINAL:
+            verdicts = check(gates.get(verifier, ()), artifact)
+            r.checks.append((verifier, "final", final, verdicts))
+            first = first or next(
+                (f"{verifier}.{g.name}:{c}" for g, d, c, _ in verdicts if d == "reject"), None
+            )
+        r.final_kept, r.final_reject = first is None, first or ""
+        if task is not None:
+            r.right = task.answerable and best_em(str(final.get("answer") or ""), task.golds) == 1.0
+    return r
+
+
+def _record(
+    store: Store, aid: int, verifier: str, component: str, data: dict[str, Any], new: list[Any]
+) -> None:
+    ident = input_of(data).identity()
+    h = artifact_hash(ident)
+    verdicts = [
+        Verdict(verifier, component, "gate", g.name, d, cause, detail, None, h, g.args)
+        for g, d, cause, detail in new
+    ]
+    store.record_verdicts(aid, verdicts, ident, given=data)
+
+
+def _right(data: dict[str, Any], task: TaskRecord | None) -> bool | None:
+    """Whether an answer artifact's answer is right by gold (None: not an answer, or no task)."""
+    if task is None or data.get("kind") != "answer":
+        return None
+    return task.answerable and best_em(str(data.get("answer") or ""), task.golds) == 1.0
+
+
+def _flips(a: AttemptRecord, e: Event, new: list[Any], unstable: list[str]) -> list[dict[str, Any]]:
+    """Each gate of one check, recorded against replayed: its change, and for an added
+    rejection what the controller would have done next."""
+    was = {v.check_name: v for v in e.verdicts}
+    now = {g.name: (g, d) for g, d, _, _ in new}
+    budget = next((v.budget_left for v in e.verdicts), None)
+    out = []
+    for name in dict.fromkeys([*was, *now]):
+        old, cur = was.get(name), now.get(name)
+        if old is None:
+            change = "newly run"
+        elif cur is None:
+            change = "no longer run"
+        elif old.decision == cur[1]:
+            change = "unchanged"
+        else:
+            change = f"{old.decision}->{cur[1]}"
+            if _same_args(old.args, cur[0].args):
+                unstable.append(
+                    f"{e.verifier}.{name} on attempt {a.id} ({a.config}, {a.task_id}): "
+                    f"recorded {old.decision}, now {cur[1]}"
+                )
+        out.append(
+            {
+                "config": a.config,
+                "verifier": e.verifier,
+                "check": name,
+                "change": change,
+                "next": what_next(e.verifier, budget) if change == "accept->reject" else "",
+            }
+        )
+    return out
+
+
+def _same_args(recorded: Any, built: dict[str, Any]) -> bool:
+    return json.dumps(recorded or {}, sort_keys=True, default=str) == json.dumps(
+        built, sort_keys=True, default=str
+    )
+
+
+def _outcome(a: AttemptRecord, r: Replayed) -> Outcome:
+    """The source attempt's outcome with its final answer filtered by the new set."""
+    if a.outcome == "crash":
+        return Outcome("crash", error=a.error or "", crash_kind=a.crash_kind)  # type: ignore[arg-type]
+    if a.outcome == "answer" and r.final_kept is False:
+        verifier = r.final_reject.partition(".")[0]
+        level = V[verifier].abstain if verifier in V else None
+        return Outcome("abstain", level=level, component="answer", cause=r.final_reject)
+    if a.outcome == "answer":
+        return Outcome("answer", answer=a.answer, evidence=list(a.evidence))
+    return Outcome(
+        "abstain",
+        level=a.abstain_level,
+        component=a.abstain_component,
+        cause=a.abstain_cause or "",
+    )
+
+
+# --- the tables ---------------------------------------------------------------------------------
+
+
+class Point(BaseModel):
+    """A configuration's point on the risk-coverage chart, over its scoreable attempts."""
+
+    attempts: int
+    answered: int
+    coverage: float | None
+    selective_accuracy: float | None  # right answers over answers
+    silent_errors: int  # answers that are wrong (or given where none exists)
+
+
+class ConfigReplay(BaseModel):
+    """A configuration as run, and with its final answers filtered by the new set post hoc; the
+    answers the new set rejects by gold correctness; the paired difference in success (a right
+    answer or an abstention where none exists) with McNemar's exact p."""
+
+    config: str
+    as_run: Point
+    post_hoc: Point
+    rejected_right: int
+    rejected_wrong: int
+    diff: float
+    p: float
+
+
+class CheckReplay(BaseModel):
+    """One check of one configuration, recorded against replayed: how often each change, and what
+    the controller would have done next after each added rejection."""
+
+    config: str
+    verifier: str
+    check: str
+    unchanged: int = 0
+    accept_to_reject: int = 0
+    reject_to_accept: int = 0
+    newly_run: int = 0
+    no_longer_run: int = 0
+    next: dict[str, int] = {}
+
+
+class Turned(BaseModel):
+    """One verifier of one configuration: the checks whose verdict as a whole changed, by the
+    gold correctness of the artifact's answer (right, wrong; unscored: not an answer)."""
+
+    config: str
+    verifier: str
+    accept_to_reject: dict[str, int]
+    reject_to_accept: dict[str, int]
+
+
+class ReplayReport(BaseModel):
+    """``vreact replay --json`` (and ``vreact report --json`` of a replay folder)."""
+
+    kind: Literal["replay"] = "replay"
+    source: str
+    source_run: int
+    verifiers: str
+    configs: list[ConfigReplay]
+    verdicts: list[Turned]
+    checks: list[CheckReplay]
+    nondeterministic: list[str]
+
+
+_CHANGES = {
+    "unchanged": "unchanged",
+    "accept->reject": "accept_to_reject",
+    "reject->accept": "reject_to_accept",
+    "newly run": "newly_run",
+    "no longer run": "no_longer_run",
+}
+
+
+def point(rows: list[tuple[bool, bool, bool]]) -> Point:
+    """(answered, right, answerable) per scoreable attempt."""
+    kept = [right for answered, right, _ in rows if answered]
+    n, right = len(rows), sum(kept)
+    return Point(
+        attempts=n,
+        answered=len(kept),
+        coverage=round(len(kept) / n, 3) if n else None,
+        selective_accuracy=round(right / len(kept), 3) if kept else None,
+        silent_errors=len(kept) - right,
+    )
+
+
+def report(result: Result) -> ReplayReport:
+    configs: dict[str, list[Replayed]] = defaultdict(list)
+    for r in result.replayed:
+        if r.attempt.outcome != "crash" and r.attempt.task_id in result.tasks:
+            configs[r.attempt.config].append(r)
+    rows = []
+    for name, rs in configs.items():
+        asrun, post, before, after = [], [], [], []
+        rejected_right = rejected_wrong = 0
+        for r in rs:
+            task = result.tasks[r.attempt.task_id]
+            answered = r.attempt.outcome == "answer"
+            right = answered and task.answerable and best_em(r.attempt.answer or "", task.golds) == 1.0
+            kept = answered and r.final_kept is not False
+            asrun.append((answered, right, task.answerable))
+            post.append((kept, right and kept, task.answerable))
+            before.append(right if answered else not task.answerable)
+            after.append(right if kept else not task.answerable)
+            if answered and not kept:
+                rejected_right += right
+                rejected_wrong += not right
+        diff, p = mcnemar(before, after)
+        rows.append(
+            ConfigReplay(
+                config=name,
+                as_run=point(asrun),
+                post_hoc=point(post),
+                rejected_right=rejected_right,
+                rejected_wrong=rejected_wrong,
+                diff=round(diff, 3),
+                p=round(p, 4),
+            )
+        )
+    checks: dict[tuple[str, str, str], CheckReplay] = {}
+    for r in result.replayed:
+        for f in r.flips:
+            key = (f["config"], f["verifier"], f["check"])
+            row = checks.setdefault(key, CheckReplay(config=key[0], verifier=key[1], check=key[2]))
+            field_name = _CHANGES[f["change"]]
+            setattr(row, field_name, getattr(row, field_name) + 1)
+            if f["next"]:
+                row.next[f["next"]] = row.next.get(f["next"], 0) + 1
+    turned: dict[tuple[str, str], Turned] = {}
+    for r in result.replayed:
+        for verifier, change, is_right in r.turned:
+            t = turned.setdefault(
+                (r.attempt.config, verifier),
+                Turned(config=r.attempt.config, verifier=verifier, accept_to_reject={}, reject_to_accept={}),
+            )
+            counts = t.accept_to_reject if change == "accept->reject" else t.reject_to_accept
+            score = "unscored" if is_right is None else "right" if is_right else "wrong"
+            counts[score] = counts.get(score, 0) + 1
+    return ReplayReport(
+        source=str(result.setup.source),
+        source_run=result.run_id,
+        verifiers=result.setup.verifiers.name,
+        configs=rows,
+        verdicts=list(turned.values()),
+        checks=list(checks.values()),
+        nondeterministic=result.unstable,
+    )
+
+
+def _f(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def tables(r: ReplayReport) -> list[tuple[str, list[str], list[list[str]]]]:
+    points = []
+    for c in r.configs:
+        for label, p in (("as run", c.as_run), ("post hoc", c.post_hoc)):
+            points.append(
+                [
+                    c.config,
+                    label,
+                    str(p.attempts),
+                    str(p.answered),
+                    _f(p.coverage),
+                    _f(p.selective_accuracy),
+                    str(p.silent_errors),
+                ]
+            )
+    rejected = [
+        [c.config, str(c.rejected_right), str(c.rejected_wrong), f"{c.diff * 100:+.1f}", f"{c.p:.3f}"]
+        for c in r.configs
+    ]
+    checks = [
+        [
+            c.config,
+            f"{c.verifier}.{c.check}",
+            str(c.unchanged),
+            str(c.accept_to_reject),
+            str(c.reject_to_accept),
+            str(c.newly_run),
+            str(c.no_longer_run),
+            "; ".join(f"{k} x{n}" for k, n in c.next.items()) or "-",
+        ]
+        for c in r.checks
+    ]
+
+    def counts(c: dict[str, int]) -> list[str]:
+        return [str(c.get("right", 0)), str(c.get("wrong", 0)), str(c.get("unscored", 0))]
+
+    turned = [
+        [t.config, t.verifier, *counts(t.accept_to_reject), *counts(t.reject_to_accept)] for t in r.verdicts
+    ]
+    out = [
+        (
+            f"Replay of run {r.source_run} ({r.source}) with the verifier set {r.verifiers}: each"
+            " configuration as run and with its final answers filtered post hoc",
+            ["config", "point", "scoreable", "answered", "coverage", "sel. acc", "silent err"],
+            points,
+        ),
+        (
+            "The final answers the set rejects post hoc, by gold; the paired difference in success (points)"
+            " with McNemar's exact p",
+            ["config", "right rejected", "wrong rejected", "diff", "p"],
+            rejected,
+        ),
+        (
+            "Verdicts that changed, by the gold correctness of the answer checked (unscored: a plan, a chain,"
+            " an abstention)",
+            [
+                "config",
+                "verifier",
+                "acc->rej right",
+                "wrong",
+                "unscored",
+                "rej->acc right",
+                "wrong",
+                "unscored",
+            ],
+            turned or [["-", "none", "", "", "", "", "", ""]],
+        ),
+        (
+            "Each check, recorded against replayed (an added rejection: what the controller would do next;"
+            " never what the retry would give)",
+            ["config", "check", "same", "acc->rej", "rej->acc", "new", "gone", "next"],
+            checks,
+        ),
+    ]
+    if r.nondeterministic:
+        out.append(
+            (
+                "Non-deterministic gates: the same gate and arguments, another verdict on the same input",
+                ["gate, attempt: recorded, now"],
+                [[line] for line in r.nondeterministic],
+            )
+        )
+    return out
