@@ -44,9 +44,16 @@ def classes(report: dict) -> dict[str, dict]:
     return {c["fault_class"]: c for c in report["classes"]}
 
 
-@pytest.mark.parametrize("dataset", [FULL, ANS], ids=["full", "ans"])
-def test_the_shipped_verifiers_reject_no_gold_and_catch_what_they_are_built_for(tmp_path, dataset):
-    report = probe(tmp_path, "--dataset", str(dataset))
+CORPUS = ANS.parent / "musique_ans_train_100_corpus.json"
+
+
+@pytest.mark.parametrize(
+    ("dataset", "corpus"), [(FULL, None), (ANS, None), (ANS, CORPUS)], ids=["full", "ans", "ans-corpus"]
+)
+def test_the_shipped_verifiers_reject_no_gold_and_catch_what_they_are_built_for(tmp_path, dataset, corpus):
+    """On every record of the tests' MuSiQue files (searched in their own paragraphs, or in the
+    open corpus, where ids are the corpus's)."""
+    report = probe(tmp_path, "--dataset", str(dataset), *(["--corpus", str(corpus)] if corpus else []))
     by = classes(report)
     assert report["false_rejections"] == []
     for name in ("gold", "gold_alias", "gold_paraphrase"):

@@ -53,13 +53,13 @@ INPUT_ERRORS = (
 )
 
 
-def _execute(out: Path | None, cache_dir: Path | None, **flags: Any) -> None:
+def _execute(out: Path | None, cache_dir: Path | None, cache_only: bool = False, **flags: Any) -> None:
     """``vreact run`` and ``demo``: the experiment of the flags, on the tasks ``vreact run``
     selects (bad input: one line, exit 2); run it and print the report."""
     with user_errors(*INPUT_ERRORS):
         exp = experiment_of_flags(**flags)
         tasks = run_tasks(exp)
-    _launch(exp, out or default_out_dir(), cache_dir, tasks)
+    _launch(exp, out or default_out_dir(), cache_dir, tasks, cache_only)
 
 
 def experiment_of_flags(
@@ -128,12 +128,20 @@ def run_tasks(exp: Experiment) -> list[Task]:
     return select_tasks(load_tasks(d.path), task_ids=d.task_ids, limit=d.limit, source=d.path)
 
 
-def _launch(exp: Experiment, out_dir: Path, cache_dir: Path | None, tasks: list[Task] | None = None) -> None:
+def _launch(
+    exp: Experiment,
+    out_dir: Path,
+    cache_dir: Path | None,
+    tasks: list[Task] | None = None,
+    cache_only: bool = False,
+) -> None:
     """Resolve ``exp`` (its files, tasks and models), run or resume it into ``out_dir``, print
     the report."""
     with user_errors(*INPUT_ERRORS):
         try:
-            resolved = resolve(exp, tasks=tasks, cache_dir=cache_dir, announce=_loading)
+            resolved = resolve(
+                exp, tasks=tasks, cache_dir=cache_dir, announce=_loading, cache_only=cache_only
+            )
             err.print(_plan(resolved, out_dir), highlight=False)
             with _progress() as on_attempt:
                 run_id = run_experiment(resolved, out_dir, on_attempt)
@@ -232,6 +240,13 @@ _cache_dir = click.option(
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
     help="response cache folder (default $VREACT_CACHE_DIR or ~/.cache/vreact)",
+)
+
+_cache_only = click.option(
+    "--cache-only",
+    is_flag=True,
+    help="serve every model call from the response cache; a miss ends its attempt as crash kind "
+    "not_cached (run again once the cache holds it)",
 )
 
 _common = [
@@ -345,6 +360,7 @@ _attempts = [
 @click.option("--task-ids", default=None, help="comma-separated task ids to run, in that order")
 @_with_common
 @_with(_attempts)
+@_cache_only
 def run(**options: Any) -> None:
     """Run each configuration on each task; print the report.
 
@@ -362,7 +378,8 @@ def demo(**options: Any) -> None:
     """Answer a few built-in sample questions (default N and VG) on the embedded model.
 
     The options of run, but for --dataset (always the built-in sample), --task-ids, --attempts
-    (1), --seed (0) and --concurrency (1); --limit is how many sample questions."""
+    (1), --seed (0), --concurrency (1) and --cache-only (the demo asks its model); --limit is how
+    many sample questions."""
     _execute(dataset="sample", attempts=1, seed=0, concurrency=1, **options)
 
 
@@ -383,9 +400,15 @@ def demo(**options: Any) -> None:
 )
 @click.option("--configs", default=None, help="only these of the file's configurations (comma-separated)")
 @_cache_dir
+@_cache_only
 @plugin_option
 def experiment(
-    file: str, overrides: tuple[str, ...], out: Path | None, configs: str | None, cache_dir: Path | None
+    file: str,
+    overrides: tuple[str, ...],
+    out: Path | None,
+    configs: str | None,
+    cache_dir: Path | None,
+    cache_only: bool,
 ) -> None:
     """Run an experiment file (experiments/*.yaml, or a shipped name such as 'pilot'):
     its tasks, configurations, models per role and attempts; print the report.
@@ -395,4 +418,4 @@ def experiment(
         exp = load_experiment(file, parse_overrides(overrides))
         if configs:
             exp = only_configs(exp, configs)
-    _launch(exp, out or Path("runs") / exp.name, cache_dir)
+    _launch(exp, out or Path("runs") / exp.name, cache_dir, cache_only=cache_only)

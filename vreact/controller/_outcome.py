@@ -10,7 +10,7 @@ OutcomeKind = Literal["answer", "abstain", "crash"]
 #: What ended a crashed attempt: the four expected failures, else a bug in vreact ("internal").
 #: ``io``: the storage failed (disk full, read-only, failing): retried on resume
 #: (vreact.records.RETRYABLE_CRASHES); the others are final.
-CrashKind = Literal["model", "timeout", "context_length", "script", "io", "internal"]
+CrashKind = Literal["model", "timeout", "context_length", "script", "io", "not_cached", "internal"]
 
 
 @dataclass

@@ -11,7 +11,7 @@ from typing import Any
 
 from vreact.config import RESOLVED, Configuration
 from vreact.experiment.models import build_models
-from vreact.model import Model, ResponseCache, endpoint_of
+from vreact.model import Model, ModelConfigError, ResponseCache, endpoint_of
 from vreact.spec import (
     DatasetSelection,
     Experiment,
@@ -152,17 +152,32 @@ def experiment_tasks(selection: DatasetSelection) -> list[Task]:
     return tasks
 
 
+def _cached_only(exp: Experiment, names: list[str], catalog: Any) -> None:
+    """``--cache-only`` needs the cache, and models whose replies it keeps."""
+    if not exp.cache:
+        raise ModelConfigError("--cache-only needs the response cache: drop --no-cache (or cache: false)")
+    models = [catalog.models[n].model if catalog and n in catalog.models else n for n in names]
+    mock = sorted({m for m in models if m.startswith("mock/")})
+    if mock:
+        raise ModelConfigError(
+            f"--cache-only: {', '.join(mock)} is never cached (mock/ models make no requests)"
+        )
+
+
 def resolve(
     exp: Experiment,
     *,
     tasks: list[Task] | None = None,
     cache_dir: Path | None = None,
     announce: Callable[[list[str]], None] | None = None,
+    cache_only: bool = False,
 ) -> ResolvedExperiment:
     """Load what ``exp`` names and make its models (``announce`` is told their names first:
     a local model takes a while to load). ``tasks``, when given, stand for ``exp.dataset``'s.
     A ``dataset.corpus`` is read and indexed here, once for the whole run, and every task is
-    put in it (its gold paragraphs mapped to corpus ids)."""
+    put in it (its gold paragraphs mapped to corpus ids). With ``cache_only`` every model call
+    must be served by the response cache (a miss is ``NotCached``): refused without the cache
+    and for ``mock/`` models, which are never cached."""
     tasks = experiment_tasks(exp.dataset) if tasks is None else tasks
     corpus = load_corpus(exp.dataset.corpus) if exp.dataset.corpus else None
     if corpus is not None:
@@ -174,9 +189,11 @@ def resolve(
     names = {r: n for c in exp.configurations if not c.models for r, n in _called(everyone, c).items()}
     own = {c.name: _called(model_names(exp.models, catalog, c), c) for c in exp.configurations if c.models}
     spec, verifiers, roles = load_spec(exp.spec), load_verifiers(exp.verifiers), load_roles()
+    if cache_only:
+        _cached_only(exp, [*names.values(), *(n for m in own.values() for n in m.values())], catalog)
     if announce is not None:
         announce(sorted({*names.values(), *(n for m in own.values() for n in m.values())}))
-    cache = ResponseCache(cache_dir) if exp.cache else None
+    cache = ResponseCache(cache_dir, only=cache_only) if exp.cache else None
     limits = exp.limits
     made: dict[str, Model] = {}
 

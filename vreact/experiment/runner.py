@@ -20,7 +20,14 @@ from vreact.controller import AttemptContext, Controller, CrashKind, Outcome, Re
 from vreact.experiment.history import grown, plain, refusal
 from vreact.experiment.resolved import ResolvedExperiment
 from vreact.memory import ContextAssembler
-from vreact.model import CallTimeoutError, ContextLengthError, MockScriptExhausted, ModelError, redact
+from vreact.model import (
+    CallTimeoutError,
+    ContextLengthError,
+    MockScriptExhausted,
+    ModelError,
+    NotCached,
+    redact,
+)
 from vreact.records import DB_NAME, StorageFault, Store, exclusive, io_cause, io_error
 from vreact.tasks.dataset import Task
 
@@ -95,6 +102,8 @@ def crash_kind(e: BaseException) -> CrashKind:
         return "context_length"
     if isinstance(e, MockScriptExhausted):
         return "script"
+    if isinstance(e, NotCached):  # --cache-only met a request the cache does not hold: retryable
+        return "not_cached"
     if io_error(e):  # the disk, not vreact or the model: never "internal"
         return "io"
     if isinstance(e, ModelError):  # provider and transport errors left after the retry layer

@@ -108,6 +108,10 @@ class ModelError(Exception):
     retries: int = 0  # transient failures retried before giving up
 
 
+class NotCached(ModelError):
+    """A run that may only read the response cache (``--cache-only``) met a request it does not hold."""
+
+
 class ContextLengthError(ModelError):
     """The prompt does not fit the model's context window."""
 

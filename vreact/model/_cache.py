@@ -49,8 +49,9 @@ class ResponseCache:
     it survives the process being killed, not the machine losing power, and a lost entry is
     only asked again."""
 
-    def __init__(self, directory: str | Path | None = None) -> None:
+    def __init__(self, directory: str | Path | None = None, *, only: bool = False) -> None:
         self.path = Path(directory or default_cache_dir()) / "responses.db"
+        self.only = only  # every call must be served from here: a miss is NotCached, never a request
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._warned = False

@@ -21,6 +21,7 @@ from vreact.model._base import (
     Message,
     Model,
     ModelError,
+    NotCached,
     TransientError,
     Watchdog,
 )
@@ -211,6 +212,8 @@ class ResilientModel:
         )
         if (hit := self.cache.get(key)) is not None:
             return self._priced(hit)
+        if self.cache.only:
+            raise NotCached(f"{self.name}: the response cache holds no reply to this request (--cache-only)")
         completion = self._with_retries(messages, schema, settings)
         self.cache.put(key, self.name, completion)
         return self._priced(completion)

@@ -7,9 +7,10 @@ import errno
 import sqlite3
 
 #: Crash kinds re-run on resume (their rows discarded, as an unfinished attempt's): the attempt
-#: never got a fair run. ``io``: the disk was full, read-only or failing. Every other crash kind
+#: never got a fair run. ``io``: the disk was full, read-only or failing; ``not_cached``: a run
+#: with ``--cache-only`` met a request the response cache did not hold. Every other crash kind
 #: is final.
-RETRYABLE_CRASHES = ("io",)
+RETRYABLE_CRASHES = ("io", "not_cached")
 
 #: The errno values of a storage fault: full, over quota or a file-size limit, read-only, failing.
 _IO_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
