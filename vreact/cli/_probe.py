@@ -11,8 +11,8 @@ import click
 
 from vreact.cli._common import UserError, console, err, plugin_option, user_errors
 
-#: The levels a probe may check: R1 and R3 on final answers.
-PROBE_LEVELS = ("R1", "R3")
+#: The levels a probe may check: R1 and R3 on final answers, R2 on the gold artifact's chain.
+PROBE_LEVELS = ("R1", "R2", "R3")
 
 
 def _listing() -> str:
@@ -45,7 +45,12 @@ def _names(value: str | None, known: tuple[str, ...], what: str) -> tuple[str, .
 @click.option(
     "--faults", default=None, metavar="A,B,...", help="only these classes (default: all; see --list)"
 )
-@click.option("--levels", default=None, metavar="R1,R3", help="the verifiers to probe (default: R1,R3)")
+@click.option(
+    "--levels",
+    default=None,
+    metavar="R1,R3,R2",
+    help="the verifiers to probe (default: R1,R3; R2 checks each record's gold chain)",
+)
 @click.option("--judge", default=None, metavar="PROVIDER/MODEL", help="also run the judges, on this model")
 @click.option("--models", "models_file", type=click.Path(path_type=Path), default=None, help="models file")
 @click.option("--base-url", default=None, help="the judge's server (when its models entry has none)")
@@ -110,7 +115,7 @@ def _probe(
     if dataset is None:
         raise UserError("give --dataset PATH (a MuSiQue .jsonl file) or --dataset sample")
     classes = _names(faults, tuple(c.name for c in CLASSES), "faults")
-    chosen = _names(levels, PROBE_LEVELS, "levels")
+    chosen = _names(levels, PROBE_LEVELS, "levels") if levels else ("R1", "R3")
     errors = (
         DatasetError,
         SpecError,

@@ -12,7 +12,7 @@ from typing import Literal
 from vreact.tasks.dataset import Task
 from vreact.tasks.metrics import normalize_answer
 from vreact.tools import Corpus, corpus_of
-from vreact.verify.gates import Artifact, expected_answer_type
+from vreact.verify.gates import Artifact, ChainArtifact, ChainStep, expected_answer_type
 from vreact.verify.gates._answer import support_score
 
 Role = Literal["gold", "control", "fault"]
@@ -119,6 +119,26 @@ def _skip(r: Record, name: str, why: str) -> list[Artifact]:
 
 
 # --- gold and controls --------------------------------------------------------------------------
+
+
+def gold_chain(r: Record) -> ChainArtifact | None:
+    """An answerable record's gold decomposition as the chain R2 checks: each hop its subtask
+    (its question, its answer, its paragraph; ``#k`` naming the hop it depends on)."""
+    hops = r.task.question_decomposition
+    if not r.task.answerable or not hops or len(r.hop_ids) != len(hops):
+        return None
+    steps = tuple(
+        ChainStep(
+            f"s{k}",
+            str(h.question),
+            str(h.answer),
+            (pid,),
+            {pid: r.corpus.text(pid)},
+            tuple(f"s{m}" for m in re.findall(r"#(\d+)", str(h.question))),
+        )
+        for k, (h, pid) in enumerate(zip(hops, r.hop_ids, strict=True), 1)
+    )
+    return ChainArtifact(r.question, steps, steps[-1].id, r.answer)
 
 
 def gold(r: Record) -> list[Artifact]:
@@ -558,12 +578,13 @@ BY_NAME = {c.name: c for c in CLASSES}
 
 def build(
     task: Task, classes: tuple[FaultClass, ...], max_words: int
-) -> tuple[dict[str, list[Artifact]], dict[str, tuple[str, int]]]:
-    """Each class's artifacts for one record (none where it yields nothing) and, for each class
-    that yielded nothing (or fewer than it could), why and how many it left out."""
+) -> tuple[dict[str, list[Artifact]], dict[str, tuple[str, int]], ChainArtifact | None]:
+    """Each class's artifacts for one record (none where it yields nothing); for each class that
+    yielded nothing (or fewer than it could), why and how many it left out; and the record's gold
+    chain (None: unanswerable, or a hop without its paragraph), which R2 checks."""
     r = record_of(task, max_words)
     built = {c.name: c.build(r) for c in classes}
-    return built, dict(r.skipped)
+    return built, dict(r.skipped), gold_chain(r)
 
 
 __all__ = ["BY_NAME", "CLASSES", "FaultClass", "Record", "build", "record_of"]

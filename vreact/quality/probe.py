@@ -28,9 +28,10 @@ from vreact.verify.gates import Artifact, reject
 from vreact.verify.verifier import Verifiers, built_gates
 
 #: The verifiers a probe runs on a final answer, in the controller's order, and the component
-#: each checks in a run without a plan.
+#: each checks (R2 checks the gold artifact's chain: the record's gold decomposition).
 LEVELS = ("R1", "R3")
-COMPONENT = {"R1": "executor.s1", "R3": "answer"}
+ORDER = ("R1", "R2", "R3")
+COMPONENT = {"R1": "executor.s1", "R2": "planner", "R3": "answer"}
 KIND = "probe"
 
 
@@ -95,20 +96,25 @@ def _run(probe: Probe, store: Store, out_dir: Path, on_artifact: OnArtifact | No
     store.add_tasks([t.record() for t in probe.tasks])
     done = store.finished_attempts(run_id)
     max_words = probe.spec.requirements.answer.max_words
-    work: list[tuple[Task, str, int, Artifact]] = []
+    work: list[tuple[Task, str, int, Artifact, Any]] = []
     skipped: dict[str, dict[str, int]] = {}
     for task in probe.tasks:
-        built, why = build(task, probe.classes, max_words)
+        built, why, chain = build(task, probe.classes, max_words)
         for name, (reason, n) in why.items():
             skipped.setdefault(name, {}).setdefault(reason, 0)
             skipped[name][reason] += n
         for name, artifacts in built.items():
-            work += [(task, name, i, a) for i, a in enumerate(artifacts) if (name, task.id, i) not in done]
+            checked_chain = chain if name == "gold" and "R2" in probe.levels else None
+            work += [
+                (task, name, i, a, checked_chain)
+                for i, a in enumerate(artifacts)
+                if (name, task.id, i) not in done
+            ]
     gates = built_gates(probe.spec, probe.verifiers)
     checker = _Checker(probe, store, run_id, gates)
     total = len(work) + len(done)
-    for n, (task, name, index, artifact) in enumerate(work, 1):
-        checker.attempt(task, name, index, artifact)
+    for n, (task, name, index, artifact, chain) in enumerate(work, 1):
+        checker.attempt(task, name, index, artifact, chain)
         if on_artifact is not None:
             on_artifact(len(done) + n, total)
     store.record_skips(run_id, skipped)
@@ -123,24 +129,27 @@ class _Checker:
     run_id: int
     gates: dict[str, Any]
 
-    def attempt(self, task: Task, name: str, index: int, artifact: Artifact) -> None:
+    def attempt(self, task: Task, name: str, index: int, artifact: Artifact, chain: Any = None) -> None:
         """One artifact: every gate of every probed verifier alone (each verdict with its time),
         then each verifier's judge when every gate cleared it; its outcome is what the
         controller's first reject, in order, would have made of it."""
         store = self.store
         attempt_id = store.start_attempt(self.run_id, name, task.id, index, self.probe.seed)
         recorder = Recorder(store, attempt_id)
-        ident, data = artifact.identity(), artifact.gate_input()
-        h = artifact_hash(ident)  # as in a run; the whole gate input is kept beside it
         first: Verdict | None = None
         for verifier in self.probe.levels:
+            checked = chain if verifier == "R2" else artifact
+            if checked is None:  # R2 checks the gold artifact's chain only
+                continue
+            ident, data = checked.identity(), checked.gate_input()
+            h = artifact_hash(ident)  # as in a run; the whole gate input is kept beside it
             verdicts = []
             for g in self.gates[verifier]:
-                if not g.applies_to(artifact):
+                if not g.applies_to(checked):
                     continue
                 start = time.perf_counter()
                 try:
-                    result = g(artifact)
+                    result = g(checked)
                 except Exception as e:  # fail closed, as in a run
                     result = reject("verifier_error", f"{type(e).__name__}: {e}")
                 seconds = time.perf_counter() - start
@@ -186,7 +195,7 @@ class _Checker:
         )
         verifiers = Verifiers(config, probe.spec, probe.verifiers)
         first = None
-        for verifier in probe.levels:
+        for verifier in (lvl for lvl in probe.levels if lvl != "R2"):  # R2's judge reads a plan: none here
             paired = _paired(verifier, task, probe.spec, verifiers)
             rejection = verifiers.judge(ctx, verifier, COMPONENT[verifier], artifact, paired)
             if rejection is not None:
