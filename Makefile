@@ -41,6 +41,7 @@ evidence: install-evidence
 	$(BIN)/vreact report $(EVIDENCE_OUT) --markdown > $(EVIDENCE_OUT)/report.md
 	$(BIN)/vreact view $(EVIDENCE_OUT)
 	@echo "Report: $(EVIDENCE_OUT)/report.md and $(EVIDENCE_OUT)/report.html"
+	@echo "Evidence is kept: commit $(EVIDENCE_OUT)/vreact.db and report.md under docs/evidence/ (vreact replay reads the db)"
 
 demo: install-local
 	$(BIN)/vreact demo

@@ -448,7 +448,7 @@ def matrix(r: ProbeReport) -> tuple[list[str], list[list[str]]]:
     """Catch rate alone, class by check: the table for the docs (Markdown)."""
     keys = [(c.verifier, c.check) for c in r.checks]
     cell = {(c.fault_class, c.verifier, c.check): c.catch_rate for c in r.by_check_and_class}
-    headers = ["class", "n", *(f"{v}.{k}" for v, k in keys)]
+    headers = ["class", "n", *(_name(c.verifier, c.check, c.source) for c in r.checks)]
     rows = [
         [c.fault_class, str(c.artifacts), *(_pct(cell.get((c.fault_class, v, k))) for v, k in keys)]
         for c in r.classes
