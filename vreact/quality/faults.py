@@ -200,6 +200,16 @@ def bridge_entity_full_evidence(r: Record) -> list[Artifact]:
     return [r.cite(b[0], r.support)]
 
 
+def padded_citation(r: Record) -> list[Artifact]:
+    """An earlier hop's answer citing its hop's paragraph padded with up to two retrieved
+    paragraphs that support nothing (what Qwen 0.5B wrote: enough paragraphs for multi_hop)."""
+    b = _bridge(r)
+    pads = sorted(r.retrieved - set(r.support), key=_order)[:2] if b else []
+    if b is None or not pads:
+        return _skip(r, "padded_citation", "no bridge entity apart from the answer, or nothing to pad with")
+    return [r.cite(b[0], [b[1], *pads])]
+
+
 def distractor_entity(r: Record) -> list[Artifact]:
     """A name-like span of a retrieved paragraph that supports nothing, citing it."""
     question = set(normalize_answer(r.question).split())
@@ -425,6 +435,16 @@ CLASSES: tuple[FaultClass, ...] = (
         "an earlier hop's answer citing every supporting paragraph",
         "bridge entity",
         "support",
+        _R,
+        "one per hop",
+    ),
+    FaultClass(
+        "padded_citation",
+        "fault",
+        padded_citation,
+        "an earlier hop's answer citing its hop's paragraph and up to 2 retrieved ones that support nothing",
+        "bridge entity",
+        "its hop's paragraph + 2 others",
         _R,
         "one per hop",
     ),
