@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import ANS, FULL
 from tests.fakes.scripted_server import ScriptedServer
+from tests.verify.test_gates import BRIDGES_NAMED_OTHERWISE  # pinned there
 
 NISSEDAL = "2hop__269805_135710"  # hop 1 -> Norway (paragraph 10), hop 2 -> north (paragraph 6)
 
@@ -162,18 +163,6 @@ def test_a_scripted_judge_sees_only_what_every_gate_cleared(tmp_path):
     assert by["bridge_entity_full_evidence"]["escaped"] == 0
     assert judges["R3"]["caught"] >= 1 and judges["R3"]["catch_rate"] > 0
     assert report["judge"] == "openai/judge"
-
-
-#: The gold chains R2's chain_bridges rejects (tests/verify/test_gates.py pins them): the next hop's
-#: paragraph names the bridge another way ('French' for 'France').
-BRIDGES_NAMED_OTHERWISE = {
-    "4hop2__53235_18485_57802_311656",
-    "3hop1__857975_266275_159492",
-    "3hop1__158834_84298_53741",
-    "3hop1__312602_629330_63115",
-    "2hop__639451_47353",
-    "3hop1__159068_84298_53741",
-}
 
 
 def test_r2_on_the_gold_chains_lists_its_expected_false_rejections(tmp_path):

@@ -189,3 +189,34 @@ def test_records_made_before_gate_inputs_were_kept_are_refused_in_one_line(runs,
     done = vreact("replay", str(old), "--out", str(tmp_path / "r"), cwd=tmp_path)
     assert done.returncode == 2 and "migration 019" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "r").exists()
+
+
+def test_with_a_judge_the_set_s_judges_run_where_every_gate_passed_and_filter_post_hoc(runs):
+    """A loopback judge that rejects everything: every final answer of N that the gates kept is
+    now rejected post hoc, each judge call is recorded in the replay folder, and the report of
+    the folder reads the judges' decisions back."""
+    gates_only = json.loads(vreact("report", "n-post-hoc", "--json", cwd=runs).stdout)["configs"][0]
+
+    def reject(body: dict) -> str:
+        return json.dumps({"reason": "scripted", "decision": "reject", "confidence": 0.9})
+
+    with ScriptedServer(reject) as judge:
+        done, report = replay(
+            runs, "n", "n-judged", "--judge", "openai/judge", "--base-url", judge.base_url, "--no-cache"
+        )
+        requests = len(judge.requests)
+    assert done.returncode == 0, done.stderr[-3000:]
+    [n] = report["configs"]
+    kept = gates_only["post_hoc"]["answered"]
+    assert kept > 0 and n["post_hoc"]["answered"] == 0
+    assert n["rejected_right"] + n["rejected_wrong"] == n["as_run"]["answered"]
+    assert requests == 2 * kept  # R1's judge and R3's, on each answer every gate passed
+    conn = sqlite3.connect(runs / "n-judged" / "vreact.db")
+    calls = conn.execute("select count(*) from model_calls where role = 'judge'").fetchone()[0]
+    judged = conn.execute(
+        "select count(*) from verdicts where source = 'judge' and decision = 'reject'"
+    ).fetchone()[0]
+    conn.close()
+    assert calls == judged == requests
+    assert json.loads(vreact("report", "n-judged", "--json", cwd=runs).stdout) == report
+    assert_records_whole(runs / "n-judged")

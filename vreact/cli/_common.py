@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -97,3 +97,18 @@ plugin_option = click.option(
     help="a module (or .py file) registering your own gates and pipeline members; repeatable "
     "(installed packages in the entry-point group vreact.plugins load by themselves)",
 )
+
+
+def show_measured(report: Any, tables: list[Any], as_json: bool, as_markdown: bool) -> None:
+    """A probe's or a replay's report: JSON, Markdown, or its tables on the terminal."""
+    import json
+
+    from vreact.quality import markdown_tables, render_tables, wide
+
+    if as_json:
+        click.echo(json.dumps(report.model_dump(mode="json"), indent=2))
+    elif as_markdown:
+        click.echo(markdown_tables(wide(report, tables)))
+    else:
+        for table in render_tables(tables):
+            console.print(table)

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 
-from vreact.cli._common import UserError, console, err, plugin_option, user_errors
+from vreact.cli._common import UserError, console, err, plugin_option, show_measured, user_errors
 
 #: The levels a probe may check: R1 and R3 on final answers, R2 on the gold artifact's chain.
 PROBE_LEVELS = ("R1", "R2", "R3")
@@ -23,17 +22,17 @@ def _listing() -> str:
 
 
 def _names(value: str | None, known: tuple[str, ...], what: str) -> tuple[str, ...]:
-    import difflib
+    """The comma-separated names of ``--what``, each one of ``known`` (a typo: one line with the
+    closest name)."""
+    from vreact.spec._models import _known
 
     if not value:
         return known
-    names = tuple(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
-    for n in names:
-        if n not in known:
-            close = difflib.get_close_matches(n, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(known)})"
-            raise UserError(f"--{what}: unknown {what.rstrip('s')} {n!r}{hint}")
-    return names
+    names = list(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
+    try:
+        return tuple(_known(names, dict.fromkeys(known), what.rstrip("s")))
+    except ValueError as e:
+        raise UserError(f"--{what}: {e}") from None
 
 
 @click.command()
@@ -98,15 +97,8 @@ def _probe(
     import time
 
     from vreact.model import ModelConfigError, ResponseCache
-    from vreact.quality import (
-        CLASSES,
-        Probe,
-        ProbeMismatch,
-        compute_probe,
-        markdown_probe,
-        render_probe,
-        run_probe,
-    )
+    from vreact.quality import CLASSES, Probe, ProbeMismatch, compute_probe, run_probe
+    from vreact.quality.probe_report import tables
     from vreact.records import DB_NAME, RecordsError, RunDirBusy, open_to_read
     from vreact.spec import SpecError, load_roles, load_spec, load_verifiers
     from vreact.tasks.dataset import DatasetError, load_tasks
@@ -165,13 +157,8 @@ def _probe(
         run_id = run_probe(setup, folder, _progress())
         err.print(f"done in {time.monotonic() - start:.1f} s", highlight=False)
         report = compute_probe(open_to_read(folder / DB_NAME), run_id)
-    if as_json:
-        click.echo(json.dumps(report.model_dump(mode="json"), indent=2))
-    elif as_markdown:
-        click.echo(markdown_probe(report))
-    else:
-        for table in render_probe(report):
-            console.print(table)
+    show_measured(report, tables(report), as_json, as_markdown)
+    if not (as_json or as_markdown):
         console.print(f"Probe folder: [bold]{folder}[/bold]")
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 import click
 
-from vreact.cli._common import console, err, plugin_option, user_errors
+from vreact.cli._common import console, err, plugin_option, show_measured, user_errors
 
 
 @click.command()
@@ -21,6 +20,18 @@ from vreact.cli._common import console, err, plugin_option, user_errors
 @click.option("--run", "run_id", type=int, default=None, help="a run id in the folder (default: latest)")
 @click.option(
     "--out", type=click.Path(path_type=Path), default=None, help="replay folder (default: beside RUN_DIR)"
+)
+@click.option(
+    "--judge",
+    default=None,
+    metavar="PROVIDER/MODEL",
+    help="also run the set's R1 and R3 judges, on this model, where every gate passed",
+)
+@click.option("--models", "models_file", type=click.Path(path_type=Path), default=None, help="models file")
+@click.option("--base-url", default=None, help="the judge's server (when its models entry has none)")
+@click.option("--no-cache", is_flag=True, help="bypass the response cache")
+@click.option(
+    "--cache-dir", type=click.Path(path_type=Path), default=None, help="the response cache's folder"
 )
 @click.option("--json", "as_json", is_flag=True, help="print the tables as JSON (schemas/replay.schema.json)")
 @click.option("--markdown", "as_markdown", is_flag=True, help="print the tables as Markdown")
@@ -40,33 +51,62 @@ def _replay(
     spec: str | None,
     run_id: int | None,
     out: Path | None,
+    judge: str | None,
+    models_file: Path | None,
+    base_url: str | None,
+    no_cache: bool,
+    cache_dir: Path | None,
     as_json: bool,
     as_markdown: bool,
 ) -> None:
-    from vreact.quality import markdown_tables, render_tables
-    from vreact.quality.replay import Replay, ReplayError, compute, report, source_sets, tables, write
-    from vreact.records import RecordsError, RunDirBusy
-    from vreact.spec import SpecError, load_spec, load_verifiers
+    from vreact.model import ModelConfigError, ResponseCache
+    from vreact.quality.replay import (
+        Replay,
+        ReplayError,
+        compute,
+        judged_in,
+        report,
+        source_sets,
+        tables,
+        write,
+    )
+    from vreact.records import DB_NAME, RecordsError, RunDirBusy, open_to_read
+    from vreact.spec import SpecError, load_roles, load_spec, load_verifiers
 
-    with user_errors(ReplayError, SpecError, RecordsError, RunDirBusy, FileNotFoundError):
+    errors = (ReplayError, SpecError, RecordsError, RunDirBusy, FileNotFoundError, ModelConfigError)
+    with user_errors(*errors):
         rid, own_spec, own_verifiers = source_sets(run_dir, run_id)
         setup = Replay(
             run_dir.resolve(),
             load_spec(spec) if spec else own_spec,
             load_verifiers(verifiers) if verifiers else own_verifiers,
             rid,
+            judge,
         )
+        model = None
+        if judge:
+            from vreact.experiment.models import build_models
+            from vreact.spec import RunLimits, load_models
+
+            catalog = load_models(models_file) if models_file else None
+            limits = RunLimits()
+            cache = None if no_cache else ResponseCache(cache_dir)
+            names = {"judge": judge}
+            model = build_models(
+                names, catalog, base_url=base_url, timeout=limits.timeout, cache=cache, policy=limits.policy()
+            )["judge"]
         result = compute(setup)
         folder = out or run_dir.parent / f"{run_dir.name}-replay-{time.strftime('%Y%m%d-%H%M%S')}"
-        write(result, folder)
+        replay_id = write(result, folder, model, load_roles())
+        if model is not None:  # the judges' decisions join the gates'
+            store = open_to_read(folder / DB_NAME)
+            try:
+                result = compute(setup, judged_in(store, replay_id))
+            finally:
+                store.close()
     r = report(result)
-    if as_json:
-        click.echo(json.dumps(r.model_dump(mode="json"), indent=2))
-    elif as_markdown:
-        click.echo(markdown_tables(tables(r)))
-    else:
-        for table in render_tables(tables(r)):
-            console.print(table)
+    show_measured(r, tables(r), as_json, as_markdown)
+    if not (as_json or as_markdown):
         console.print(f"Replay folder: [bold]{folder}[/bold]")
     if r.nondeterministic:
         err.print(f"{len(r.nondeterministic)} verdict(s) differ with the same gate and arguments: a gate is"

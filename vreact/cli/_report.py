@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from vreact.cli._common import UserError, console, print_report, user_errors
+from vreact.cli._common import UserError, console, print_report, show_measured, user_errors
 from vreact.quality.replay import ReplayError
 from vreact.records import DB_NAME, RecordsError, RunSummary, open_to_read, run_list
 from vreact.records.store import unreadable
@@ -114,7 +114,7 @@ def _measured(
     store: Any, run_id: int | str | None, as_json: bool, as_markdown: bool, baseline: str | None, listed: bool
 ) -> bool:
     """A probe's or a replay's folder: its tables (text, Markdown or JSON); False for a run's."""
-    from vreact.quality import markdown_tables, measured, render_tables
+    from vreact.quality import measured
 
     found = measured(store, run_id if isinstance(run_id, int) else None)
     if found is None:
@@ -122,13 +122,7 @@ def _measured(
     kind, report, tables = found
     if baseline or listed:
         raise UserError(f"this folder holds a {kind}: it has no {'corrections' if listed else 'baseline'}")
-    if as_json:
-        click.echo(json.dumps(report.model_dump(mode="json"), indent=2))
-    elif as_markdown:
-        click.echo(markdown_tables(tables))
-    else:
-        for table in render_tables(tables):
-            console.print(table)
+    show_measured(report, tables, as_json, as_markdown)
     return True
 
 

@@ -9,13 +9,20 @@ from vreact.quality.probe_report import (
     ProbeReport,
     compute_probe,
     is_probe,
-    markdown_probe,
-    probe_run,
-    render_probe,
 )
 from vreact.quality.replay import Replay, ReplayError, ReplayReport
 from vreact.quality.tables import TextTable, markdown_tables, render_tables
 from vreact.records import Store
+
+
+def wide(report: ProbeReport | ReplayReport, tables: list[TextTable]) -> list[TextTable]:
+    """The tables for a page or Markdown, where width is no limit: a probe's gains its catch rates
+    class by check."""
+    if not isinstance(report, ProbeReport):
+        return tables
+    from vreact.quality.probe_report import matrix
+
+    return [*tables[:1], ("Catch rate alone, class by check", *matrix(report)), *tables[1:]]
 
 
 def measured(
@@ -34,7 +41,7 @@ def measured(
     setup = replay.stored(config)
     if setup is None:
         return None
-    rr = replay.report(replay.compute(setup))
+    rr = replay.report(replay.compute(setup, replay.judged_in(store, chosen) if chosen is not None else None))
     return "replay", rr, replay.tables(rr)
 
 
@@ -50,13 +57,11 @@ __all__ = [
     "ReplayReport",
     "compute_probe",
     "is_probe",
-    "markdown_probe",
     "markdown_tables",
     "measured",
-    "probe_run",
-    "render_probe",
     "render_tables",
     "run_probe",
+    "wide",
     "write_probe_html",
     "write_replay_html",
 ]

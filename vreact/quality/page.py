@@ -10,8 +10,9 @@ from vreact.quality.tables import html_page, write_page
 
 
 def write_probe_html(r: probe_report.ProbeReport, path: Path) -> Path:
-    tables = probe_report.tables(r)
-    tables.insert(1, ("Catch rate alone, class by check", *probe_report.matrix(r)))
+    from vreact.quality import wide
+
+    tables = wide(r, probe_report.tables(r))
     judged = f"judge {r.judge}" if r.judge else "gates only"
     lead = f"{r.dataset}: {r.tasks} records; levels {', '.join(r.levels)}; {judged}"
     return write_page(html_page(f"vreact · probe {r.run}", lead, tables), path)

@@ -5,7 +5,6 @@ artifact), its verdicts with each check's time, its judges' calls."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +23,8 @@ from vreact.spec import RoleSchema, TaskSpec, VerifierSet
 from vreact.tasks.dataset import Task
 from vreact.v import V
 from vreact.verdict import Decision, Verdict, artifact_hash
-from vreact.verify.gates import Artifact, reject
-from vreact.verify.verifier import Verifiers, built_gates
+from vreact.verify.gates import Artifact
+from vreact.verify.verifier import Verifiers, built_gates, run_gate
 
 #: The verifiers a probe runs on a final answer, in the controller's order, and the component
 #: each checks (R2 checks the gold artifact's chain: the record's gold decomposition).
@@ -147,12 +146,7 @@ class _Checker:
             for g in self.gates[verifier]:
                 if not g.applies_to(checked):
                     continue
-                start = time.perf_counter()
-                try:
-                    result = g(checked)
-                except Exception as e:  # fail closed, as in a run
-                    result = reject("verifier_error", f"{type(e).__name__}: {e}")
-                seconds = time.perf_counter() - start
+                result, seconds = run_gate(g, checked)
                 decision: Decision = "accept" if result.ok else "reject"
                 v = Verdict(
                     verifier,
@@ -196,8 +190,8 @@ class _Checker:
         verifiers = Verifiers(config, probe.spec, probe.verifiers)
         first = None
         for verifier in (lvl for lvl in probe.levels if lvl != "R2"):  # R2's judge reads a plan: none here
-            paired = _paired(verifier, task, probe.spec, verifiers)
-            rejection = verifiers.judge(ctx, verifier, COMPONENT[verifier], artifact, paired)
+            paired_level = paired(verifier, task, probe.spec, verifiers)
+            rejection = verifiers.judge(ctx, verifier, COMPONENT[verifier], artifact, paired_level)
             if rejection is not None:
                 v = rejection.verdict(COMPONENT[verifier], ctx.budgets.of(verifier, COMPONENT[verifier]).left)
                 recorder.verdict(v, rejection.artifact, rejection.given)
@@ -205,7 +199,7 @@ class _Checker:
         return first
 
 
-def _paired(verifier: str, task: Task, spec: TaskSpec, verifiers: Verifiers) -> Any:
+def paired(verifier: str, task: Task, spec: TaskSpec, verifiers: Verifiers) -> Any:
     """What the verifier's judge reads beside the artifact: L3's design of the whole question
     for R1, L1 for R3 (as in a run without a plan)."""
     if verifier == "R3":

@@ -11,10 +11,8 @@ from collections import defaultdict
 from typing import Any, Literal
 
 from pydantic import BaseModel
-from rich.table import Table
 
 from vreact.quality.faults import BY_NAME
-from vreact.quality.tables import markdown_tables, render_tables
 from vreact.records import Store
 
 Role = Literal["gold", "control", "fault"]
@@ -454,18 +452,3 @@ def matrix(r: ProbeReport) -> tuple[list[str], list[list[str]]]:
         for c in r.classes
     ]
     return headers, rows
-
-
-def render_probe(r: ProbeReport) -> list[Table]:
-    return render_tables(tables(r))
-
-
-def markdown_probe(r: ProbeReport) -> str:
-    return markdown_tables([*tables(r)[:1], ("Catch rate alone, by check", *matrix(r)), *tables(r)[1:]])
-
-
-def probe_run(store: Store, run_id: int | None = None) -> int | None:
-    """``run_id`` (default: the folder's latest run) when it is a probe's, else None."""
-    runs = dict(store.run_configs())
-    chosen = run_id if run_id is not None else max(runs, default=None)
-    return chosen if chosen is not None and is_probe(runs.get(chosen)) else None

@@ -11,6 +11,7 @@ rejection says only what the controller would have done next."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections import defaultdict
@@ -21,14 +22,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from vreact.config import Configuration
+from vreact.controller._context import AttemptContext, Recorder
 from vreact.controller._outcome import Outcome
+from vreact.memory import ContextAssembler
+from vreact.model import Model
+from vreact.quality.probe import paired
 from vreact.records import DB_NAME, AttemptRecord, Store, TaskRecord, exclusive, open_to_read, read_run
-from vreact.spec import TaskSpec, VerifierSet
+from vreact.spec import RoleSchema, TaskSpec, VerifierSet
+from vreact.tasks.dataset import Task
 from vreact.tasks.metrics import best_em
-from vreact.v import V
+from vreact.v import V, judge_name
 from vreact.verdict import Decision, Verdict, artifact_hash
-from vreact.verify.gates import Artifact, ChainArtifact, ChainStep, Gate, PlanArtifact, reject
-from vreact.verify.verifier import built_gates
+from vreact.verify.gates import Artifact, ChainArtifact, ChainStep, Gate, PlanArtifact
+from vreact.verify.verifier import Verifiers, built_gates, run_gate
 
 KIND = "replay"
 #: The verifiers whose gates a final answer passes through, in the controller's order.
@@ -94,10 +101,7 @@ def check(gates: tuple[Gate, ...], artifact: Any) -> list[tuple[Gate, Decision, 
     for g in gates:
         if not g.applies_to(artifact):
             continue
-        try:
-            result = g(artifact)
-        except Exception as e:  # fail closed, as in a run
-            result = reject("verifier_error", f"{type(e).__name__}: {e}")
+        result = run_gate(g, artifact)[0]
         out.append((g, "accept" if result.ok else "reject", result.cause, result.detail))
         if not result.ok:
             break
@@ -105,11 +109,12 @@ def check(gates: tuple[Gate, ...], artifact: Any) -> list[tuple[Gate, Decision, 
 
 
 def events(attempt: AttemptRecord) -> Iterator[Event]:
-    """The attempt's gate checks in order: a run of gate verdicts with one verifier, component
-    and input; a gate met again starts the next check (the same artifact proposed again)."""
+    """The attempt's checks in order: a run of gate verdicts (then its judge's) with one verifier,
+    component and input; a check met again starts the next one (the same artifact proposed
+    again)."""
     current: list[Any] = []
     for v in attempt.verdicts:
-        if v.source != "gate":
+        if v.source not in ("gate", "judge") or v.input_hash is None:
             continue
         key = (v.verifier, v.component, v.input_hash)
         if current and (
@@ -162,6 +167,7 @@ class Replay:
     spec: TaskSpec
     verifiers: VerifierSet
     run_id: int | None = None
+    judge: str | None = None  # the judges' model (None: gates only)
 
     def identity(self, run_id: int) -> dict[str, Any]:
         return {
@@ -170,6 +176,7 @@ class Replay:
             "source_run": run_id,
             "spec": self.spec.model_dump(mode="json"),
             "verifiers": self.verifiers.model_dump(mode="json"),
+            "judge": self.judge,
         }
 
 
@@ -210,7 +217,9 @@ def stored(config: Any) -> Replay | None:
     if not isinstance(config, dict) or config.get("kind") != KIND:
         return None
     spec, verifiers = _sets(config, f"replay of {config.get('source')}")
-    return Replay(Path(str(config["source"])), spec, verifiers, int(config["source_run"]))
+    return Replay(
+        Path(str(config["source"])), spec, verifiers, int(config["source_run"]), config.get("judge")
+    )
 
 
 @dataclass
@@ -226,9 +235,10 @@ class Result:
     unstable: list[str]
 
 
-def compute(setup: Replay) -> Result:
+def compute(setup: Replay, judged: Judged | None = None) -> Result:
     """The source run's checks and final answers under the new set, read-only (the source is
-    opened read-only, and nothing is written)."""
+    opened read-only, and nothing is written). ``judged`` holds the judges' decisions a replay
+    folder recorded (``judged_in``): they join the gates where every gate passed."""
     source_db = setup.source / DB_NAME
     if not source_db.is_file():
         raise ReplayError(f"{setup.source}: no {DB_NAME} here; give a folder made by 'vreact run'")
@@ -244,7 +254,11 @@ def compute(setup: Replay) -> Result:
         )
     gates = built_gates(setup.spec, setup.verifiers)
     unstable: list[str] = []
-    replayed = [_attempt(a, records.tasks.get(a.task_id), gates, inputs, unstable) for a in records.attempts]
+    names = {v: judge_name(v) for v in FINAL if getattr(setup.verifiers, v).judge is not None}
+    judges = _Judges(judged or {}, names, setup.verifiers)
+    replayed = [
+        _attempt(a, records.tasks.get(a.task_id), gates, inputs, unstable, judges) for a in records.attempts
+    ]
     dataset = records.run.dataset if records.run else ""
     return Result(setup, records.id, dataset or "", records.tasks, replayed, unstable)
 
@@ -254,10 +268,12 @@ def _before_inputs(records: Any) -> bool:
     return any(a.outcome == "answer" and final_input(a) is None for a in records.attempts)
 
 
-def write(result: Result, out_dir: Path) -> int:
+def write(result: Result, out_dir: Path, judge: Model | None = None, roles: RoleSchema | None = None) -> int:
     """The replay as a run folder of its own: one attempt per source attempt (its outcome with the
     final answer filtered), the new set's verdicts with their gate inputs; its run names the
-    source folder and run. Returns its run id."""
+    source folder and run. With ``judge``, the set's R1 and R3 judges run through that model on
+    each check every gate passed, recorded and costed as a run's calls (``compute`` with
+    ``judged_in`` reads them back). Returns its run id."""
     out_dir.mkdir(parents=True, exist_ok=True)
     with exclusive(out_dir):
         store = Store(out_dir / DB_NAME)
@@ -273,11 +289,39 @@ def write(result: Result, out_dir: Path) -> int:
                 aid = store.start_attempt(run_id, a.config, a.task_id, a.attempt_index, a.seed or 0)
                 for verifier, component, data, new in r.checks:
                     _record(store, aid, verifier, component, data, new)
+                if judge is not None and roles is not None:
+                    _judge(store, aid, result, r, judge, roles)
                 store.finish_attempt(aid, _outcome(a, r).record())
             store.finish_run(run_id)
         finally:
             store.close()
     return run_id
+
+
+def _judge(store: Store, aid: int, result: Result, r: Replayed, judge: Model, roles: RoleSchema) -> None:
+    """The set's R1 and R3 judges on each check of ``r`` whose gates all passed (a plan's and a
+    chain's are not judged here: their paired level is the run's plan)."""
+    setup, a = result.setup, r.attempt
+    record = result.tasks.get(a.task_id)
+    task = Task(id=a.task_id, question=(record.question if record else "") or "", paragraphs=[])
+    config = Configuration(name=a.config, gates=True, judges=True)
+    recorder = Recorder(store, aid)
+    ctx = AttemptContext(
+        config, task, {"judge": judge, "default": judge}, ContextAssembler(roles, store), recorder
+    )
+    verifiers = Verifiers(config, setup.spec, setup.verifiers)
+    # a final answer is judged only where every gate of R1 and R3 passed it, as the probe does
+    final_cleared = all(d == "accept" for _, c, _, new in r.checks if c == "final" for _, d, _, _ in new)
+    for verifier, component, data, new in r.checks:
+        cleared = final_cleared if component == "final" else all(d == "accept" for _, d, _, _ in new)
+        if verifier not in FINAL or not cleared or verifiers.judges[verifier] is None:
+            continue
+        artifact = input_of(data)
+        rejection = verifiers.judge(
+            ctx, verifier, component, artifact, paired(verifier, task, setup.spec, verifiers)
+        )
+        if rejection is not None:
+            recorder.verdict(rejection.verdict(component, 0), rejection.artifact, rejection.given)
 
 
 def _inputs(db: Path, run_id: int) -> dict[str, Any]:
@@ -313,6 +357,7 @@ def _attempt(
     gates: dict[str, tuple[Gate, ...]],
     inputs: dict[str, Any],
     unstable: list[str],
+    judges: _Judges,
 ) -> Replayed:
     r = Replayed(a)
     for e in events(a):
@@ -321,6 +366,7 @@ def _attempt(
             continue
         new = check(gates[e.verifier], input_of(data))
         r.checks.append((e.verifier, e.component, data, new))
+        new = new + judges.of(a, e.verifier, e.component, data, new)
         r.flips += _flips(a, e, new, unstable)
         was = "reject" if any(v.decision == "reject" for v in e.verdicts) else "accept"
         now = "reject" if any(d == "reject" for _, d, _, _ in new) else "accept"
@@ -333,6 +379,7 @@ def _attempt(
         for verifier in FINAL:
             verdicts = check(gates.get(verifier, ()), artifact)
             r.checks.append((verifier, "final", final, verdicts))
+            verdicts = verdicts + judges.of(a, verifier, "final", final, verdicts)
             first = first or next(
                 (f"{verifier}.{g.name}:{c}" for g, d, c, _ in verdicts if d == "reject"), None
             )
@@ -352,6 +399,65 @@ def _record(
         for g, d, cause, detail in new
     ]
     store.record_verdicts(aid, verdicts, ident, given=data)
+
+
+Judged = dict[tuple[str, str, int, str, str, str], tuple[str, str, str]]
+
+
+@dataclass(frozen=True)
+class JudgeCheck:
+    """A judge in a replay's list of checks (beside the gates: a name and its arguments)."""
+
+    name: str
+    args: dict[str, Any]
+    source: str = "judge"
+
+    def applies_to(self, artifact: Any) -> bool:
+        return True
+
+
+def input_key(data: Any) -> str:
+    """A gate input's hash, as the records key it in ``inputs``."""
+    blob = json.dumps(data, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+@dataclass
+class _Judges:
+    """The judges' decisions a replay recorded, by attempt, verifier, component and input."""
+
+    judged: Judged
+    names: dict[str, str]  # verifier -> its judge's check name, for the set's judges
+    verifiers: VerifierSet
+
+    def of(self, a: AttemptRecord, verifier: str, component: str, data: Any, gates: list[Any]) -> list[Any]:
+        """The judge's verdict as a check after ``gates`` (none: no judge, a gate rejected, or not judged)."""
+        if verifier not in self.names or any(d == "reject" for _, d, _, _ in gates):
+            return []
+        found = self.judged.get((a.config, a.task_id, a.attempt_index, verifier, component, input_key(data)))
+        if found is None:
+            return []
+        spec = getattr(self.verifiers, verifier).judge
+        check = JudgeCheck(self.names[verifier], spec.model_dump() if spec else {})
+        return [(check, *found)]
+
+
+def judged_in(store: Store, run_id: int) -> Judged:
+    """The judges' decisions a replay folder's run recorded."""
+    rows = store.query(
+        "select a.config, a.task_id, a.attempt_index, v.verifier, v.component, v.input_hash, v.decision,"
+        " v.cause, v.detail from verdicts v join attempts a on a.id = v.attempt_id"
+        " where a.run_id = ? and v.source = 'judge' and v.input_hash is not null",
+        [run_id],
+    )
+    return {
+        (r["config"], r["task_id"], r["attempt_index"], r["verifier"], r["component"], r["input_hash"]): (
+            r["decision"],
+            r["cause"] or "",
+            r["detail"] or "",
+        )
+        for r in rows
+    }
 
 
 def _right(data: dict[str, Any], task: TaskRecord | None) -> bool | None:
@@ -378,7 +484,7 @@ def _flips(a: AttemptRecord, e: Event, new: list[Any], unstable: list[str]) -> l
             change = "unchanged"
         else:
             change = f"{old.decision}->{cur[1]}"
-            if _same_args(old.args, cur[0].args):
+            if old.source == "gate" and _same_args(old.args, cur[0].args):  # a judge may differ
                 unstable.append(
                     f"{e.verifier}.{name} on attempt {a.id} ({a.config}, {a.task_id}): "
                     f"recorded {old.decision}, now {cur[1]}"

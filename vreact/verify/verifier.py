@@ -103,12 +103,7 @@ class Verifiers:
         for g in self.gates[verifier]:
             if not g.applies_to(artifact):
                 continue
-            start = time.perf_counter()
-            try:
-                result = g(artifact)
-            except Exception as e:  # fail closed: a verifier that raises rejects
-                result = reject("verifier_error", f"{type(e).__name__}: {e}")
-            seconds = time.perf_counter() - start
+            result, seconds = run_gate(g, artifact)
             if not result.ok:
                 ctx.recorder.verdicts(accepts, ident, given)
                 return Rejection(verifier, "gate", g.name, result, g.args, ident, seconds, given)
@@ -158,6 +153,17 @@ class Verifiers:
         )
         ctx.recorder.verdict(accept, ident, given)
         return None
+
+
+def run_gate(g: Gate, artifact: Any) -> tuple[GateResult, float]:
+    """One gate on one artifact, failing closed (a gate that raises rejects with cause
+    ``verifier_error``), and how long it took in seconds."""
+    start = time.perf_counter()
+    try:
+        result = g(artifact)
+    except Exception as e:  # fail closed: a verifier that raises rejects
+        result = reject("verifier_error", f"{type(e).__name__}: {e}")
+    return result, time.perf_counter() - start
 
 
 def _messages(messages: Any) -> list[Message]:
