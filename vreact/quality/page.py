@@ -32,6 +32,8 @@ def risk_coverage(r: replay.ReplayReport) -> str:
     w, h, pad = 420, 300, 40
 
     def xy(coverage: float | None, accuracy: float | None) -> tuple[float, float] | None:
+        if coverage == 0:
+            accuracy = 1.0  # no answer: no risk, the chart's origin
         if coverage is None or accuracy is None:
             return None
         return pad + coverage * (w - 2 * pad), h - pad - (1 - accuracy) * (h - 2 * pad)
@@ -43,10 +45,10 @@ def risk_coverage(r: replay.ReplayReport) -> str:
             at = xy(p.coverage, p.selective_accuracy)
             if at is None:
                 continue
-            fill = colour if filled else "none"
+            fill, radius = (colour, 6) if filled else ("none", 10)  # a ring shows around a dot it meets
             tip = f"{c.config} {label}: coverage {p.coverage}, selective accuracy {p.selective_accuracy}"
             marks.append(
-                f'<circle cx="{at[0]:.1f}" cy="{at[1]:.1f}" r="6" fill="{fill}" stroke="{colour}"'
+                f'<circle cx="{at[0]:.1f}" cy="{at[1]:.1f}" r="{radius}" fill="{fill}" stroke="{colour}"'
                 f' stroke-width="2"><title>{escape(tip)}</title></circle>'
             )
         legend.append(f'<span style="color:{colour}">&#9679; {escape(c.config)}</span>')
