@@ -118,6 +118,42 @@ def _skip(r: Record, name: str, why: str) -> list[Artifact]:
     return []
 
 
+@dataclass(frozen=True)
+class FaultClass:
+    name: str
+    role: Role
+    build: Callable[[Record], list[Artifact]]
+    definition: str  # one line: what the artifact is
+    answer: str  # the table's columns (docs and ``vreact probe --list``)
+    evidence: str
+    retrieved: str
+    searches: str
+
+
+#: What "retrieved" holds for most classes: the hop searches' hits and the supporting paragraphs.
+_R = "hop searches' hits + support"
+_CLASSES: list[FaultClass] = []
+
+
+def fault(
+    role: Role,
+    answer: str,
+    evidence: str,
+    definition: str,
+    retrieved: str = _R,
+    searches: str = "one per hop",
+) -> Callable[[Callable[[Record], list[Artifact]]], Callable[[Record], list[Artifact]]]:
+    """Register a class: its builder (named as the class), its role and its row of the table."""
+
+    def register(build: Callable[[Record], list[Artifact]]) -> Callable[[Record], list[Artifact]]:
+        _CLASSES.append(
+            FaultClass(build.__name__, role, build, definition, answer, evidence, retrieved, searches)
+        )
+        return build
+
+    return register
+
+
 # --- gold and controls --------------------------------------------------------------------------
 
 
@@ -141,6 +177,12 @@ def gold_chain(r: Record) -> ChainArtifact | None:
     return ChainArtifact(r.question, steps, steps[-1].id, r.answer)
 
 
+@fault(
+    "gold",
+    "gold (abstain)",
+    "support",
+    "the gold answer citing every supporting paragraph, or on an unanswerable record a reasoned abstention",
+)
 def gold(r: Record) -> list[Artifact]:
     if not r.task.answerable:
         last = r.task.question_decomposition[-1].question if r.task.question_decomposition else r.question
@@ -148,6 +190,7 @@ def gold(r: Record) -> list[Artifact]:
     return [r.cite(r.answer, r.support)]
 
 
+@fault("control", "alias", "support", "each gold alias that a supporting paragraph states")
 def gold_alias(r: Record) -> list[Artifact]:
     if not r.task.answerable:
         return _skip(r, "gold_alias", "unanswerable")
@@ -163,6 +206,12 @@ def gold_alias(r: Record) -> list[Artifact]:
     return [r.cite(a, r.support) for a in found]
 
 
+@fault(
+    "control",
+    "paraphrase",
+    "support",
+    "the gold answer with case, a leading article and punctuation changed (normalised away)",
+)
 def gold_paraphrase(r: Record) -> list[Artifact]:
     """The gold answer with its case, a leading article and its punctuation changed, all of
     which MuSiQue's normalisation removes."""
@@ -186,6 +235,7 @@ def _bridge(r: Record) -> tuple[str, str] | None:
     return None if _same(answer, r.answer) else (answer, r.hop_ids[-2])
 
 
+@fault("fault", "bridge entity", "its hop's paragraph", "an earlier hop's answer citing that hop's paragraph")
 def bridge_entity(r: Record) -> list[Artifact]:
     b = _bridge(r)
     return (
@@ -193,6 +243,7 @@ def bridge_entity(r: Record) -> list[Artifact]:
     )
 
 
+@fault("fault", "bridge entity", "support", "an earlier hop's answer citing every supporting paragraph")
 def bridge_entity_full_evidence(r: Record) -> list[Artifact]:
     b = _bridge(r)
     if b is None:
@@ -200,6 +251,12 @@ def bridge_entity_full_evidence(r: Record) -> list[Artifact]:
     return [r.cite(b[0], r.support)]
 
 
+@fault(
+    "fault",
+    "bridge entity",
+    "its hop's paragraph + 2 others",
+    "an earlier hop's answer citing its hop's paragraph and up to 2 retrieved ones that support nothing",
+)
 def padded_citation(r: Record) -> list[Artifact]:
     """An earlier hop's answer citing its hop's paragraph padded with up to two retrieved
     paragraphs that support nothing (what Qwen 0.5B wrote: enough paragraphs for multi_hop)."""
@@ -210,6 +267,12 @@ def padded_citation(r: Record) -> list[Artifact]:
     return [r.cite(b[0], [b[1], *pads])]
 
 
+@fault(
+    "fault",
+    "a name there",
+    "that paragraph",
+    "a name-like span of a retrieved paragraph that supports nothing, citing it",
+)
 def distractor_entity(r: Record) -> list[Artifact]:
     """A name-like span of a retrieved paragraph that supports nothing, citing it."""
     question = set(normalize_answer(r.question).split())
@@ -229,6 +292,7 @@ def _order(pid: str) -> tuple[int, str]:
     return (int(pid), pid) if pid.isdigit() else (1 << 30, pid)
 
 
+@fault("fault", "gold", "last hop's paragraph", "the gold answer citing the last hop's paragraph only")
 def final_hop_only(r: Record) -> list[Artifact]:
     if not r.task.answerable or len(r.support) < 2:
         return _skip(r, "final_hop_only", "one supporting paragraph")
@@ -246,12 +310,25 @@ def _other_citations(r: Record, low: float, high: float) -> list[str]:
     return [pid for score, _, pid in sorted(scored) if low <= score < high][:2]
 
 
+@fault(
+    "fault",
+    "gold",
+    "up to 2 other retrieved",
+    "the gold answer citing retrieved non-supporting paragraphs that share none of its words",
+)
 def wrong_citation(r: Record) -> list[Artifact]:
     """The gold answer citing retrieved paragraphs that support nothing and share none of its words."""
     others = _other_citations(r, 0.0, 1e-9) if r.task.answerable else []
     return [r.cite(r.answer, others)] if others else _skip(r, "wrong_citation", "no such retrieved paragraph")
 
 
+@fault(
+    "fault",
+    "gold",
+    "up to 2 other retrieved",
+    "the gold answer citing retrieved non-supporting "
+    "paragraphs that share some of its words without stating it",
+)
 def partial_citation(r: Record) -> list[Artifact]:
     """The gold answer citing retrieved paragraphs that support nothing and share some of its
     words without stating it ("Syracuse University" citing a paragraph about another university)."""
@@ -261,10 +338,17 @@ def partial_citation(r: Record) -> list[Artifact]:
     )
 
 
+@fault("fault", "gold", "none", "the gold answer citing nothing")
 def uncited(r: Record) -> list[Artifact]:
     return [r.cite(r.answer, [])] if r.task.answerable else _skip(r, "uncited", "unanswerable")
 
 
+@fault(
+    "fault",
+    "gold",
+    "support[0] + a made-up id",
+    "the gold answer citing a supporting paragraph and an id the corpus lacks",
+)
 def fabricated_id(r: Record) -> list[Artifact]:
     """The gold answer citing its first supporting paragraph and an id the corpus lacks."""
     if not r.task.answerable:
@@ -275,6 +359,13 @@ def fabricated_id(r: Record) -> list[Artifact]:
     return [r.cite(r.answer, [r.support[0], fake])]
 
 
+@fault(
+    "fault",
+    "gold",
+    "support",
+    "the gold answer citing a supporting paragraph no search returned",
+    retrieved=_R + " - last support",
+)
 def not_retrieved(r: Record) -> list[Artifact]:
     """The gold answer citing every supporting paragraph, the last of which no search returned."""
     if not r.task.answerable:
@@ -282,6 +373,12 @@ def not_retrieved(r: Record) -> list[Artifact]:
     return [r.cite(r.answer, r.support, retrieved=r.retrieved - {r.support[-1]})]
 
 
+@fault(
+    "fault",
+    "a sentence",
+    "support",
+    "the sentence holding the gold answer, where it is longer than max_words",
+)
 def sentence_answer(r: Record) -> list[Artifact]:
     """The sentence of a supporting paragraph that holds the gold answer, when it is longer than
     the answer may be (``max_words``)."""
@@ -297,16 +394,24 @@ def sentence_answer(r: Record) -> list[Artifact]:
     return _skip(r, "sentence_answer", "no sentence holds the answer verbatim")
 
 
+@fault("fault", "the question", "support", "the question said again as the answer")
 def restated_question(r: Record) -> list[Artifact]:
     if not r.task.answerable:
         return _skip(r, "restated_question", "unanswerable")
     return [r.cite(r.question.rstrip("?").strip(), r.support)]
 
 
+@fault("fault", f"{REFUSAL!r}", "support", "a refusal written as an answer")
 def refusal(r: Record) -> list[Artifact]:
     return [r.cite(REFUSAL, r.support)] if r.task.answerable else _skip(r, "refusal", "unanswerable")
 
 
+@fault(
+    "fault",
+    "another type",
+    "support",
+    "a name for a number or date question, a number for a person or place question",
+)
 def wrong_type(r: Record) -> list[Artifact]:
     """An answer of another type than the question's wh-word asks for: a name for a number or a
     date, a number for a person or a place."""
@@ -338,16 +443,25 @@ def _is_date(r: Record) -> bool:
     return expected_answer_type(r.question) == "date" or bool(_MONTH.search(r.answer))
 
 
+@fault("fault", "gold + 1", "support", "a numeric answer's last number moved by one")
 def number_shift(r: Record) -> list[Artifact]:
     moved = _shifted(r.answer) if r.task.answerable and not _is_date(r) else None
     return [r.cite(moved, r.support)] if moved else _skip(r, "number_shift", "no number in the answer")
 
 
+@fault("fault", "gold + 1", "support", "a date answer's year (or day) moved by one")
 def date_shift(r: Record) -> list[Artifact]:
     moved = _shifted(r.answer) if r.task.answerable and _is_date(r) else None
     return [r.cite(moved, r.support)] if moved else _skip(r, "date_shift", "no date in the answer")
 
 
+@fault(
+    "fault",
+    "stated answer",
+    "2 paragraphs",
+    "on an unanswerable record, an answer a paragraph states, citing it and the first hop's best hit",
+    retrieved=_R + " + cited",
+)
 def answer_on_unanswerable(r: Record) -> list[Artifact]:
     """On an unanswerable record: the original question's answer (else the first hop's) where a
     paragraph states it, citing that paragraph and the best hit of the first hop's search."""
@@ -367,232 +481,22 @@ def answer_on_unanswerable(r: Record) -> list[Artifact]:
     return _skip(r, "answer_on_unanswerable", "no paragraph states an answer")
 
 
+@fault(
+    "fault",
+    "(abstain)",
+    "none",
+    "abstaining on an answerable record without a search",
+    retrieved="none",
+    searches="0",
+)
 def unreasoned_abstention(r: Record) -> list[Artifact]:
     if not r.task.answerable:
         return _skip(r, "unreasoned_abstention", "unanswerable")
     return [r.abstain(UNREASONED, 0)]
 
 
-@dataclass(frozen=True)
-class FaultClass:
-    name: str
-    role: Role
-    build: Callable[[Record], list[Artifact]]
-    definition: str  # one line: what the artifact is
-    answer: str  # the table's columns (docs and ``vreact probe --list``)
-    evidence: str
-    retrieved: str
-    searches: str
-
-
-_R = "hop searches' hits + support"
-CLASSES: tuple[FaultClass, ...] = (
-    FaultClass(
-        "gold",
-        "gold",
-        gold,
-        "the gold answer citing every supporting paragraph, or on an unanswerable "
-        "record a reasoned abstention",
-        "gold (abstain)",
-        "support",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "gold_alias",
-        "control",
-        gold_alias,
-        "each gold alias that a supporting paragraph states",
-        "alias",
-        "support",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "gold_paraphrase",
-        "control",
-        gold_paraphrase,
-        "the gold answer with case, a leading article and punctuation changed (normalised away)",
-        "paraphrase",
-        "support",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "bridge_entity",
-        "fault",
-        bridge_entity,
-        "an earlier hop's answer citing that hop's paragraph",
-        "bridge entity",
-        "its hop's paragraph",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "bridge_entity_full_evidence",
-        "fault",
-        bridge_entity_full_evidence,
-        "an earlier hop's answer citing every supporting paragraph",
-        "bridge entity",
-        "support",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "padded_citation",
-        "fault",
-        padded_citation,
-        "an earlier hop's answer citing its hop's paragraph and up to 2 retrieved ones that support nothing",
-        "bridge entity",
-        "its hop's paragraph + 2 others",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "distractor_entity",
-        "fault",
-        distractor_entity,
-        "a name-like span of a retrieved paragraph that supports nothing, citing it",
-        "a name there",
-        "that paragraph",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "final_hop_only",
-        "fault",
-        final_hop_only,
-        "the gold answer citing the last hop's paragraph only",
-        "gold",
-        "last hop's paragraph",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "wrong_citation",
-        "fault",
-        wrong_citation,
-        "the gold answer citing retrieved non-supporting paragraphs that share none of its words",
-        "gold",
-        "up to 2 other retrieved",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "partial_citation",
-        "fault",
-        partial_citation,
-        "the gold answer citing retrieved non-supporting "
-        "paragraphs that share some of its words without stating it",
-        "gold",
-        "up to 2 other retrieved",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "uncited", "fault", uncited, "the gold answer citing nothing", "gold", "none", _R, "one per hop"
-    ),
-    FaultClass(
-        "fabricated_id",
-        "fault",
-        fabricated_id,
-        "the gold answer citing a supporting paragraph and an id the corpus lacks",
-        "gold",
-        "support[0] + a made-up id",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "not_retrieved",
-        "fault",
-        not_retrieved,
-        "the gold answer citing a supporting paragraph no search returned",
-        "gold",
-        "support",
-        _R + " - last support",
-        "one per hop",
-    ),
-    FaultClass(
-        "sentence_answer",
-        "fault",
-        sentence_answer,
-        "the sentence holding the gold answer, where it is longer than max_words",
-        "a sentence",
-        "support",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "restated_question",
-        "fault",
-        restated_question,
-        "the question said again as the answer",
-        "the question",
-        "support",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "refusal",
-        "fault",
-        refusal,
-        "a refusal written as an answer",
-        f"{REFUSAL!r}",
-        "support",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "wrong_type",
-        "fault",
-        wrong_type,
-        "a name for a number or date question, a number for a person or place question",
-        "another type",
-        "support",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "number_shift",
-        "fault",
-        number_shift,
-        "a numeric answer's last number moved by one",
-        "gold + 1",
-        "support",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "date_shift",
-        "fault",
-        date_shift,
-        "a date answer's year (or day) moved by one",
-        "gold + 1",
-        "support",
-        _R,
-        "one per hop",
-    ),
-    FaultClass(
-        "answer_on_unanswerable",
-        "fault",
-        answer_on_unanswerable,
-        "on an unanswerable record, an answer a paragraph states, citing it and the first hop's best hit",
-        "stated answer",
-        "2 paragraphs",
-        _R + " + cited",
-        "one per hop",
-    ),
-    FaultClass(
-        "unreasoned_abstention",
-        "fault",
-        unreasoned_abstention,
-        "abstaining on an answerable record without a search",
-        "(abstain)",
-        "none",
-        "none",
-        "0",
-    ),
-)
+#: The classes, in the order they are built and listed (each registered by ``@fault``).
+CLASSES: tuple[FaultClass, ...] = tuple(_CLASSES)
 BY_NAME = {c.name: c for c in CLASSES}
 
 
