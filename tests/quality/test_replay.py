@@ -179,6 +179,17 @@ def test_an_n_run_filtered_by_the_shipped_gates_gives_the_post_hoc_point(runs):
     assert json.loads(again.stdout) == report
 
 
+def test_a_replay_or_a_probe_is_not_replayed(runs, tmp_path):
+    probe = vreact("probe", "--dataset", "sample", "--out", str(tmp_path / "probe"), cwd=tmp_path)
+    assert probe.returncode == 0, probe.stderr
+    made = vreact("replay", str(runs / "vg"), "--out", str(tmp_path / "replay"), cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    for folder, kind in ((tmp_path / "replay", "replay"), (tmp_path / "probe", "probe")):
+        done = vreact("replay", str(folder), "--out", str(tmp_path / f"again-{kind}"), cwd=tmp_path)
+        assert done.returncode == 2 and f"is a {kind}, not a run" in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / f"again-{kind}").exists()
+
+
 def test_records_made_before_gate_inputs_were_kept_are_refused_in_one_line(runs, tmp_path):
     old = tmp_path / "old"
     shutil.copytree(runs / "vg", old)

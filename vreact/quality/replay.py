@@ -191,6 +191,9 @@ def source_sets(source: Path, run_id: int | None) -> tuple[int, TaskSpec, Verifi
                 f"{source}: no run {'' if run_id is None else run_id} to replay".replace("  ", " ")
             )
         config = runs[rid]
+        kind = config.get("kind") if isinstance(config, dict) else None
+        if kind in ("probe", KIND):
+            raise ReplayError(f"{source}: run {rid} is a {kind}, not a run: replay the run itself")
         if not isinstance(config, dict) or "verifiers" not in config or "spec" not in config:
             raise ReplayError(
                 f"{source}: run {rid} records no verifier set (a probe or a replay is not replayed)"
