@@ -177,3 +177,22 @@ def test_r2_on_the_gold_chains_lists_its_expected_false_rejections(tmp_path):
         assert {("R2", "chain_final"), ("R2", "chain_bridges"), ("R2", "chain_distinct")} <= checks
         assert report["levels"] == ["R1", "R2", "R3"]
     assert rejected == BRIDGES_NAMED_OTHERWISE
+
+
+@pytest.mark.parametrize(
+    ("command", "flags", "words"),
+    [
+        ("probe", ["--base-url", "http://127.0.0.1:9/v1"], "--base-url: only the judge's model"),
+        ("probe", ["--seed", "3"], "--seed: only the judge's calls"),
+        ("probe", ["--no-cache", "--cache-dir", "c"], "--no-cache, --cache-dir: only the judge's model"),
+        ("probe", ["--levels", "R2"], "R2 checks only the gold chains"),
+        ("probe", ["--faults", "bridg_entity"], "did you mean 'bridge_entity'"),
+        ("replay", ["--models", "models.yaml"], "--models: only the judge's model"),
+    ],
+)
+def test_a_flag_nothing_would_read_is_refused_in_one_line(tmp_path, command, flags, words):
+    """Flags that only shape the judge's model, given without --judge, would do nothing: refused."""
+    source = ["--dataset", "sample"] if command == "probe" else [str(tmp_path)]
+    done = vreact(command, *source, *flags, "--out", "out", cwd=tmp_path)
+    assert done.returncode == 2 and words in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()

@@ -194,7 +194,11 @@ def test_records_made_before_gate_inputs_were_kept_are_refused_in_one_line(runs,
     old = tmp_path / "old"
     shutil.copytree(runs / "vg", old)
     conn = sqlite3.connect(old / "vreact.db")
-    conn.execute("update verdicts set input_hash = null")
+    conn.execute("update verdicts set input_hash = null")  # as an older vreact left them, migrated since
+    conn.execute(
+        "update _migrations set applied = (select max(started) + 60 from runs)"
+        " where name = '_m019_gate_inputs'"
+    )
     conn.commit()
     conn.close()
     done = vreact("replay", str(old), "--out", str(tmp_path / "r"), cwd=tmp_path)
@@ -231,3 +235,30 @@ def test_with_a_judge_the_set_s_judges_run_where_every_gate_passed_and_filter_po
     assert calls == judged == requests
     assert json.loads(vreact("report", "n-judged", "--json", cwd=runs).stdout) == report
     assert_records_whole(runs / "n-judged")
+
+
+def test_a_run_whose_steps_were_rejected_unparsed_replays(tmp_path):
+    """A step the parse gate rejected keeps no gate input (the raw text is no artifact): such a
+    run is no older run, and replays with 0 differences."""
+
+    def garbled_first(body: dict) -> str:
+        prompt = "\n".join(m["content"] for m in body["messages"])
+        fresh = not re.search(r"(?m)^\d+\. ", prompt)
+        return "I think the answer is north" if fresh else scripted(body)
+
+    with ScriptedServer(garbled_first) as server:
+        ran = vreact(
+            *("run", "--dataset", str(FULL), "--limit", "3", "--configs", "VG", "--model", "openai/x"),
+            *("--base-url", server.base_url, "--no-cache", "--out", "vg"),
+            cwd=tmp_path,
+        )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    conn = sqlite3.connect(tmp_path / "vg" / "vreact.db")
+    unparsed = conn.execute(
+        "select count(*) from verdicts where check_name = 'parses' and input_hash is null"
+    )
+    assert unparsed.fetchone()[0] > 0
+    conn.close()
+    done = vreact("replay", "vg", "--out", "again", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["nondeterministic"] == []

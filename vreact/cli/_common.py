@@ -112,3 +112,40 @@ def show_measured(report: Any, tables: list[Any], as_json: bool, as_markdown: bo
     else:
         for table in render_tables(tables):
             console.print(table)
+
+
+def judge_model(
+    judge: str | None, models_file: Path | None, base_url: str | None, no_cache: bool, cache_dir: Path | None
+) -> Any:
+    """The model ``--judge`` names (``probe``, ``replay``), behind the retry layer and the response
+    cache, as a run makes it; None without ``--judge``. The flags that only shape the judge's
+    model are refused without it: accepted, they would do nothing."""
+    if judge is None:
+        given = {
+            "--models": models_file,
+            "--base-url": base_url,
+            "--no-cache": no_cache,
+            "--cache-dir": cache_dir,
+        }
+        unread = [flag for flag, value in given.items() if value]
+        if unread:
+            raise UserError(
+                f"{', '.join(unread)}: only the judge's model reads it; give --judge PROVIDER/MODEL too"
+            )
+        return None
+    from vreact.experiment.models import build_models
+    from vreact.model import ResponseCache
+    from vreact.spec import RunLimits, load_models
+
+    catalog = load_models(models_file) if models_file else None
+    limits = RunLimits()
+    cache = None if no_cache else ResponseCache(cache_dir)
+    made = build_models(
+        {"judge": judge},
+        catalog,
+        base_url=base_url,
+        timeout=limits.timeout,
+        cache=cache,
+        policy=limits.policy(),
+    )
+    return made["judge"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from vreact.cli._common import UserError, console, err, plugin_option, show_measured, user_errors
+from vreact.cli._common import UserError, console, err, judge_model, plugin_option, show_measured, user_errors
 
 #: The levels a probe may check: R1 and R3 on final answers, R2 on the gold artifact's chain.
 PROBE_LEVELS = ("R1", "R2", "R3")
@@ -57,7 +57,7 @@ def _names(value: str | None, known: tuple[str, ...], what: str) -> tuple[str, .
 @click.option(
     "--cache-dir", type=click.Path(path_type=Path), default=None, help="the response cache's folder"
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="the judge's seed")
+@click.option("--seed", type=int, default=None, help="the judge's seed (default 0; with --judge)")
 @click.option(
     "--out", type=click.Path(path_type=Path), default=None, help="probe folder (default runs/probe-TIMESTAMP)"
 )
@@ -89,14 +89,14 @@ def _probe(
     base_url: str | None,
     no_cache: bool,
     cache_dir: Path | None,
-    seed: int,
+    seed: int | None,
     out: Path | None,
     as_json: bool,
     as_markdown: bool,
 ) -> None:
     import time
 
-    from vreact.model import ModelConfigError, ResponseCache
+    from vreact.model import ModelConfigError
     from vreact.quality import CLASSES, Probe, ProbeMismatch, compute_probe, run_probe
     from vreact.quality.probe_report import tables
     from vreact.records import DB_NAME, RecordsError, RunDirBusy, open_to_read
@@ -108,6 +108,10 @@ def _probe(
         raise UserError("give --dataset PATH (a MuSiQue .jsonl file) or --dataset sample")
     classes = _names(faults, tuple(c.name for c in CLASSES), "faults")
     chosen = _names(levels, PROBE_LEVELS, "levels") if levels else ("R1", "R3")
+    if chosen == ("R2",):
+        raise UserError("--levels: R2 checks only the gold chains; give it with R1 or R3 (R1,R3,R2)")
+    if seed is not None and not judge:
+        raise UserError("--seed: only the judge's calls read it; give --judge PROVIDER/MODEL too")
     errors = (
         DatasetError,
         SpecError,
@@ -122,22 +126,7 @@ def _probe(
         if corpus is not None:
             tasks = in_corpus(tasks, load_corpus(corpus), dataset)
         loaded_spec, loaded_verifiers = load_spec(spec), load_verifiers(verifiers)
-        model = None
-        if judge:
-            from vreact.experiment.models import build_models
-            from vreact.spec import RunLimits, load_models
-
-            catalog = load_models(models_file) if models_file else None
-            cache = None if no_cache else ResponseCache(cache_dir)
-            limits = RunLimits()
-            model = build_models(
-                {"judge": judge},
-                catalog,
-                base_url=base_url,
-                timeout=limits.timeout,
-                cache=cache,
-                policy=limits.policy(),
-            )["judge"]
+        model = judge_model(judge, models_file, base_url, no_cache, cache_dir)
         setup = Probe(
             tasks,
             tuple(c for c in CLASSES if c.name in classes),
@@ -147,7 +136,7 @@ def _probe(
             judge=model,
             levels=tuple(lvl for lvl in PROBE_LEVELS if lvl in chosen),
             dataset=str(dataset),
-            seed=seed,
+            seed=seed or 0,
         )
         folder = out or Path("runs") / time.strftime("probe-%Y%m%d-%H%M%S")
         err.print(

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from vreact.cli._common import console, err, plugin_option, show_measured, user_errors
+from vreact.cli._common import console, err, judge_model, plugin_option, show_measured, user_errors
 
 
 @click.command()
@@ -59,7 +59,7 @@ def _replay(
     as_json: bool,
     as_markdown: bool,
 ) -> None:
-    from vreact.model import ModelConfigError, ResponseCache
+    from vreact.model import ModelConfigError
     from vreact.quality.replay import (
         Replay,
         ReplayError,
@@ -75,6 +75,7 @@ def _replay(
 
     errors = (ReplayError, SpecError, RecordsError, RunDirBusy, FileNotFoundError, ModelConfigError)
     with user_errors(*errors):
+        model = judge_model(judge, models_file, base_url, no_cache, cache_dir)  # refused flags first
         rid, own_spec, own_verifiers = source_sets(run_dir, run_id)
         setup = Replay(
             run_dir.resolve(),
@@ -83,18 +84,6 @@ def _replay(
             rid,
             judge,
         )
-        model = None
-        if judge:
-            from vreact.experiment.models import build_models
-            from vreact.spec import RunLimits, load_models
-
-            catalog = load_models(models_file) if models_file else None
-            limits = RunLimits()
-            cache = None if no_cache else ResponseCache(cache_dir)
-            names = {"judge": judge}
-            model = build_models(
-                names, catalog, base_url=base_url, timeout=limits.timeout, cache=cache, policy=limits.policy()
-            )["judge"]
         result = compute(setup)
         folder = out or run_dir.parent / f"{run_dir.name}-replay-{time.strftime('%Y%m%d-%H%M%S')}"
         replay_id = write(result, folder, model, load_roles())

@@ -11,7 +11,6 @@ rejection says only what the controller would have done next."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections import defaultdict
@@ -34,7 +33,7 @@ from vreact.tasks.dataset import Task
 from vreact.tasks.metrics import best_em
 from vreact.v import V, judge_name
 from vreact.verdict import Decision, Verdict, artifact_hash
-from vreact.verify.gates import Artifact, ChainArtifact, ChainStep, Gate, PlanArtifact
+from vreact.verify.gates import Artifact, ChainArtifact, Gate, PlanArtifact
 from vreact.verify.verifier import Verifiers, built_gates, run_gate
 
 KIND = "replay"
@@ -64,7 +63,6 @@ class Replayed:
     flips: list[dict[str, Any]] = field(default_factory=list)
     final_kept: bool | None = None  # None: no final answer to filter (an abstention, a crash)
     final_reject: str = ""  # "R3.multi_hop:single_hop"
-    right: bool | None = None  # the final answer by gold (None: no answer)
     #: each check's verdict as a whole (any gate's reject rejects), recorded -> replayed, where it
     #: changed: (verifier, "accept->reject" | "reject->accept", the artifact right by gold or None)
     turned: list[tuple[str, str, bool | None]] = field(default_factory=list)
@@ -73,25 +71,11 @@ class Replayed:
 
 
 def input_of(data: dict[str, Any]) -> Any:
-    """The artifact a gate input stands for."""
-    kind = data.get("kind")
-    if kind == "plan":
-        return PlanArtifact(data.get("question", ""), data.get("plan"))
-    if kind == "chain":
-        steps = tuple(
-            ChainStep(
-                s["id"],
-                s["objective"],
-                s["answer"],
-                tuple(s.get("evidence") or ()),
-                dict(s.get("cited") or {}),
-                tuple(s.get("depends_on") or ()),
-            )
-            for s in data.get("steps", [])
-        )
-        return ChainArtifact(
-            data.get("question", ""), steps, data.get("final_id", ""), data.get("final_answer", "")
-        )
+    """The artifact a gate input stands for (each kind reads back its own ``gate_input``)."""
+    if data.get("kind") == "plan":
+        return PlanArtifact.from_input(data)
+    if data.get("kind") == "chain":
+        return ChainArtifact.from_input(data)
     return Artifact.from_input(data)
 
 
@@ -249,8 +233,7 @@ def compute(setup: Replay, judged: Judged | None = None) -> Result:
     if records.id is None:
         raise ReplayError(f"{setup.source}: no run to replay")
     inputs = _inputs(source_db, records.id)
-    gated = [v for a in records.attempts for v in a.verdicts if v.source == "gate"]
-    if any(v.input_hash is None for v in gated) or (not gated and _before_inputs(records)):
+    if _before_inputs(source_db, records.run.started if records.run else None):
         raise ReplayError(
             f"{setup.source}: run {records.id} was recorded before vreact kept each verdict's gate input"
             " (records migration 019); replay needs a run made since"
@@ -266,9 +249,15 @@ def compute(setup: Replay, judged: Judged | None = None) -> Result:
     return Result(setup, records.id, dataset or "", records.tasks, replayed, unstable)
 
 
-def _before_inputs(records: Any) -> bool:
-    """A run without gate verdicts (N) made before its final answers' gate input was kept."""
-    return any(a.outcome == "answer" and final_input(a) is None for a in records.attempts)
+def _before_inputs(db: Path, started: float | None) -> bool:
+    """Whether the run began before its folder kept gate inputs (migration 019 applied after it
+    started: its verdicts and ledger rows hold none, and nothing can be checked again)."""
+    store = open_to_read(db)
+    try:
+        row = next(store.query("select applied from _migrations where name = '_m019_gate_inputs'"), None)
+    finally:
+        store.close()
+    return row is not None and started is not None and started < row["applied"]
 
 
 def write(result: Result, out_dir: Path, judge: Model | None = None, roles: RoleSchema | None = None) -> int:
@@ -387,8 +376,6 @@ def _attempt(
                 (f"{verifier}.{g.name}:{c}" for g, d, c, _ in verdicts if d == "reject"), None
             )
         r.final_kept, r.final_reject = first is None, first or ""
-        if task is not None:
-            r.right = task.answerable and best_em(str(final.get("answer") or ""), task.golds) == 1.0
     return r
 
 
@@ -419,12 +406,6 @@ class JudgeCheck:
         return True
 
 
-def input_key(data: Any) -> str:
-    """A gate input's hash, as the records key it in ``inputs``."""
-    blob = json.dumps(data, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
 @dataclass
 class _Judges:
     """The judges' decisions a replay recorded, by attempt, verifier, component and input."""
@@ -437,7 +418,9 @@ class _Judges:
         """The judge's verdict as a check after ``gates`` (none: no judge, a gate rejected, or not judged)."""
         if verifier not in self.names or any(d == "reject" for _, d, _, _ in gates):
             return []
-        found = self.judged.get((a.config, a.task_id, a.attempt_index, verifier, component, input_key(data)))
+        found = self.judged.get(
+            (a.config, a.task_id, a.attempt_index, verifier, component, artifact_hash(data))
+        )
         if found is None:
             return []
         spec = getattr(self.verifiers, verifier).judge

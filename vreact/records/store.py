@@ -25,7 +25,7 @@ from sqlite_utils.db import NotFoundError
 
 from vreact.records.faults import RETRYABLE_CRASHES
 from vreact.records.migrations import MIGRATIONS
-from vreact.verdict import Unit, Verdict
+from vreact.verdict import Unit, Verdict, artifact_hash
 
 
 def message_hash(message: dict[str, str]) -> str:
@@ -659,11 +659,11 @@ class Store:
 
 
 def _given(given: Any) -> tuple[str, str] | None:
-    """A gate input as kept in ``inputs``: its hash and its JSON (None: none given)."""
+    """A gate input as kept in ``inputs``: its hash (``artifact_hash``, as a verdict's) and its
+    JSON (None: none given)."""
     if given is None:
         return None
-    blob = json.dumps(given, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16], blob
+    return artifact_hash(given), json.dumps(given, sort_keys=True, default=str)
 
 
 def open_to_read(path: str | Path) -> Store:

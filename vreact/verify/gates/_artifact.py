@@ -103,6 +103,10 @@ class PlanArtifact:
     def gate_input(self) -> dict[str, Any]:
         return {"kind": self.kind, "question": self.question, "plan": self.plan}
 
+    @classmethod
+    def from_input(cls, data: dict[str, Any]) -> PlanArtifact:
+        return cls(data.get("question", ""), data.get("plan"))
+
 
 @dataclass(frozen=True)
 class ChainStep:
@@ -134,6 +138,21 @@ class ChainArtifact:
             "final_id": self.final_id,
             "final_answer": self.final_answer,
         }
+
+    @classmethod
+    def from_input(cls, data: dict[str, Any]) -> ChainArtifact:
+        steps = tuple(
+            ChainStep(
+                s["id"],
+                s["objective"],
+                s["answer"],
+                tuple(s.get("evidence") or ()),
+                dict(s.get("cited") or {}),
+                tuple(s.get("depends_on") or ()),
+            )
+            for s in data.get("steps", [])
+        )
+        return cls(data.get("question", ""), steps, data.get("final_id", ""), data.get("final_answer", ""))
 
     def identity(self) -> dict[str, Any]:
         return {
