@@ -25,6 +25,17 @@ def finish(answer: str, evidence: list[str], thought: str = "") -> dict[str, Any
     return {"thought": thought, "action": "finish", "input": answer, "evidence": evidence}
 
 
+def hops_finish(answer: str, hops: list[tuple[str, str]], thought: str = "") -> dict[str, Any]:
+    """A finish that names its hops (finish: hops): (entity, paragraph id) each, the answer last."""
+    chain = [{"entity": e, "paragraph": p} for e, p in hops]
+    return {"thought": thought, "action": "finish", "input": answer, "hops": chain}
+
+
+def bridge(entity: str) -> dict[str, Any]:
+    """The executor names an intermediate entity for the designer to search for."""
+    return {"thought": "", "action": "bridge", "input": entity, "evidence": []}
+
+
 def abstain(reason: str) -> dict[str, Any]:
     return {"thought": "", "action": "abstain", "input": reason, "evidence": []}
 

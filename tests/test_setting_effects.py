@@ -29,9 +29,11 @@ from tests.fakes.scripted_server import ScriptedServer
 from tests.helpers import (
     abstain,
     attempt,
+    bridge,
     by_role,
     criticised,
     finish,
+    hops_finish,
     judged,
     managed,
     plan,
@@ -350,6 +352,33 @@ SCENARIOS: dict[str, Effect] = {
         512, lambda: model(WHOLE), lambda t: t.settings("executor"), ({(0.2, 256)}, {(0.2, 512)})
     ),
     **{f"calls.{role}": own_settings(role) for role in ROLE_COMPONENT},
+    # the chain (issue 24): a finish that names its hops cites their paragraphs; the designer's
+    # searches are steps of the try; a re-sampled try after a rejection
+    "finish": Effect(
+        "hops",
+        lambda: model([read("10"), read("6"), hops_finish("north", [("Norway", "10"), ("north", "6")])]),
+        lambda t: (t.a.steps[-1].evidence, [h["entity"] for h in t.a.steps[-1].hops]),
+        (([], []), (["10", "6"], ["Norway", "north"])),
+    ),
+    "designer.first_search": Effect(
+        "question",
+        lambda: model(WHOLE),
+        lambda t: [s.source for s in t.a.steps][:2],
+        (["executor", "executor"], ["designer", "executor"]),
+    ),
+    "designer.follow_up": Effect(
+        "bridge",
+        lambda: model([bridge("Norway"), *WHOLE]),
+        lambda t: [(s.source, s.action) for s in t.a.steps][:2],
+        ([("executor", None), ("executor", "read")], [("executor", "bridge"), ("designer", "search")]),
+    ),
+    "retry_temperature": Effect(
+        0.9,
+        lambda: model(searches()),
+        lambda t: t.settings("executor"),
+        ({(0.2, 256)}, {(0.2, 256), (0.9, 256)}),
+        extra={"budgets": {"step_cap": 2}},
+    ),
     # the context profiles: six paragraphs read, then finish
     "keep_last_k": Effect(
         2,

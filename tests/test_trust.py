@@ -163,7 +163,7 @@ from vreact.controller import _try
 
 @pytest.fixture(autouse=True)
 def planted(monkeypatch):
-    def broken(messages):
+    def broken(messages, *step_format):
         return {}["planted_missing_key"]
     monkeypatch.setattr(_try, "render_messages", broken)
 """

@@ -211,6 +211,25 @@ class DeReActSettings(BaseModel):
     initial: int = setting("context_manager", 5, ge=0, description="m: of those, the first steps kept")
 
 
+class DesignerSettings(BaseModel):
+    """Retrieval the L3 designer issues for the executor (issue 24): a small model that fails to
+    search for the next hop is given the searches, as steps of its try."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    first_search: Literal["question"] | None = setting(
+        "executor",
+        None,
+        description="question: every try starts with a search for the question's content words",
+    )
+    follow_up: Literal["bridge"] | None = setting(
+        "executor",
+        None,
+        description="bridge: the executor may name an intermediate entity (action bridge), and the "
+        "designer searches for it with the rest of the question's words",
+    )
+
+
 class MemberRef(BaseModel):
     """A member of the executor's step pipeline, by registered name, with its arguments."""
 
@@ -270,6 +289,21 @@ class Configuration(BaseModel):
         "executor",
         False,
         description="when a try hits the step cap, ask once more for finish or abstain only",
+    )
+    finish: Literal["answer", "hops"] = setting(
+        "executor",
+        "answer",
+        description="hops: the executor's finish names its chain, hops: [{entity, paragraph}, ...] "
+        "ending with the answer (in the step's JSON schema); its evidence is the hops' paragraphs",
+    )
+    designer: DesignerSettings = Field(default_factory=DesignerSettings)
+    retry_temperature: float | None = setting(
+        "R1",
+        None,
+        ge=0.0,
+        le=2.0,
+        description="the executor's temperature in a try after a rejection routed like R1's (gate, "
+        "judge, guard or budget stop); the attempt's seed stays",
     )
     profile: Literal["simple", "benchmark"] | None = Field(
         None,

@@ -10,9 +10,21 @@ from itertools import pairwise
 
 import pytest
 
-from tests.helpers import attempt, by_role, criticised, finish, managed, read, role_of, search, support_ids
+from tests.helpers import (
+    attempt,
+    bridge,
+    by_role,
+    criticised,
+    finish,
+    hops_finish,
+    managed,
+    read,
+    role_of,
+    search,
+    support_ids,
+)
 from vreact.config import Configuration
-from vreact.roles.executor import _NEXT, STATE_HEADING
+from vreact.roles.executor import _NEXT, _NEXT_HOPS, STATE_HEADING
 from vreact.tasks.dataset import Task
 
 VG = Configuration(name="VG", guards=True, gates=True, budgets={"r1": 1})
@@ -22,10 +34,18 @@ VG_DUP = Configuration(
 DEREACT = Configuration(name="dereact", critic=True, context_manager=True, budgets={"r1": 1})
 CRITIC = Configuration(name="ablation_b", critic=True, budgets={"r1": 1})
 CM = Configuration(name="ablation_a", context_manager=True, budgets={"r1": 1})
+CHAIN = Configuration(
+    name="VG+chain",
+    guards=True,
+    gates=True,
+    finish="hops",
+    designer={"first_search": "question", "follow_up": "bridge"},
+    budgets={"r1": 1},
+)
 
 #: Where each role's volatile tail starts (the earliest of these in the serialised prompt).
 TAILS = {
-    "executor": ("Earlier tries were rejected:", STATE_HEADING, _NEXT),
+    "executor": ("Earlier tries were rejected:", STATE_HEADING, _NEXT, _NEXT_HOPS),
     "critic": ("Verified facts:", "Steps so far:\n(none)", "Proposed action:"),
     "context_manager": ("Verified facts so far:",),
 }
@@ -110,3 +130,16 @@ def test_dereact_roles_are_prefix_stable_while_the_state_changes(
         assert check_prefix_stable(model.calls, "critic") == len(scripts["executor"])
     if config.context_manager:
         assert check_prefix_stable(model.calls, "context_manager") >= len(steps) - 1
+
+
+def test_designer_steps_and_hops_keep_the_prefix(task_nissedal, store, spec, verifiers, roles):
+    # the designer's first search and its answer to a bridge are steps of the history like the
+    # executor's own; the hops finish's closing question is the tail
+    first, last = support_ids(task_nissedal)[0], support_ids(task_nissedal)[-1]
+    steps = [bridge("Norway"), read(last), hops_finish("north", [("Norway", first), ("north", last)])]
+    _, row, model = attempt(CHAIN, task_nissedal, steps, store, spec, verifiers, roles)
+    sources = [r["source"] for r in store.query("select source from steps where attempt_id = ?", [row["id"]])]
+    assert sources == ["designer", "executor", "designer", "executor", "executor"]
+    assert row["outcome"] == "answer"
+    assert _NEXT_HOPS in model.calls[-1][-1]["content"]
+    assert check_prefix_stable(model.calls, "executor") == len(steps)

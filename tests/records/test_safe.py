@@ -174,6 +174,7 @@ ADDED = {
     "_m017_check_time": ["alter table verdicts drop column seconds"],
     "_m018_probe_skips": ["drop table probe_skips"],
     "_m019_gate_inputs": ["alter table verdicts drop column input_hash", "drop table inputs"],
+    "_m020_step_source": ["alter table steps drop column source", "alter table steps drop column hops"],
 }
 
 

@@ -275,3 +275,74 @@ def test_plan_gates_on_a_real_decomposition():
         == "too_many_subtasks"
     )
     assert first_reject({"subtasks": [s1, {**s2, "objective": "#1"}]}) == "unchecked_subtask"
+
+
+# --- the hops of a finish that names them (finish: hops) ---------------------------------------
+
+
+def gold_hops(record: dict) -> tuple[dict[str, str], ...]:
+    """A record's gold decomposition as a finish's hops: each hop's answer and its paragraph."""
+    return tuple(
+        {"entity": str(h["answer"]), "paragraph": str(h["paragraph_support_idx"])}
+        for h in record["question_decomposition"]
+    )
+
+
+#: The gold chains whose link is not in their paragraphs: the Tanais (a paragraph's name for the
+#: Don) borders Europe; the paragraph of the actor never names the singer he played.
+UNLINKED = {"3hop1__312602_629330_63115", "2hop__639451_47353"}
+
+
+def test_gold_hops_pass_the_hop_gates_but_two_unlinked_chains():
+    supported, chain = build_gate("hop_supported"), build_gate("hop_chain", {"min_overlap": 0.3})
+    rejected = {}
+    for record in ANSWERABLE:
+        artifact = gold_artifact(record, hops=gold_hops(record))
+        assert supported(artifact).ok, record["id"]
+        result = chain(artifact)
+        if not result.ok:
+            rejected[record["id"]] = result.cause
+    assert rejected == dict.fromkeys(UNLINKED, "hop_broken")
+
+
+def test_a_hop_gate_names_the_failing_hop(record):
+    hops = gold_hops(record)
+    first = hops[0]["paragraph"]
+    supported, chain = build_gate("hop_supported"), build_gate("hop_chain")
+    # the answer said to be stated in the first hop's paragraph, which does not state it
+    moved = (*hops[:-1], {**hops[-1], "paragraph": first})
+    result = supported(gold_artifact(record, hops=moved))
+    assert result.cause == "hop_unsupported" and result.detail.startswith(
+        f"hop {len(hops)}: paragraph {first}"
+    )
+    # hops that end elsewhere than the answer
+    short = hops[:-1]
+    assert supported(gold_artifact(record, hops=short)).cause == "hop_unsupported"
+    # a second hop from a paragraph of another question's (it names neither the first hop nor
+    # the question's words)
+    elsewhere = next(r for r in ANSWERABLE if r["id"] != record["id"])
+    text = next(iter(supporting(elsewhere).values()))
+    other = "99"
+    cited = {**supporting(record), other: text}
+    stray = ({**hops[0]}, {"entity": text.split(".")[0], "paragraph": other})
+    result = chain(gold_artifact(record, hops=stray, cited=cited))
+    assert result.cause == "hop_broken" and result.detail.startswith(
+        f"hop 2: paragraph {other} does not mention"
+    )
+    # no hops: nothing to check
+    assert supported(gold_artifact(record)).ok and chain(gold_artifact(record)).ok
+
+
+def test_the_hop_gates_are_shipped_at_r1():
+    names = [g.name for g in shipped_gates("R1")]
+    assert {"hop_supported", "hop_chain"} <= set(names)
+    [chain] = [g for g in shipped_gates("R1") if g.name == "hop_chain"]
+    assert chain.args["linked"] is False  # the links reject two gold chains (above)
+
+
+def test_a_hop_that_names_an_earlier_entity_again_is_rejected(record):
+    hops = gold_hops(record)
+    again = (*hops[:-1], {"entity": hops[-2]["entity"], "paragraph": hops[-1]["paragraph"]})
+    for chain in (build_gate("hop_chain"), build_gate("hop_chain", {"linked": False})):
+        result = chain(gold_artifact(record, answer=hops[-2]["entity"], hops=again))
+        assert result.cause == "hop_repeated" and result.detail.startswith(f"hop {len(hops)} names")

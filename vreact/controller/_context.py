@@ -3,6 +3,7 @@ role, budgets, the context assembler) and the one recorder of its calls, verdict
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,10 +101,22 @@ class Recorder:
         """A hint or rollback of a pipeline member (never memory, never a rejection)."""
         self.store.record_event(self.attempt_id, component, try_, index, guard, kind, detail)
 
-    def step(self, component: str, try_: int, index: int, observation: str, **fields: Any) -> None:
-        """One executor step of a try, tied to the call that proposed it."""
+    def step(
+        self, component: str, try_: int, index: int, observation: str, designer: bool = False, **fields: Any
+    ) -> None:
+        """One executor step of a try, tied to the call that proposed it (a designer's search:
+        to none, with source ``designer``)."""
+        call = None if designer else self.last_call
+        source = "designer" if designer else "executor"
         self.store.record_step(
-            self.attempt_id, component, try_, index, call_id=self.last_call, observation=observation, **fields
+            self.attempt_id,
+            component,
+            try_,
+            index,
+            call_id=call,
+            observation=observation,
+            source=source,
+            **fields,
         )
 
 
@@ -135,13 +148,17 @@ class AttemptContext:
     def scope(self, components: tuple[str, ...], sources: dict[str, Any]) -> Scope:
         return Scope(self.attempt_id, components, sources)
 
-    def call(self, role: str, messages: list[Message], schema: dict[str, Any]) -> Completion:
-        """The only way a model is invoked; every call is recorded, failed ones too."""
+    def call(
+        self, role: str, messages: list[Message], schema: dict[str, Any], temperature: float | None = None
+    ) -> Completion:
+        """The only way a model is invoked; every call is recorded, failed ones too.
+        ``temperature`` overrides the role's (a re-sampled try's, ``retry_temperature``)."""
         model = self.models.get(role) or self.models["default"]
+        settings = self.config.settings_for(role, self.seed)
+        if temperature is not None:
+            settings = dataclasses.replace(settings, temperature=temperature)
         try:
-            c = model.generate(messages, schema, self.config.settings_for(role, self.seed)).within(
-                MAX_REPLY_CHARS
-            )
+            c = model.generate(messages, schema, settings).within(MAX_REPLY_CHARS)
         except ReasoningRunaway as e:
             self.recorder.failed_call(role, model, messages, e)
             if role == "executor":

@@ -16,6 +16,7 @@ from vreact.pipeline import (
     DuplicateSearchRollback,
     Member,
     ParseGate,
+    Phase,
     Pipeline,
     RepetitionGuard,
     StepOutcome,
@@ -23,8 +24,8 @@ from vreact.pipeline import (
     Turn,
     build_member,
 )
-from vreact.roles.designer import Subtask
-from vreact.roles.executor import STEP_SCHEMA, Step, parse_step, render_messages, run_tool
+from vreact.roles.designer import Subtask, bridge_query, first_query
+from vreact.roles.executor import HOP_CHECKS, Step, parse_step, render_messages, run_tool, step_schema
 from vreact.tools import Corpus
 from vreact.v import V
 from vreact.verdict import Verdict, artifact_hash
@@ -72,14 +73,26 @@ class ExecutorTry:
 
     def __init__(self, ctx: AttemptContext, corpus: Corpus, subtask: Subtask, tries: Budget) -> None:
         self.ctx, self.corpus, self.subtask, self.tries = ctx, corpus, subtask, tries
-        self.verified = ctx.config.verified
-        self.pipeline = pipeline_of(ctx.config)
+        config = ctx.config
+        self.verified = config.verified
+        self.pipeline = pipeline_of(config)
+        # the designer's searches pass the guards, not the critic (no model proposed them)
+        self.designer_pipeline = Pipeline([m for m in self.pipeline.members if not isinstance(m, Critic)])
+        self.hops = config.finish == "hops"
+        self.bridge = config.designer.follow_up == "bridge"
+        self.schema = step_schema(self.hops, self.bridge)
+        self.checks = [c for c in subtask.checks if self.hops or c not in HOP_CHECKS]
+        # a try after a rejection routed like R1's is re-sampled (retry_temperature)
+        self.temperature = config.retry_temperature if tries.used > 1 else None
+        #: the designer's next search: the question's at the start (first_search), then each bridge's
+        self.designed: list[str] = [first_query(subtask.objective)] if config.designer.first_search else []
         self.history: list[tuple[str, str]] = []  # (reply, observation) of every spent step
         self.retrieved: set[str] = set()
         self.searches = 0
         self.reask: list[str] = []  # the note of a rolled-back step, for the next prompt
         self.rollbacks = 0  # at most the step cap's worth in one try
         self.stop_cause = ""
+        self.designing = False  # the step being recorded is a designer's search
 
     def run(self) -> Artifact | None:
         budgets = self.ctx.budgets
@@ -92,8 +105,14 @@ class ExecutorTry:
             st = self.subtask
             turn = Turn(st.component, st.objective, cap.used, [], list(self.history), ask=self._ask)
             turn.retrieved = frozenset(self.retrieved)
-            turn.messages = self._messages(turn.history)
-            ended, done = self._step(turn, cap)
+            if self.designed:  # a search the designer issues: a step of the try, no model call
+                query = self.designed.pop(0)
+                turn.step = Step(action="search", input=query)
+                turn.text = turn.step.model_dump_json(include={"thought", "action", "input", "evidence"})
+                ended, done = self._step(turn, cap, designer=True)
+            else:
+                turn.messages = self._messages(turn.history)
+                ended, done = self._step(turn, cap)
             if ended:
                 return done
         if self.ctx.config.final_answer_recovery:  # one more step: never past the attempt's budgets
@@ -114,15 +133,20 @@ class ExecutorTry:
             return budgets.exhausted() or ("step_budget", "the attempt's executor steps are spent")
         return budgets.exhausted()
 
-    def _step(self, turn: Turn, cap: Budget) -> tuple[bool, Artifact | None]:
-        """One step through the four phases; (True, final or None) when the try ends."""
+    def _step(self, turn: Turn, cap: Budget, designer: bool = False) -> tuple[bool, Artifact | None]:
+        """One step through the four phases; (True, final or None) when the try ends. A
+        ``designer`` step (its search already in ``turn.step``) passes the proposal and result
+        phases of the members but the critic."""
         hints: list[str] = []
-        for phase in ("context", "call", "proposal"):
+        pipeline = self.designer_pipeline if designer else self.pipeline
+        self.designing = designer
+        phases: tuple[Phase, ...] = ("proposal",) if designer else ("context", "call", "proposal")
+        for phase in phases:
             if phase == "call":
                 if turn.history != self.history or turn.sources:  # a context member shaped it
                     turn.messages = self._messages(turn.history, turn.sources)
                 try:
-                    turn.text = self.ctx.call("executor", turn.messages, STEP_SCHEMA).text
+                    turn.text = self.ctx.call("executor", turn.messages, self.schema, self.temperature).text
                 except ReasoningRunaway as e:  # the watchdog cut the reply off: a guard stop
                     self.ctx.budgets.steps.spend()
                     cap.spend()
@@ -131,16 +155,20 @@ class ExecutorTry:
                         detail = str(e)[:300]
                         self._write("guard", "guard", "reasoning_watchdog", self.stop_cause, detail, detail)
                     return True, None
-            elif phase == "proposal":
+            elif phase == "proposal" and not designer:
                 turn.step = parse_step(turn.text)
-            d = self.pipeline.run(phase, turn)
+                if turn.step is not None and turn.step.action == "bridge" and not self.bridge:
+                    turn.step = None  # an action the step's schema does not have: not a step
+                elif turn.step is not None and turn.step.hops and not self.hops:
+                    turn.step = turn.step.model_copy(update={"hops": []})  # not asked for: not read
+            d = pipeline.run(phase, turn)
             self._member_verdicts(turn)
             hints += self._hinted(turn, d.hints)
             kind = d.outcome.kind
             if kind == "rollback" and self.rollbacks < cap.limit:  # then it is spent like a block
                 self.rollbacks += 1
                 self._event(turn, d.member, "rollback", d.outcome.note)
-                self.reask = [d.outcome.note]
+                self.reask = [] if designer else [d.outcome.note]  # a designer's search is dropped
                 return False, None
             if phase != "context" and (kind == "stop" or phase == "proposal"):
                 self.ctx.budgets.steps.spend()  # the call was made and is kept
@@ -154,11 +182,14 @@ class ExecutorTry:
             self._verdict(d.outcome, d.member)
             self._keep(turn, d.outcome.note, hints)
             return False, None
-        if not turn.final:
+        if step.action == "bridge":  # the designer answers it with a search, the next step
+            self.designed.append(bridge_query(step.input, self.subtask.objective))
+            turn.observation = f"the designer searches for {step.input.strip()!r}"
+        elif not turn.final:
             self.searches += step.action == "search"
             turn.observation, turn.cut = run_tool(step, self.corpus, self.retrieved)
             turn.retrieved = frozenset(self.retrieved)
-        d = self.pipeline.run("result", turn)
+        d = pipeline.run("result", turn)
         self._member_verdicts(turn)
         hints += self._hinted(turn, d.hints)
         if d.outcome.kind == "stop":
@@ -176,9 +207,10 @@ class ExecutorTry:
 
     def _recover(self, cap: Budget) -> Artifact | None:
         """Final-answer recovery: one more call that may only finish or abstain."""
+        self.designing = False
         turn = Turn(self.subtask.component, self.subtask.objective, cap.used, [], self.history)
         turn.messages = [*self._messages(self.history), {"role": "user", "content": RECOVER}]
-        turn.text = self.ctx.call("executor", turn.messages, STEP_SCHEMA).text
+        turn.text = self.ctx.call("executor", turn.messages, self.schema, self.temperature).text
         self.ctx.budgets.steps.spend()
         turn.step = parse_step(turn.text)
         if turn.step is None or not turn.final:
@@ -196,12 +228,12 @@ class ExecutorTry:
             {
                 "subtask.objective": self.subtask.objective,
                 "subtask.contract": self.subtask.contract,
-                "subtask.checks": list(self.subtask.checks),
+                "subtask.checks": list(self.checks),
                 "try.steps": list(history),
                 **(extra or {}),
             },
         )
-        messages = render_messages(self.ctx.assembler.build("executor", scope))
+        messages = render_messages(self.ctx.assembler.build("executor", scope), self.hops, self.bridge)
         if self.reask:  # a rolled-back step: say why, so the re-ask differs
             messages.append({"role": "user", "content": "\n".join(self.reask)})
         return messages
@@ -215,12 +247,21 @@ class ExecutorTry:
     def _record(self, turn: Turn, observation: str) -> None:
         step = turn.step
         fields: dict[str, Any] = (
-            {"thought": step.thought, "action": step.action, "input": step.input, "evidence": step.evidence}
+            {"thought": step.thought, "action": step.action, "input": step.input, "evidence": step.cited()}
             if step is not None
             else {"thought": turn.text, "action": None}
         )
+        if step is not None and step.hops:
+            fields["hops"] = [h.model_dump() for h in step.hops]
         fields["cut"] = int(turn.cut)
-        self.ctx.recorder.step(self.subtask.component, self.tries.used, turn.index, observation, **fields)
+        self.ctx.recorder.step(
+            self.subtask.component,
+            self.tries.used,
+            turn.index,
+            observation,
+            designer=self.designing,
+            **fields,
+        )
 
     def _ask(self, role: str, sources: dict[str, Any], render: Any, schema: dict[str, Any]) -> str:
         """A member's model call: the role's context under its row of memory/roles.yaml."""
@@ -305,13 +346,15 @@ class ExecutorTry:
             return Artifact(
                 "abstain", self.subtask.objective, reason=reason, retrieved=retrieved, searches=self.searches
             )
-        cited = {e: self.corpus.text(e) for e in step.evidence if self.corpus.read(e)}
+        evidence = step.cited()
+        cited = {e: self.corpus.text(e) for e in evidence if self.corpus.read(e)}
         return Artifact(
             "answer",
             self.subtask.objective,
             answer=step.input,
-            evidence=list(step.evidence),
+            evidence=evidence,
             cited=cited,
             retrieved=retrieved,
             searches=self.searches,
+            hops=tuple(h.model_dump() for h in step.hops),
         )

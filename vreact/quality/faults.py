@@ -67,6 +67,17 @@ class Record:
         }
         return Artifact(**{**fields, **changes})  # type: ignore[arg-type]
 
+    def hops(self) -> tuple[dict[str, str], ...]:
+        """The gold decomposition as a finish's hops (``finish: hops``): each hop's answer and its
+        paragraph, the last the answer; none when a hop's paragraph is not located."""
+        decomposition = self.task.question_decomposition
+        if len(self.hop_ids) != len(decomposition):
+            return ()
+        return tuple(
+            {"entity": str(h.answer), "paragraph": pid}
+            for h, pid in zip(decomposition, self.hop_ids, strict=True)
+        )
+
     def abstain(self, reason: str, searches: int) -> Artifact:
         return Artifact(
             "abstain",
@@ -181,13 +192,14 @@ def gold_chain(r: Record) -> ChainArtifact | None:
     "gold",
     "gold (abstain)",
     "support",
-    "the gold answer citing every supporting paragraph, or on an unanswerable record a reasoned abstention",
+    "the gold answer citing every supporting paragraph, its hops the gold decomposition's, or on an "
+    "unanswerable record a reasoned abstention",
 )
 def gold(r: Record) -> list[Artifact]:
     if not r.task.answerable:
         last = r.task.question_decomposition[-1].question if r.task.question_decomposition else r.question
         return [r.abstain(REASONED.format(what=repr(str(last))), len(r.task.question_decomposition) or 1)]
-    return [r.cite(r.answer, r.support)]
+    return [r.cite(r.answer, r.support, hops=r.hops())]
 
 
 @fault("control", "alias", "support", "each gold alias that a supporting paragraph states")
@@ -241,6 +253,21 @@ def bridge_entity(r: Record) -> list[Artifact]:
     return (
         [r.cite(b[0], [b[1]])] if b else _skip(r, "bridge_entity", "no bridge entity apart from the answer")
     )
+
+
+@fault(
+    "fault",
+    "bridge entity",
+    "gold hops to it + it again",
+    "an earlier hop's answer whose hops (finish: hops) are the gold ones to it, then it again at the "
+    "last hop's paragraph",
+)
+def bridge_entity_hops(r: Record) -> list[Artifact]:
+    b, hops = _bridge(r), r.hops()
+    if b is None or not hops:
+        return _skip(r, "bridge_entity_hops", "no bridge entity apart from the answer")
+    padded = (*hops[:-1], {"entity": b[0], "paragraph": hops[-1]["paragraph"]})
+    return [r.cite(b[0], list(dict.fromkeys(h["paragraph"] for h in padded)), hops=padded)]
 
 
 @fault("fault", "bridge entity", "support", "an earlier hop's answer citing every supporting paragraph")

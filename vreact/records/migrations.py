@@ -339,6 +339,14 @@ def _m019_gate_inputs(db: sqlite_utils.Database) -> None:
     db.table("verdicts").add_column("input_hash", str)
 
 
+def _m020_step_source(db: sqlite_utils.Database) -> None:
+    # who issued a step: the executor (its model) or the L3 designer (a search it ran for the
+    # try, issue 24); NULL in records made before (the executor's). And a finish's hops
+    # (finish: hops): [{entity, paragraph}, ...] as JSON, NULL when it names none
+    db.table("steps").add_column("source", str)
+    db.table("steps").add_column("hops", str)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -360,4 +368,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m017_check_time,
     _m018_probe_skips,
     _m019_gate_inputs,
+    _m020_step_source,
 ]

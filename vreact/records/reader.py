@@ -156,6 +156,8 @@ class StepRecord:
     input: str | None
     evidence: list[str]
     observation: str | None
+    source: str = "executor"  # or "designer": a search the L3 designer ran for the try
+    hops: list[dict[str, str]] = field(default_factory=list)  # a finish's hops (finish: hops)
 
 
 @dataclass(frozen=True)
@@ -406,7 +408,10 @@ def _call(c: dict[str, Any], messages: dict[int, list[dict[str, str]]], transcri
 
 
 def _step(s: dict[str, Any]) -> StepRecord:
-    return _record(StepRecord, s, evidence=_list(s["evidence"]))
+    hops = _json(s.get("hops"), None) or []
+    return _record(
+        StepRecord, s, evidence=_list(s["evidence"]), source=s.get("source") or "executor", hops=hops
+    )
 
 
 def _diagnosis(r: dict[str, Any]) -> DiagnosisRecord:

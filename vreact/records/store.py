@@ -496,8 +496,9 @@ class Store:
 
     def record_step(self, attempt_id: int, component: str, try_: int, index: int, **fields: Any) -> None:
         """One executor step of a try: thought, action, input, evidence, observation, call_id."""
-        if isinstance(fields.get("evidence"), list):
-            fields["evidence"] = json.dumps(fields["evidence"])
+        for key in ("evidence", "hops"):
+            if isinstance(fields.get(key), list):
+                fields[key] = json.dumps(fields[key])
         row = {"attempt_id": attempt_id, "component": component, "try": try_, "step": index, **fields}
 
         def write(conn: sqlite3.Connection) -> None:

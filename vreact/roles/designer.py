@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vreact.spec import AnswerRequirements
+from vreact.tools import tokenize
 from vreact.verify.gates import Plan, expected_answer_type, reference_ids
 
 
@@ -77,3 +78,19 @@ class Designer:
             )
             for s in plan.subtasks
         ]
+
+
+# --- the retrieval the designer issues (designer: first_search, follow_up) ---------------------
+
+
+def first_query(question: str) -> str:
+    """The search that starts every try (``first_search: question``): the question's content words."""
+    return " ".join(tokenize(question))
+
+
+def bridge_query(entity: str, question: str) -> str:
+    """The designer's answer to the executor's bridge: the entity, then the question's other
+    content words (``follow_up: bridge``)."""
+    named = set(tokenize(entity))
+    rest = [w for w in tokenize(question) if w not in named]
+    return " ".join([entity.strip(), *rest])

@@ -16,15 +16,37 @@ from vreact.roles.prompts import failure_lines
 from vreact.tools import Corpus, paragraph_id
 
 
+class Hop(BaseModel):
+    """One link of a finish's chain: an entity found, and the paragraph that states it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    entity: str
+    paragraph: str
+
+    @field_validator("entity", "paragraph", mode="before")
+    @classmethod
+    def _text(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int | float) else v
+
+    @field_validator("paragraph")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        return paragraph_id(v)
+
+
 class Step(BaseModel):
-    """One executor action: a thought, the action and its input (and evidence on finish)."""
+    """One executor action: a thought, the action and its input (and evidence on finish; with
+    ``finish: hops``, the hops from the question to the answer). ``bridge`` (with the designer's
+    ``follow_up: bridge``) names an intermediate entity for the designer to search for."""
 
     model_config = ConfigDict(extra="ignore")
 
     thought: str = ""
-    action: Literal["search", "read", "finish", "abstain"]
+    action: Literal["search", "read", "finish", "abstain", "bridge"]
     input: str = ""
     evidence: list[str] = Field(default_factory=list)
+    hops: list[Hop] = Field(default_factory=list)
 
     @field_validator("input", mode="before")
     @classmethod
@@ -40,22 +62,60 @@ class Step(BaseModel):
             v = [v]
         return [paragraph_id(x) if isinstance(x, str | int) else x for x in v]
 
+    @field_validator("hops", mode="before")
+    @classmethod
+    def _hops(cls, v: Any) -> Any:
+        return [] if v is None else v
+
+    def cited(self) -> list[str]:
+        """The paragraphs a finish rests on: its hops' distinct paragraphs when it names hops,
+        else its evidence."""
+        if self.hops:
+            return list(dict.fromkeys(h.paragraph for h in self.hops))
+        return list(self.evidence)
+
     def call(self) -> str:
         """The tool call as one canonical string (for the repetition guard)."""
-        return json.dumps([self.action, self.input.strip(), sorted(self.evidence)])
+        return json.dumps([self.action, self.input.strip(), sorted(self.cited())])
 
 
-STEP_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "thought": {"type": "string", "maxLength": 120},
-        "action": {"type": "string", "enum": ["search", "read", "finish", "abstain"]},
-        "input": {"type": "string", "maxLength": 200},
-        "evidence": {"type": "array", "items": {"type": "string", "maxLength": 6}, "maxItems": 4},
+#: The longest entity a hop may name (the schema's limit keeps a grammar-constrained answer short).
+HOP_ENTITY_CHARS = 60
+_IDS = {"type": "array", "items": {"type": "string", "maxLength": 6}, "maxItems": 4}
+_HOPS = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "entity": {"type": "string", "maxLength": HOP_ENTITY_CHARS},
+            "paragraph": {"type": "string", "maxLength": 6},
+        },
+        "required": ["entity", "paragraph"],
+        "additionalProperties": False,
     },
-    "required": ["thought", "action", "input", "evidence"],
-    "additionalProperties": False,
+    "maxItems": 4,
 }
+
+
+def step_schema(hops: bool = False, bridge: bool = False) -> dict[str, Any]:
+    """A step's JSON schema (a grammar-constrained server must produce it): ``hops`` replaces a
+    finish's evidence by its hops; ``bridge`` adds the bridge action."""
+    actions = ["search", "read", "finish", "abstain", *(["bridge"] if bridge else [])]
+    cite = "hops" if hops else "evidence"
+    return {
+        "type": "object",
+        "properties": {
+            "thought": {"type": "string", "maxLength": 120},
+            "action": {"type": "string", "enum": actions},
+            "input": {"type": "string", "maxLength": 200},
+            cite: _HOPS if hops else _IDS,
+        },
+        "required": ["thought", "action", "input", cite],
+        "additionalProperties": False,
+    }
+
+
+STEP_SCHEMA: dict[str, Any] = step_schema()
 
 
 def parse_step(text: str) -> Step | None:
@@ -82,6 +142,36 @@ _SYSTEM = (
     "A question may need two or three facts: find the first, then search for the next one with "
     "what you found. When a paragraph states the answer, finish."
 )
+#: The system prompt's lines that change with ``finish: hops`` and the bridge action.
+_HOPS_FINISH = (
+    "- finish: input is the short answer, copied from a paragraph; hops is the chain from the "
+    'question to the answer, one {"entity": "...", "paragraph": "<id>"} per fact: each entity '
+    "you found, with the id of the paragraph that states it; the last entity is the answer\n"
+)
+_BRIDGE = (
+    "- bridge: input is an entity you found that the answer depends on; you get the 3 best "
+    "paragraphs about it and the rest of the question\n"
+)
+
+
+def system_prompt(hops: bool = False, bridge: bool = False) -> str:
+    """The executor's system prompt for a step format (``step_schema``'s switches)."""
+    if not hops and not bridge:
+        return _SYSTEM
+    actions = "search|read|finish|abstain" + ("|bridge" if bridge else "")
+    text = _SYSTEM.replace("search|read|finish|abstain", actions)
+    if hops:
+        text = text.replace('"evidence": []}', '"hops": []}').replace(_FINISH_LINE, _HOPS_FINISH)
+    if bridge:
+        text = text.replace("- abstain:", _BRIDGE + "- abstain:")
+    return text
+
+
+_FINISH_LINE = (
+    "- finish: input is the short answer, copied from a paragraph; evidence is the ids of the "
+    "paragraphs that state it\n"
+)
+assert _FINISH_LINE in _SYSTEM
 #: What the executor is told each R1 check asks of its finish (a gate's name is not an instruction).
 CHECK_TEXT = {
     "non_empty": "an answer, not empty",
@@ -89,11 +179,16 @@ CHECK_TEXT = {
     "not_refusal": "not a refusal such as 'unknown' (abstain instead)",
     "evidence_retrieved": "cite ids you saw in this try's results",
     "supported": "the answer is written in a paragraph you cite",
+    "hop_supported": "each hop's entity is written in its paragraph, the last one is the answer",
+    "hop_chain": "each later hop's paragraph names an earlier hop's entity",
 }
+#: The checks that read a finish's hops: told only to an executor that names them (finish: hops).
+HOP_CHECKS = frozenset({"hop_supported", "hop_chain"})
 
 
-def render_messages(context: dict[str, Any]) -> list[Message]:
-    """The executor's chat messages, from its assembled context only."""
+def render_messages(context: dict[str, Any], hops: bool = False, bridge: bool = False) -> list[Message]:
+    """The executor's chat messages, from its assembled context only, for a step format
+    (``step_schema``'s switches)."""
     lines = [f"Question: {context['subtask.objective']}"]
     contract = context.get("subtask.contract")
     if contract:
@@ -111,7 +206,7 @@ def render_messages(context: dict[str, Any]) -> list[Message]:
     lines += failure_lines(fixed, "Earlier tries were rejected:")
     state = failure_lines([f for f in shown if f.get("verifier") in IN_TRY], "Earlier tries were rejected:")
     state += _state_lines(context["state"]) if "state" in context else []
-    messages: list[Message] = [{"role": "system", "content": _SYSTEM}]
+    messages: list[Message] = [{"role": "system", "content": system_prompt(hops, bridge)}]
     steps = context.get("try.steps") or []
     if not steps:
         messages.append({"role": "user", "content": "\n".join(lines + state)})
@@ -120,7 +215,7 @@ def render_messages(context: dict[str, Any]) -> list[Message]:
     # the try so far as one user message, not as assistant turns a small model would copy
     history = ["Your steps so far and what they returned:"]
     history += [_step_line(i, text, obs) for i, (text, obs) in enumerate(steps, 1)]
-    history += [*state, _NEXT]
+    history += [*state, _NEXT_HOPS if hops else _NEXT]
     messages.append({"role": "user", "content": "\n".join(history)})
     return messages
 
@@ -144,6 +239,14 @@ _NEXT = (
     'answer? If yes, finish now: {"thought": "...", "action": "finish", "input": "<the answer, as '
     'written there>", "evidence": ["<the ids of the paragraphs it rests on>"]}'
 )
+
+
+_NEXT_HOPS = _NEXT.replace(
+    '"evidence": ["<the ids of the paragraphs it rests on>"]}',
+    '"hops": [{"entity": "<what you found first>", "paragraph": "<its id>"}, ..., '
+    '{"entity": "<the answer>", "paragraph": "<its id>"}]}',
+)
+assert _NEXT_HOPS != _NEXT
 
 
 #: The reply text of a history entry that summarises earlier steps (a context profile's).

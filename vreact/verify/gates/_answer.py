@@ -6,6 +6,7 @@ import functools
 import re
 
 from vreact.tasks.metrics import normalize_answer
+from vreact.tools import tokenize
 from vreact.verify.gates._artifact import Artifact
 from vreact.verify.gates._registry import Check, GateResult, accept, gate, reject
 
@@ -289,6 +290,79 @@ def multi_hop(min_paragraphs: int = 1, cite_evidence: bool = True) -> Check:
         return accept()
 
     return _citations(check, cite_evidence)
+
+
+@gate("hop_supported")
+def hop_supported(min_overlap: float = 0.5) -> Check:
+    """Each hop of a finish that names its hops (``finish: hops``) is stated in its paragraph,
+    and the hops end with the answer. An artifact without hops passes."""
+
+    def check(a: Artifact) -> GateResult:
+        for i, hop in enumerate(a.hops, 1):
+            entity, pid = hop.get("entity", ""), hop.get("paragraph", "")
+            text = a.cited.get(pid)
+            if text is None:
+                return reject("hop_unsupported", f"hop {i}: there is no paragraph {pid!r}")
+            if support_score(entity, text) < min_overlap:
+                return reject("hop_unsupported", f"hop {i}: paragraph {pid} does not state {entity!r}")
+        if a.hops and support_score(str(a.answer), a.hops[-1].get("entity", "")) < min_overlap:
+            last = a.hops[-1].get("entity", "")
+            return reject("hop_unsupported", f"the hops end with {last!r}, not with the answer {a.answer!r}")
+        return accept()
+
+    return check
+
+
+@gate("hop_chain")
+def hop_chain(min_overlap: float = 0.3, question_words: int = 2, linked: bool = True) -> Check:
+    """The hops move on and are linked (R2's ``chain_bridges`` within one task): no hop names an
+    earlier hop's entity again, and (``linked``) each later hop's paragraph
+    mentions an earlier hop's entity, or an earlier hop's paragraph mentions its entity, or it
+    is a hop of its own from the question (its paragraph shares ``question_words`` of the
+    question's content words, as the first hop's does). Words match on their first five letters
+    (French: France, Mexican: Mexico). An artifact without hops passes."""
+
+    def check(a: Artifact) -> GateResult:
+        question = {_stem(w) for w in tokenize(a.question)}
+        for i, hop in enumerate(a.hops[1:], 2):
+            pid = hop.get("paragraph", "")
+            text = a.cited.get(pid, "")
+            earlier = a.hops[: i - 1]
+            again = [
+                h
+                for h in earlier
+                if normalize_answer(h.get("entity", "")) == normalize_answer(hop.get("entity", ""))
+            ]
+            if again:
+                return reject(
+                    "hop_repeated", f"hop {i} names {hop.get('entity', '')!r} again: a hop moves on"
+                )
+            if not linked:
+                continue
+            link = any(_mentions(h.get("entity", ""), text, min_overlap) for h in earlier)
+            link = link or any(
+                _mentions(hop.get("entity", ""), a.cited.get(h.get("paragraph", ""), ""), min_overlap)
+                for h in earlier
+            )
+            if not link and len(question & {_stem(w) for w in _tokens(text)}) < question_words:
+                prev = earlier[-1].get("entity", "")
+                return reject("hop_broken", f"hop {i}: paragraph {pid} does not mention {prev!r}")
+        return accept()
+
+    return check
+
+
+def _stem(word: str) -> str:
+    return word[:5]
+
+
+def _mentions(entity: str, text: str, min_overlap: float) -> bool:
+    """At least ``min_overlap`` of the entity's words are in ``text`` (on their first letters)."""
+    words = [_stem(w) for w in _tokens(entity)]
+    if not words:
+        return False
+    found = {_stem(w) for w in _tokens(text)}
+    return sum(w in found for w in words) / len(words) >= min_overlap
 
 
 #: A cited paragraph's normalised text: the same paragraphs are checked again and again.

@@ -16,7 +16,8 @@ class Artifact:
     """An executor's finish or abstain, with what a gate needs to check it.
 
     ``cited`` maps each cited paragraph id to its text (only ids that exist); ``retrieved``
-    holds the ids the agent actually saw in this try (search hits and reads).
+    holds the ids the agent actually saw in this try (search hits and reads); ``hops`` is a
+    finish's chain (``finish: hops``), each ``{"entity", "paragraph"}``, ending with the answer.
     """
 
     kind: str  # "answer" | "abstain"
@@ -27,12 +28,14 @@ class Artifact:
     cited: dict[str, str] = field(default_factory=dict)
     retrieved: frozenset[str] = frozenset()
     searches: int = 0
+    hops: tuple[dict[str, str], ...] = ()
 
     def identity(self) -> dict[str, Any]:
         """What makes two artifacts the same (for hashes and corrections)."""
         if self.kind == "abstain":
             return {"kind": "abstain", "reason": self.reason}
-        return {"kind": "answer", "answer": self.answer, "evidence": self.evidence}
+        same = {"kind": "answer", "answer": self.answer, "evidence": self.evidence}
+        return {**same, "hops": list(self.hops)} if self.hops else same
 
     def gate_input(self) -> dict[str, Any]:
         """Everything a gate reads of it, as JSON (the ledger keeps it; ``from_input`` reads it back)."""
@@ -45,11 +48,13 @@ class Artifact:
             "cited": dict(self.cited),
             "retrieved": sorted(self.retrieved),
             "searches": self.searches,
+            **({"hops": [dict(h) for h in self.hops]} if self.hops else {}),
         }
 
     @classmethod
     def from_input(cls, data: dict[str, Any]) -> Artifact:
-        return cls(**{**data, "retrieved": frozenset(data.get("retrieved") or ())})
+        hops = tuple(dict(h) for h in data.get("hops") or ())
+        return cls(**{**data, "retrieved": frozenset(data.get("retrieved") or ()), "hops": hops})
 
 
 ANSWER_TYPES = ("person", "date", "number", "place", "any")
