@@ -35,6 +35,7 @@ class MockModel:
             self._it = iter(outputs)
         self.calls: list[list[Message]] = []
         self.settings: list[GenerateSettings] = []
+        self.schemas: list[dict[str, Any] | None] = []  # each call's JSON schema
 
     def generate(
         self,
@@ -44,6 +45,7 @@ class MockModel:
     ) -> Completion:
         self.calls.append([dict(m) for m in messages])
         self.settings.append(settings)
+        self.schemas.append(schema)
         if self._fn is not None:
             out = self._fn(messages)
         else:

@@ -69,8 +69,17 @@ def _verdict_chip(v: VerdictRecord) -> str:
 
 def _step_row(st: StepRecord) -> str:
     evidence = f' <span class="muted">[¶ {h(", ".join(map(str, st.evidence)))}]</span>' if st.evidence else ""
+    if st.hops:  # a finish that names its hops: the chain, entity by entity
+        chain = " → ".join(
+            f'{h(str(x.get("entity", "")))} <span class="muted">¶ {h(str(x.get("paragraph", "")))}</span>'
+            for x in st.hops
+        )
+        evidence = f'<div class="hops small">hops: {chain}</div>'
+    designer = st.source == "designer"  # a search the L3 designer ran for the try
+    row = '<tr class="designer">' if designer else "<tr>"
+    by = ' <span class="chip who">designer</span>' if designer else ""
     return (
-        f"<tr><td>{st.step + 1}</td><td><code>{h(st.action or 'not a step')}</code> "
+        f"{row}<td>{st.step + 1}</td><td><code>{h(st.action or 'not a step')}</code>{by} "
         f"{h(clip(st.input, 120))}{evidence}"
         f'</td><td class="small">{h(clip(st.thought, 200))}</td>'
         f'<td class="small"><pre class="obs">{h(clip(st.observation, 600))}</pre></td></tr>'
