@@ -96,7 +96,8 @@ def test_the_schema_asks_for_hops_and_bridge_only_when_switched_on(
         and "bridge" not in plain_schema["properties"]["action"]["enum"]
     )
     assert chain_schema["required"] == ["thought", "action", "input", "hops"]
-    assert chain_schema["properties"]["hops"]["items"]["properties"]["entity"]["maxLength"] == 60
+    hop = chain_schema["properties"]["hops"]["items"]["properties"]
+    assert hop["entity"]["maxLength"] == 60 and hop["paragraph"]["type"] == "integer"
     assert "bridge" in chain_schema["properties"]["action"]["enum"]
     # the executor is told of its hops and of the hop checks only in the chain's configuration
     shown = "\n".join(m["content"] for m in chained.calls[-1])

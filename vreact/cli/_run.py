@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as Bar
 
-from vreact.cli._common import Stopped, err, plugin_option, print_report, user_errors
+from vreact.cli._common import Stopped, console, err, plugin_option, print_report, user_errors
 from vreact.config import CALL_ROLES
 from vreact.experiment import (
     OnAttempt,
@@ -53,13 +53,16 @@ INPUT_ERRORS = (
 )
 
 
-def _execute(out: Path | None, cache_dir: Path | None, cache_only: bool = False, **flags: Any) -> None:
+def _execute(
+    out: Path | None, cache_dir: Path | None, cache_only: bool = False, summary: bool = False, **flags: Any
+) -> None:
     """``vreact run`` and ``demo``: the experiment of the flags, on the tasks ``vreact run``
-    selects (bad input: one line, exit 2); run it and print the report."""
+    selects (bad input: one line, exit 2); run it and print the report (``summary``: then what
+    verification did, in two lines per verified configuration)."""
     with user_errors(*INPUT_ERRORS):
         exp = experiment_of_flags(**flags)
         tasks = run_tasks(exp)
-    _launch(exp, out or default_out_dir(), cache_dir, tasks, cache_only)
+    _launch(exp, out or default_out_dir(), cache_dir, tasks, cache_only, summary)
 
 
 def experiment_of_flags(
@@ -134,9 +137,10 @@ def _launch(
     cache_dir: Path | None,
     tasks: list[Task] | None = None,
     cache_only: bool = False,
+    summary: bool = False,
 ) -> None:
     """Resolve ``exp`` (its files, tasks and models), run or resume it into ``out_dir``, print
-    the report."""
+    the report (and, with ``summary``, what verification did)."""
     with user_errors(*INPUT_ERRORS):
         try:
             resolved = resolve(
@@ -152,6 +156,12 @@ def _launch(
                 raise
             raise Stopped(str(StorageFault(str(out_dir), io_cause(e)))) from None
     print_report(out_dir, run_id)
+    if summary:
+        from vreact.records import DB_NAME
+        from vreact.report.compute import what_verification_did
+
+        for did in what_verification_did(out_dir / DB_NAME, run_id):
+            console.print("\n".join(did.lines()), highlight=False, markup=False, soft_wrap=True)
 
 
 def _loading(names: list[str]) -> None:
@@ -249,78 +259,93 @@ _cache_only = click.option(
     "not_cached (run again once the cache holds it)",
 )
 
-_common = [
-    plugin_option,
-    click.option("--configs", default="N,VG", show_default=True, help="comma-separated configurations"),
-    click.option(
-        "--model",
-        "model_name",
-        default=None,
-        help=f"provider/model (openai/..., anthropic/..., llamacpp/NAME|FILE.gguf) or an alias of "
-        f"--models  [default: {DEFAULT_MODEL}]",
-    ),
-    click.option(
-        "--models",
-        "models_file",
-        type=click.Path(path_type=Path),  # a directory is the loader's one line
-        default=None,
-        help="models file: aliases, per-role models, base URLs, prices",
-    ),
-    click.option(
-        "--base-url",
-        default=None,
-        help="the server of every model without a base_url of its own in --models (else "
-        "OPENAI_BASE_URL / ANTHROPIC_BASE_URL)",
-    ),
-    click.option(
-        "--out", type=click.Path(path_type=Path), default=None, help="run folder (default runs/TIMESTAMP)"
-    ),
-    click.option("--spec", default="musique", show_default=True, help="L1 spec: a name or a YAML file"),
-    click.option(
-        "--verifiers", default="musique", show_default=True, help="verifier set: a name or a YAML file"
-    ),
-    click.option(
+
+def _configs(default: str) -> Any:
+    return click.option(
+        "--configs", default=default, show_default=True, help="comma-separated configurations"
+    )
+
+
+def _experiment(default: str | None, shipped: str) -> Any:
+    return click.option(
         "--experiment",
-        default=None,
-        help="the experiment file --configs picks configurations from (default: the shipped pilot ladder)",
-    ),
-    click.option("--no-cache", is_flag=True, help="bypass the response cache (see 'vreact cache path')"),
-    _cache_dir,
-    click.option(
-        "--max-retries",
-        type=click.IntRange(min=0),
-        default=LIMITS.max_retries,
-        show_default=True,
-        help="retries of a call on 429, 5xx, connection errors and time-outs",
-    ),
-    click.option(
-        "--timeout",
-        type=click.FloatRange(min=0.1),
-        default=LIMITS.timeout,
-        show_default=True,
-        help="seconds for one HTTP request",
-    ),
-    click.option(
-        "--call-timeout",
-        type=click.FloatRange(min=0.0),
-        default=LIMITS.call_timeout,
-        show_default=True,
-        help="seconds for all tries of one logical call, waits included (0: none)",
-    ),
-    click.option(
-        "--endpoint-concurrency",
-        type=click.IntRange(min=1),
-        default=LIMITS.endpoint_concurrency,
-        show_default=True,
-        help="requests in flight per endpoint (server, or local model file)",
-    ),
-    click.option(
-        "--role-model",
-        multiple=True,
-        metavar="ROLE=MODEL",
-        help=f"a model for one role ({', '.join(CALL_ROLES)}); repeatable",
-    ),
-]
+        default=default,
+        show_default=default is not None,
+        help=f"the experiment file --configs picks configurations from (default: {shipped})",
+    )
+
+
+def _common(configs: str = "N,VG", experiment: str | None = None) -> list[Any]:
+    """The options of run and demo (the demo's own configurations, from its own experiment)."""
+    shipped = f"the shipped {experiment} experiment" if experiment else "the shipped pilot ladder"
+    return [
+        plugin_option,
+        _configs(configs),
+        click.option(
+            "--model",
+            "model_name",
+            default=None,
+            help=f"provider/model (openai/..., anthropic/..., llamacpp/NAME|FILE.gguf) or an alias of "
+            f"--models  [default: {DEFAULT_MODEL}]",
+        ),
+        click.option(
+            "--models",
+            "models_file",
+            type=click.Path(path_type=Path),  # a directory is the loader's one line
+            default=None,
+            help="models file: aliases, per-role models, base URLs, prices",
+        ),
+        click.option(
+            "--base-url",
+            default=None,
+            help="the server of every model without a base_url of its own in --models (else "
+            "OPENAI_BASE_URL / ANTHROPIC_BASE_URL)",
+        ),
+        click.option(
+            "--out", type=click.Path(path_type=Path), default=None, help="run folder (default runs/TIMESTAMP)"
+        ),
+        click.option("--spec", default="musique", show_default=True, help="L1 spec: a name or a YAML file"),
+        click.option(
+            "--verifiers", default="musique", show_default=True, help="verifier set: a name or a YAML file"
+        ),
+        _experiment(experiment, shipped),
+        click.option("--no-cache", is_flag=True, help="bypass the response cache (see 'vreact cache path')"),
+        _cache_dir,
+        click.option(
+            "--max-retries",
+            type=click.IntRange(min=0),
+            default=LIMITS.max_retries,
+            show_default=True,
+            help="retries of a call on 429, 5xx, connection errors and time-outs",
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=0.1),
+            default=LIMITS.timeout,
+            show_default=True,
+            help="seconds for one HTTP request",
+        ),
+        click.option(
+            "--call-timeout",
+            type=click.FloatRange(min=0.0),
+            default=LIMITS.call_timeout,
+            show_default=True,
+            help="seconds for all tries of one logical call, waits included (0: none)",
+        ),
+        click.option(
+            "--endpoint-concurrency",
+            type=click.IntRange(min=1),
+            default=LIMITS.endpoint_concurrency,
+            show_default=True,
+            help="requests in flight per endpoint (server, or local model file)",
+        ),
+        click.option(
+            "--role-model",
+            multiple=True,
+            metavar="ROLE=MODEL",
+            help=f"a model for one role ({', '.join(CALL_ROLES)}); repeatable",
+        ),
+    ]
 
 
 def _with(options: list[Any]) -> Callable[[Any], Any]:
@@ -332,7 +357,9 @@ def _with(options: list[Any]) -> Callable[[Any], Any]:
     return decorate
 
 
-_with_common = _with(_common)
+_with_common = _with(_common())
+#: The demo's: plain ReAct beside the verified chain (experiments/chain.yaml).
+_with_demo_common = _with(_common("N,VG+chain", "chain"))
 
 
 _attempts = [
@@ -373,14 +400,14 @@ def run(**options: Any) -> None:
 @click.option(
     "--limit", type=click.IntRange(min=1), default=4, show_default=True, help="how many sample questions"
 )
-@_with_common
+@_with_demo_common
 def demo(**options: Any) -> None:
     """Answer a few built-in sample questions (default N and VG) on the embedded model.
 
     The options of run, but for --dataset (always the built-in sample), --task-ids, --attempts
     (1), --seed (0), --concurrency (1) and --cache-only (the demo asks its model); --limit is how
     many sample questions."""
-    _execute(dataset="sample", attempts=1, seed=0, concurrency=1, **options)
+    _execute(dataset="sample", attempts=1, seed=0, concurrency=1, summary=True, **options)
 
 
 @click.command()

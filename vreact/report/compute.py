@@ -658,3 +658,66 @@ def _attribution(
         by_level={lv: rates(1, lv) for lv in LEVELS},
         marginal_cost={s: marginal(roles.get(s) or Counter()) for s in ATTRIBUTED},
     )
+
+
+@dataclass(frozen=True)
+class VerificationDid:
+    """What verification did in one verified configuration's attempts: final answers kept right
+    and let through wrong, abstentions, and the wrong answers its checks stopped (rejected
+    answer artifacts that gold says are wrong: on an unanswerable task, any answer), by check."""
+
+    config: str
+    attempts: int
+    right: int
+    wrong: int
+    abstained: int
+    stopped: Counter[str]  # "R1.hop_supported" -> wrong answers it rejected
+    stopped_right: int  # right answers a check rejected (what verification cost)
+
+    def lines(self) -> list[str]:
+        """Two lines: the answers kept, then the wrong answers stopped and by which check."""
+        first = (
+            f"Verification ({self.config}) kept {self.right} right answer(s) of {self.attempts} question(s), "
+            f"let {self.wrong} wrong one(s) through and abstained on {self.abstained}."
+        )
+        checks = ", ".join(f"{name} {n}" for name, n in self.stopped.most_common())
+        second = f"It stopped {sum(self.stopped.values())} wrong answer(s)" + (
+            f": {checks}" if checks else ""
+        )
+        cost = f"; it also rejected {self.stopped_right} right one(s)" if self.stopped_right else ""
+        return [first, second + cost + "."]
+
+
+def what_verification_did(db: Path | str, run_id: int | None = None) -> list[VerificationDid]:
+    """For each verified configuration of a run: what its checks kept and stopped (gold decides
+    right and wrong; each rejected answer artifact counts once per attempt)."""
+    records = read_run(db, run_id)
+    tasks = records.tasks
+    out: dict[str, VerificationDid] = {}
+    by_config: dict[str, list[AttemptRecord]] = {}
+    for a in records.attempts:
+        by_config.setdefault(a.config, []).append(a)
+    for config, attempts in by_config.items():
+        if not any(a.verdicts for a in attempts):
+            continue  # an unverified configuration: nothing was checked
+        stopped: Counter[str] = Counter()
+        right = wrong = abstained = stopped_right = 0
+        for a in attempts:
+            task = tasks[a.task_id]
+            if a.outcome == "answer":
+                ok = task.answerable and best_em(a.answer or "", task.golds) == 1.0
+                right, wrong = right + ok, wrong + (not ok)
+            elif a.outcome == "abstain":
+                abstained += 1
+            seen: set[str | None] = set()
+            for v in a.verdicts:
+                answer = _answer(v.artifact)
+                if not v.rejected or answer is None or v.artifact_hash in seen:
+                    continue
+                seen.add(v.artifact_hash)
+                if task.answerable and best_em(answer, task.golds) == 1.0:
+                    stopped_right += 1
+                else:
+                    stopped[f"{v.verifier}.{v.check_name}"] += 1
+        out[config] = VerificationDid(config, len(attempts), right, wrong, abstained, stopped, stopped_right)
+    return list(out.values())

@@ -88,7 +88,9 @@ _HOPS = {
         "type": "object",
         "properties": {
             "entity": {"type": "string", "maxLength": HOP_ENTITY_CHARS},
-            "paragraph": {"type": "string", "maxLength": 6},
+            # a number, so a grammar-constrained model writes the id, never the title (Qwen 1.5B
+            # wrote "Bubye" for paragraph 7 in 5 of its first 9 hops on the tuning records)
+            "paragraph": {"type": "integer", "minimum": 0},
         },
         "required": ["entity", "paragraph"],
         "additionalProperties": False,
@@ -145,8 +147,8 @@ _SYSTEM = (
 #: The system prompt's lines that change with ``finish: hops`` and the bridge action.
 _HOPS_FINISH = (
     "- finish: input is the short answer, copied from a paragraph; hops is the chain from the "
-    'question to the answer, one {"entity": "...", "paragraph": "<id>"} per fact: each entity '
-    "you found, with the id of the paragraph that states it; the last entity is the answer\n"
+    'question to the answer, one {"entity": "...", "paragraph": <id>} per fact: each entity '
+    "you found, with the number of the paragraph that states it; the last entity is the answer\n"
 )
 _BRIDGE = (
     "- bridge: input is an entity you found that the answer depends on; you get the 3 best "
@@ -243,8 +245,8 @@ _NEXT = (
 
 _NEXT_HOPS = _NEXT.replace(
     '"evidence": ["<the ids of the paragraphs it rests on>"]}',
-    '"hops": [{"entity": "<what you found first>", "paragraph": "<its id>"}, ..., '
-    '{"entity": "<the answer>", "paragraph": "<its id>"}]}',
+    '"hops": [{"entity": "<what you found first>", "paragraph": <its id>}, ..., '
+    '{"entity": "<the answer>", "paragraph": <its id>}]}',
 )
 assert _NEXT_HOPS != _NEXT
 
