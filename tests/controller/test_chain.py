@@ -95,10 +95,14 @@ def test_the_schema_asks_for_hops_and_bridge_only_when_switched_on(
         "hops" not in plain_schema["properties"]
         and "bridge" not in plain_schema["properties"]["action"]["enum"]
     )
-    assert chain_schema["required"] == ["thought", "action", "input", "hops"]
-    hop = chain_schema["properties"]["hops"]["items"]["properties"]
+    # a finish names its hops (two at least: L1's min_paragraphs), and only a finish does
+    tools, finish = chain_schema["anyOf"]
+    assert "bridge" in tools["properties"]["action"]["enum"] and "hops" not in tools["properties"]
+    assert finish["properties"]["action"] == {"const": "finish"}
+    assert finish["required"] == ["thought", "action", "input", "hops"]
+    assert finish["properties"]["hops"]["minItems"] == 2
+    hop = finish["properties"]["hops"]["items"]["properties"]
     assert hop["entity"]["maxLength"] == 60 and hop["paragraph"]["type"] == "integer"
-    assert "bridge" in chain_schema["properties"]["action"]["enum"]
     # the executor is told of its hops and of the hop checks only in the chain's configuration
     shown = "\n".join(m["content"] for m in chained.calls[-1])
     assert "hops is the chain" in shown and "each hop's entity is written in its paragraph" in shown

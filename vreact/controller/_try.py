@@ -80,7 +80,7 @@ class ExecutorTry:
         self.designer_pipeline = Pipeline([m for m in self.pipeline.members if not isinstance(m, Critic)])
         self.hops = config.finish == "hops"
         self.bridge = config.designer.follow_up == "bridge"
-        self.schema = step_schema(self.hops, self.bridge)
+        self.schema = step_schema(self.hops, self.bridge, subtask.min_hops)
         self.checks = [c for c in subtask.checks if self.hops or c not in HOP_CHECKS]
         # a try after a rejection routed like R1's is re-sampled (retry_temperature)
         self.temperature = config.retry_temperature if tries.used > 1 else None

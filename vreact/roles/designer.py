@@ -22,6 +22,9 @@ class Subtask:
     depends_on: tuple[str, ...] = ()
     final: bool = True
     plan_ids: tuple[str, ...] = ()
+    #: the hops a finish that names them must have (finish: hops): the whole question's answer
+    #: rests on L1's min_paragraphs, a planned subtask's on one
+    min_hops: int = 1
 
     def l3(self) -> dict[str, str]:
         """The level R1's judge reads beside the artifact."""
@@ -50,7 +53,8 @@ class Designer:
         answer type its wh-word asks for, as R3's ``answer_type`` reads it, when L1 says so)."""
         kind = expected_answer_type(question, self.answer.type_from_wh_word)
         contract = self.contract(kind, whole_question=True)
-        return Subtask("s1", question, contract, self.checks, "executor.s1")
+        hops = self.answer.min_paragraphs
+        return Subtask("s1", question, contract, self.checks, "executor.s1", min_hops=hops)
 
     def design(self, plan: Plan, plan_number: int) -> list[Subtask]:
         """L3 from the ``plan_number``-th plan: each subtask's contract from its answer type; the

@@ -81,6 +81,8 @@ class Step(BaseModel):
 
 #: The longest entity a hop may name (the schema's limit keeps a grammar-constrained answer short).
 HOP_ENTITY_CHARS = 60
+#: The most hops a finish may name.
+MAX_HOPS = 4
 _IDS = {"type": "array", "items": {"type": "string", "maxLength": 6}, "maxItems": 4}
 _HOPS = {
     "type": "array",
@@ -95,25 +97,41 @@ _HOPS = {
         "required": ["entity", "paragraph"],
         "additionalProperties": False,
     },
-    "maxItems": 4,
+    "maxItems": MAX_HOPS,
 }
 
 
-def step_schema(hops: bool = False, bridge: bool = False) -> dict[str, Any]:
-    """A step's JSON schema (a grammar-constrained server must produce it): ``hops`` replaces a
-    finish's evidence by its hops; ``bridge`` adds the bridge action."""
+def step_schema(hops: bool = False, bridge: bool = False, min_hops: int = 1) -> dict[str, Any]:
+    """A step's JSON schema (a grammar-constrained server must produce it): ``bridge`` adds the
+    bridge action; ``hops`` makes a finish name its hops (at least ``min_hops``: the paragraphs
+    L1 wants the whole question's answer to rest on) in place of its evidence, and only a finish."""
     actions = ["search", "read", "finish", "abstain", *(["bridge"] if bridge else [])]
-    cite = "hops" if hops else "evidence"
+    head = {"thought": {"type": "string", "maxLength": 120}}
+    text = {"input": {"type": "string", "maxLength": 200}}
+    if not hops:
+        return {
+            "type": "object",
+            "properties": {**head, "action": {"type": "string", "enum": actions}, **text, "evidence": _IDS},
+            "required": ["thought", "action", "input", "evidence"],
+            "additionalProperties": False,
+        }
+    chain = {**_HOPS, "minItems": min(min_hops, MAX_HOPS)}
+    tools = [a for a in actions if a != "finish"]
     return {
-        "type": "object",
-        "properties": {
-            "thought": {"type": "string", "maxLength": 120},
-            "action": {"type": "string", "enum": actions},
-            "input": {"type": "string", "maxLength": 200},
-            cite: _HOPS if hops else _IDS,
-        },
-        "required": ["thought", "action", "input", cite],
-        "additionalProperties": False,
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {**head, "action": {"type": "string", "enum": tools}, **text},
+                "required": ["thought", "action", "input"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {**head, "action": {"const": "finish"}, **text, "hops": chain},
+                "required": ["thought", "action", "input", "hops"],
+                "additionalProperties": False,
+            },
+        ]
     }
 
 
@@ -145,6 +163,11 @@ _SYSTEM = (
     "what you found. When a paragraph states the answer, finish."
 )
 #: The system prompt's lines that change with ``finish: hops`` and the bridge action.
+#: The reply line with ``finish: hops``: a finish names its hops, no other step does.
+_HOPS_FORMAT = (
+    '{{"thought": "...", "action": "{}", "input": "..."}}, or to finish: '
+    '{{"thought": "...", "action": "finish", "input": "...", "hops": [...]}}'
+)
 _HOPS_FINISH = (
     "- finish: input is the short answer, copied from a paragraph; hops is the chain from the "
     'question to the answer, one {"entity": "...", "paragraph": <id>} per fact: each entity '
@@ -163,7 +186,9 @@ def system_prompt(hops: bool = False, bridge: bool = False) -> str:
     actions = "search|read|finish|abstain" + ("|bridge" if bridge else "")
     text = _SYSTEM.replace("search|read|finish|abstain", actions)
     if hops:
-        text = text.replace('"evidence": []}', '"hops": []}').replace(_FINISH_LINE, _HOPS_FINISH)
+        tools = "search|read|abstain" + ("|bridge" if bridge else "")
+        reply = f'{{"thought": "...", "action": "{actions}", "input": "...", "evidence": []}}'
+        text = text.replace(reply, _HOPS_FORMAT.format(tools)).replace(_FINISH_LINE, _HOPS_FINISH)
     if bridge:
         text = text.replace("- abstain:", _BRIDGE + "- abstain:")
     return text
@@ -174,6 +199,7 @@ _FINISH_LINE = (
     "paragraphs that state it\n"
 )
 assert _FINISH_LINE in _SYSTEM
+assert '"action": "search|read|finish|abstain", "input": "...", "evidence": []}' in _SYSTEM
 #: What the executor is told each R1 check asks of its finish (a gate's name is not an instruction).
 CHECK_TEXT = {
     "non_empty": "an answer, not empty",
