@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: demo test lint evidence bench bench-quick install-local install-test install-evidence clean
+.PHONY: demo test lint evidence chain bench bench-quick install-local install-test install-evidence clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -42,6 +42,16 @@ evidence: install-evidence
 	$(BIN)/vreact view $(EVIDENCE_OUT)
 	@echo "Report: $(EVIDENCE_OUT)/report.md and $(EVIDENCE_OUT)/report.html"
 	@echo "Evidence is kept: commit $(EVIDENCE_OUT)/vreact.db and report.md under docs/evidence/ (vreact replay reads the db)"
+
+# The chain (issue 24): N, N+retrieval and VG+chain on 20 unseen MuSiQue-Full records with the
+# same model and server (experiments/chain.yaml; about 1.5 hours on 2 cores). Resumable.
+CHAIN_OUT ?= runs/chain
+chain: install-evidence
+	scripts/with_server.sh qwen2.5-coder-1.5b $(EVIDENCE_PORT) \
+	  $(BIN)/vreact experiment chain --out $(CHAIN_OUT) --set base_url=http://127.0.0.1:$(EVIDENCE_PORT)/v1
+	$(BIN)/vreact report $(CHAIN_OUT) --markdown > $(CHAIN_OUT)/report.md
+	$(BIN)/python scripts/rejections.py $(CHAIN_OUT)/vreact.db >> $(CHAIN_OUT)/report.md
+	@echo "Report: $(CHAIN_OUT)/report.md"
 
 demo: install-local
 	$(BIN)/vreact demo

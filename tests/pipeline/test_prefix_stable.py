@@ -24,7 +24,7 @@ from tests.helpers import (
     support_ids,
 )
 from vreact.config import Configuration
-from vreact.roles.executor import _NEXT, _NEXT_HOPS, STATE_HEADING
+from vreact.roles.executor import _NEXT, STATE_HEADING, next_question
 from vreact.tasks.dataset import Task
 
 VG = Configuration(name="VG", guards=True, gates=True, budgets={"r1": 1})
@@ -45,7 +45,7 @@ CHAIN = Configuration(
 
 #: Where each role's volatile tail starts (the earliest of these in the serialised prompt).
 TAILS = {
-    "executor": ("Earlier tries were rejected:", STATE_HEADING, _NEXT, _NEXT_HOPS),
+    "executor": ("Earlier tries were rejected:", STATE_HEADING, _NEXT, next_question(True, True)),
     "critic": ("Verified facts:", "Steps so far:\n(none)", "Proposed action:"),
     "context_manager": ("Verified facts so far:",),
 }
@@ -141,5 +141,5 @@ def test_designer_steps_and_hops_keep_the_prefix(task_nissedal, store, spec, ver
     sources = [r["source"] for r in store.query("select source from steps where attempt_id = ?", [row["id"]])]
     assert sources == ["designer", "executor", "designer", "executor", "executor"]
     assert row["outcome"] == "answer"
-    assert _NEXT_HOPS in model.calls[-1][-1]["content"]
+    assert next_question(True, True) in model.calls[-1][-1]["content"]
     assert check_prefix_stable(model.calls, "executor") == len(steps)

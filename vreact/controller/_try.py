@@ -183,7 +183,7 @@ class ExecutorTry:
             self._keep(turn, d.outcome.note, hints)
             return False, None
         if step.action == "bridge":  # the designer answers it with a search, the next step
-            self.designed.append(bridge_query(step.input, self.subtask.objective))
+            self.designed.append(bridge_query(step.input, self.subtask.objective, self._covered()))
             turn.observation = f"the designer searches for {step.input.strip()!r}"
         elif not turn.final:
             self.searches += step.action == "search"
@@ -204,6 +204,14 @@ class ExecutorTry:
             return True, self._artifact(step)
         self._keep(turn, turn.observation or "", hints)
         return False, None
+
+    def _covered(self) -> str:
+        """The hop the try's first search found: its best paragraph's text (none without
+        ``first_search``)."""
+        if not self.ctx.config.designer.first_search:
+            return ""
+        best = self.corpus.search(first_query(self.subtask.objective), k=1)
+        return self.corpus.text(best[0].id) if best else ""
 
     def _recover(self, cap: Budget) -> Artifact | None:
         """Final-answer recovery: one more call that may only finish or abstain."""

@@ -92,9 +92,12 @@ def first_query(question: str) -> str:
     return " ".join(tokenize(question))
 
 
-def bridge_query(entity: str, question: str) -> str:
-    """The designer's answer to the executor's bridge: the entity, then the question's other
-    content words (``follow_up: bridge``)."""
-    named = set(tokenize(entity))
-    rest = [w for w in tokenize(question) if w not in named]
+def bridge_query(entity: str, question: str, covered: str = "") -> str:
+    """The designer's answer to the executor's bridge (``follow_up: bridge``): the entity, then
+    the rest of the question's content words: those neither the entity nor ``covered`` (the best
+    paragraph of the try's first search, the hop already found) holds. On the tests' answerable
+    records outside the evaluation set, searching each gold bridge entity so shows 0.885 of the
+    gold paragraphs beside the first search (0.826 with all the question's words, 0.462 without)."""
+    known = set(tokenize(entity)) | set(tokenize(covered))
+    rest = [w for w in tokenize(question) if w not in known]
     return " ".join([entity.strip(), *rest])

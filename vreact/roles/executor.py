@@ -243,7 +243,7 @@ def render_messages(context: dict[str, Any], hops: bool = False, bridge: bool = 
     # the try so far as one user message, not as assistant turns a small model would copy
     history = ["Your steps so far and what they returned:"]
     history += [_step_line(i, text, obs) for i, (text, obs) in enumerate(steps, 1)]
-    history += [*state, _NEXT_HOPS if hops else _NEXT]
+    history += [*state, next_question(hops, bridge)]
     messages.append({"role": "user", "content": "\n".join(history)})
     return messages
 
@@ -275,6 +275,18 @@ _NEXT_HOPS = _NEXT.replace(
     '{"entity": "<the answer>", "paragraph": <its id>}]}',
 )
 assert _NEXT_HOPS != _NEXT
+_MISSING = "search other words for the fact still missing."
+_BRIDGE_MISSING = (
+    "bridge with the name a paragraph above gives for what the answer depends on (a person, "
+    "place or work: the designer searches for it), or search other words."
+)
+assert _MISSING in _NEXT
+
+
+def next_question(hops: bool = False, bridge: bool = False) -> str:
+    """What the try's history ends with, for a step format (``step_schema``'s switches)."""
+    text = _NEXT_HOPS if hops else _NEXT
+    return text.replace(_MISSING, _BRIDGE_MISSING) if bridge else text
 
 
 #: The reply text of a history entry that summarises earlier steps (a context profile's).
