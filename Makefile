@@ -50,7 +50,7 @@ chain: install-evidence
 	scripts/with_server.sh qwen2.5-coder-1.5b $(EVIDENCE_PORT) \
 	  $(BIN)/vreact experiment chain --out $(CHAIN_OUT) --set base_url=http://127.0.0.1:$(EVIDENCE_PORT)/v1
 	$(BIN)/vreact report $(CHAIN_OUT) --markdown > $(CHAIN_OUT)/report.md
-	$(BIN)/python scripts/rejections.py $(CHAIN_OUT)/vreact.db >> $(CHAIN_OUT)/report.md
+	$(BIN)/python scripts/chain_tables.py $(CHAIN_OUT)/vreact.db >> $(CHAIN_OUT)/report.md
 	@echo "Report: $(CHAIN_OUT)/report.md"
 
 demo: install-local
