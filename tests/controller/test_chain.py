@@ -26,6 +26,9 @@ CHAIN = dict(
     designer={"first_search": "question", "follow_up": "bridge"},
 )
 NORTH = hops_finish("north", [("Norway", "10"), ("north", "6")])
+WRONG = hops_finish("north", [("Tveitsund", "6"), ("north", "6")])  # 6 does not name Tveitsund
+#: A try whose chain hop_supported rejects, then one whose chain it accepts.
+TWO_TRIES = [read("6"), WRONG, read("6"), NORTH]
 
 
 def chain(**kw) -> Configuration:
@@ -119,15 +122,8 @@ def test_the_schema_asks_for_hops_and_bridge_only_when_switched_on(
 def test_a_hop_not_stated_in_its_paragraph_is_rejected_naming_it(
     task_nissedal, store, spec, verifiers, roles
 ):
-    wrong = hops_finish("north", [("Tveitsund", "6"), ("north", "6")])  # 6 does not name Tveitsund
     outcome, row, _ = attempt(
-        chain(budgets={"r1": 2}),
-        task_nissedal,
-        [read("6"), wrong, read("6"), NORTH],
-        store,
-        spec,
-        verifiers,
-        roles,
+        chain(budgets={"r1": 2}), task_nissedal, TWO_TRIES, store, spec, verifiers, roles
     )
     [reject] = [v for v in verdicts_of(store, row["id"]) if v["decision"] == "reject"]
     assert (reject["check_name"], reject["cause"]) == ("hop_supported", "hop_unsupported")
@@ -136,17 +132,8 @@ def test_a_hop_not_stated_in_its_paragraph_is_rejected_naming_it(
 
 
 def test_a_rejected_try_is_resampled_at_retry_temperature(task_nissedal, store, spec, verifiers, roles):
-    wrong = hops_finish("north", [("Tveitsund", "6"), ("north", "6")])
-    _, _, model = attempt(
-        chain(retry_temperature=0.9),
-        task_nissedal,
-        [read("6"), wrong, read("6"), NORTH],
-        store,
-        spec,
-        verifiers,
-        roles,
-        seed=3,
-    )
+    config = chain(retry_temperature=0.9)
+    _, _, model = attempt(config, task_nissedal, TWO_TRIES, store, spec, verifiers, roles, seed=3)
     assert [s.temperature for s in model.settings] == [0.2, 0.2, 0.9, 0.9]  # try 1, then try 2
     assert {s.seed for s in model.settings} == {3}  # the attempt's seed stays
 
