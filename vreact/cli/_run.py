@@ -402,7 +402,8 @@ def run(**options: Any) -> None:
 )
 @_with_demo_common
 def demo(**options: Any) -> None:
-    """Answer a few built-in sample questions (default N and VG) on the embedded model.
+    """Answer a few built-in sample questions (default N and VG+chain) on the embedded model; end
+    with what verification did: the answers it kept, and the wrong answers it stopped, by check.
 
     The options of run, but for --dataset (always the built-in sample), --task-ids, --attempts
     (1), --seed (0), --concurrency (1) and --cache-only (the demo asks its model); --limit is how
