@@ -28,7 +28,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "demo": (
         "vreact.cli._run",
-        "Answer a few built-in sample questions (default N and VG) on the embedded model.",
+        "Answer a few built-in sample questions (default N and VG+chain) on the embedded model; end "
+        "with what verification did: the answers it kept, and the wrong answers it stopped, by check.",
     ),
     "diagnose": (
         "vreact.cli._diagnose",
