@@ -102,12 +102,11 @@ class Recorder:
         self.store.record_event(self.attempt_id, component, try_, index, guard, kind, detail)
 
     def step(
-        self, component: str, try_: int, index: int, observation: str, designer: bool = False, **fields: Any
+        self, component: str, try_: int, index: int, observation: str, source: str = "executor", **fields: Any
     ) -> None:
         """One executor step of a try, tied to the call that proposed it (a designer's search:
-        to none, with source ``designer``)."""
-        call = None if designer else self.last_call
-        source = "designer" if designer else "executor"
+        to none)."""
+        call = None if source == "designer" else self.last_call
         self.store.record_step(
             self.attempt_id,
             component,

@@ -3,6 +3,7 @@ until the executor proposes a final, a member stops the try, or a budget is spen
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 from vreact.budget import Budget
@@ -92,7 +93,6 @@ class ExecutorTry:
         self.reask: list[str] = []  # the note of a rolled-back step, for the next prompt
         self.rollbacks = 0  # at most the step cap's worth in one try
         self.stop_cause = ""
-        self.designing = False  # the step being recorded is a designer's search
 
     def run(self) -> Artifact | None:
         budgets = self.ctx.budgets
@@ -107,12 +107,11 @@ class ExecutorTry:
             turn.retrieved = frozenset(self.retrieved)
             if self.designed:  # a search the designer issues: a step of the try, no model call
                 query = self.designed.pop(0)
-                turn.step = Step(action="search", input=query)
+                turn.step, turn.source = Step(action="search", input=query), "designer"
                 turn.text = turn.step.model_dump_json(include={"thought", "action", "input", "evidence"})
-                ended, done = self._step(turn, cap, designer=True)
             else:
                 turn.messages = self._messages(turn.history)
-                ended, done = self._step(turn, cap)
+            ended, done = self._step(turn, cap)
             if ended:
                 return done
         if self.ctx.config.final_answer_recovery:  # one more step: never past the attempt's budgets
@@ -133,13 +132,13 @@ class ExecutorTry:
             return budgets.exhausted() or ("step_budget", "the attempt's executor steps are spent")
         return budgets.exhausted()
 
-    def _step(self, turn: Turn, cap: Budget, designer: bool = False) -> tuple[bool, Artifact | None]:
+    def _step(self, turn: Turn, cap: Budget) -> tuple[bool, Artifact | None]:
         """One step through the four phases; (True, final or None) when the try ends. A
-        ``designer`` step (its search already in ``turn.step``) passes the proposal and result
+        designer's step (its search already in ``turn.step``) passes the proposal and result
         phases of the members but the critic."""
         hints: list[str] = []
+        designer = turn.source == "designer"
         pipeline = self.designer_pipeline if designer else self.pipeline
-        self.designing = designer
         phases: tuple[Phase, ...] = ("proposal",) if designer else ("context", "call", "proposal")
         for phase in phases:
             if phase == "call":
@@ -183,7 +182,7 @@ class ExecutorTry:
             self._keep(turn, d.outcome.note, hints)
             return False, None
         if step.action == "bridge":  # the designer answers it with a search, the next step
-            self.designed.append(bridge_query(step.input, self.subtask.objective, self._covered()))
+            self.designed.append(bridge_query(step.input, self.subtask.objective, self._covered))
             turn.observation = f"the designer searches for {step.input.strip()!r}"
         elif not turn.final:
             self.searches += step.action == "search"
@@ -205,9 +204,10 @@ class ExecutorTry:
         self._keep(turn, turn.observation or "", hints)
         return False, None
 
+    @cached_property
     def _covered(self) -> str:
         """The hop the try's first search found: its best paragraph's text (none without
-        ``first_search``)."""
+        ``first_search``); searched once per try, at its first bridge."""
         if not self.ctx.config.designer.first_search:
             return ""
         best = self.corpus.search(first_query(self.subtask.objective), k=1)
@@ -215,7 +215,6 @@ class ExecutorTry:
 
     def _recover(self, cap: Budget) -> Artifact | None:
         """Final-answer recovery: one more call that may only finish or abstain."""
-        self.designing = False
         turn = Turn(self.subtask.component, self.subtask.objective, cap.used, [], self.history)
         turn.messages = [*self._messages(self.history), {"role": "user", "content": RECOVER}]
         turn.text = self.ctx.call("executor", turn.messages, self.schema, self.temperature).text
@@ -267,7 +266,7 @@ class ExecutorTry:
             self.tries.used,
             turn.index,
             observation,
-            designer=self.designing,
+            source=turn.source,
             **fields,
         )
 

@@ -109,6 +109,8 @@ class Turn:
     ) = None
     #: verdicts a member leaves beside its outcome (a critic's accept, a State gate's reject)
     verdicts: list[MemberVerdict] = field(default_factory=list)
+    #: who proposed the step: the executor's model, or the L3 designer (a search it issues)
+    source: Literal["executor", "designer"] = "executor"
 
     def accept(self, member: Member, **args: Any) -> None:
         """Record that ``member`` accepted this step (e.g. a critic's accept)."""
