@@ -4,13 +4,14 @@ north in paragraph 6); then the same configuration against the real llama.cpp se
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FULL
-from tests.helpers import attempt, bridge, hops_finish, read
+from tests.helpers import attempt, bridge, by_role, criticised, hops_finish, judged, managed, plan, read
 from tests.model.test_chaos import check_accounting, rows, vreact
 from tests.model.test_real_server import serve
 from vreact.config import Configuration
@@ -170,3 +171,34 @@ def test_the_chain_against_the_real_server(tmp_path: Path) -> None:
     replies = rows(db, "select response from model_calls where role = 'executor' and status = 'ok'")
     parsed = [json.loads(r["response"]) for r in replies]
     assert parsed and all("hops" in p and "evidence" not in p for p in parsed)
+
+
+@pytest.mark.parametrize(
+    "switches",
+    [
+        dict(planner=True, guards=True, gates=True, judges=True),
+        dict(critic=True, context_manager=True, guards=True, gates=True),
+        dict(
+            profile="benchmark",
+            guards=True,
+            gates=True,
+            guard={"text_repeat": True, "duplicate_search": True},
+        ),
+    ],
+    ids=["planner+judges", "dereact", "profile+guards"],
+)
+def test_the_chain_combines_with_every_other_switch(switches, task_nissedal, store, spec, verifiers, roles):
+    # the planner plans the question as one subtask (1 hop suffices there); the members accept
+    config = chain(retry_temperature=0.9, **switches)
+    question = task_nissedal.question
+    model = by_role(
+        executor=itertools.cycle([bridge("Norway"), read("6"), NORTH]),
+        planner=itertools.repeat(plan(("s1", question, [], "any"))),
+        judge=lambda m: judged("accept"),
+        critic=lambda m: criticised(),
+        context_manager=lambda m: managed("success"),
+    )
+    outcome, row, _ = attempt(config, task_nissedal, model, store, spec, verifiers, roles)
+    assert (outcome.kind, outcome.answer) == ("answer", "north"), row["error"]
+    sources = [s["source"] for s in steps_of(store, row["id"])]
+    assert sources[:3] == ["designer", "executor", "designer"]
