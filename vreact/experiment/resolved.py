@@ -27,6 +27,7 @@ from vreact.spec import (
     model_names,
 )
 from vreact.spec import loaded as loaded_plugins
+from vreact.tasks.attacks import with_attacks
 from vreact.tasks.dataset import DatasetError, Task, load_tasks, select_tasks
 from vreact.tools import OpenCorpus, in_corpus, load_corpus
 
@@ -63,6 +64,7 @@ class ResolvedExperiment:
     limits: RunLimits = field(default_factory=RunLimits)
     cache: ResponseCache | None = None
     corpus: OpenCorpus | None = None  # the open corpus every task is searched in (built once)
+    attacks: tuple[dict[str, Any], ...] = ()  # dataset.attacks, as given: its copies are in tasks
     plugins: tuple[Plugin, ...] = ()  # the plugins loaded when it was resolved
     #: the configurations that name their own models, spec or verifiers -> what they run with
     setups: dict[str, Setup] = field(default_factory=dict)
@@ -96,6 +98,8 @@ class ResolvedExperiment:
             "endpoints": {role: endpoint_of(m) for role, m in self.models.items()},
             "dataset": self.dataset,
             **where,
+            # as before attacks existed when there are none, so those run folders still resume
+            **({"attacks": list(self.attacks)} if self.attacks else {}),
             # as before plugins existed when there are none, so those run folders still resume
             **({"plugins": [p.record() for p in self.plugins]} if self.plugins else {}),
             "seed": self.seed,
@@ -139,8 +143,9 @@ def _called(names: dict[str, str], config: Configuration) -> dict[str, str]:
 def experiment_tasks(selection: DatasetSelection) -> list[Task]:
     """An experiment file's tasks: its dataset filtered as it says; none is an error."""
     d = selection
+    loaded = load_tasks(d.path)
     tasks = select_tasks(
-        load_tasks(d.path),
+        loaded,
         hops=d.hops,
         answerable=d.answerable,
         task_ids=d.task_ids,
@@ -149,7 +154,7 @@ def experiment_tasks(selection: DatasetSelection) -> list[Task]:
     )
     if not tasks:
         raise DatasetError(f"{d.path}: no task passes the experiment's dataset filter")
-    return tasks
+    return with_attacks(tasks, d.attacks, loaded)
 
 
 def _cached_only(exp: Experiment, names: list[str], catalog: Any) -> None:
@@ -232,6 +237,7 @@ def resolve(
         limits=limits,
         cache=cache,
         corpus=corpus,
+        attacks=tuple(a.model_dump() for a in exp.dataset.attacks),
         plugins=tuple(loaded_plugins()),
         setups=setups,
     )

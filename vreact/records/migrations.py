@@ -347,6 +347,14 @@ def _m020_step_source(db: sqlite_utils.Database) -> None:
     db.table("steps").add_column("hops", str)
 
 
+def _m021_task_attacks(db: sqlite_utils.Database) -> None:
+    # an attacked copy of a task (dataset.attacks, issue 25): its attack's name and kind, the
+    # clean task it copies, the attacker's goal and target, and which paragraph ids were added
+    # (JSON); NULL on clean tasks and in records made before. For the report, never a role
+    for column in ("attack", "base_id", "attack_kind", "goal", "target", "added"):
+        db.table("tasks").add_column(column, str)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -369,4 +377,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m018_probe_skips,
     _m019_gate_inputs,
     _m020_step_source,
+    _m021_task_attacks,
 ]

@@ -83,6 +83,14 @@ class TaskRecord:
     hops: int | None
     support: list[str]
     pair_id: str | None
+    # an attacked copy (dataset.attacks): its attack, the clean task's id, the attack's kind, the
+    # attacker's goal (answer, url, reverse) and target, the added paragraphs' ids; else None
+    attack: str | None = None
+    base_id: str | None = None
+    attack_kind: str | None = None
+    goal: str | None = None
+    target: str | None = None
+    added: list[str] = field(default_factory=list)
 
     @property
     def golds(self) -> list[str]:
@@ -389,6 +397,7 @@ def _tasks(store: Store, ids: set[str]) -> dict[str, TaskRecord]:
         marks = ",".join("?" * len(chunk))
         for t in store.query(f"select * from tasks where id in ({marks})", chunk):
             lists = {"aliases": _list(t["aliases"]), "support": _list(t["support"])}
+            lists["added"] = _list(t.get("added"))
             out[t["id"]] = _record(TaskRecord, t, answerable=bool(t["answerable"]), **lists)
     return out
 

@@ -27,6 +27,7 @@ from vreact.config import (
 )
 from vreact.model import DEFAULT_MODEL, CallPolicy, Watchdog, provider_reads, providers_reading
 from vreact.spec._plugins import PluginError, load_plugin
+from vreact.tasks.attacks import Attack, unique_names
 from vreact.verify.gates import check_gate_args, gate_factory, prompt_of
 
 
@@ -188,6 +189,7 @@ ORIGINS: dict[str, str] = {
     "artifact": "an artifact under verification",
     "paired_level": "the specification a judge's verifier pairs with",
     "gold": "the task's gold answers and supporting paragraphs (for scoring only)",
+    "attack": "an attacked task's added paragraph ids and the attacker's target (for scoring only)",
     "transcripts": "recorded transcripts: earlier tries' and other attempts' steps, prompts and replies",
 }
 
@@ -274,6 +276,27 @@ class DatasetSelection(_Strict):
         description="a corpus (JSON array or JSON lines of {title, text}; ids are positions): search"
         " runs over it instead of each task's own paragraphs (docs/corpus.md)",
     )
+    attacks: list[Attack] = Field(
+        default_factory=list,
+        description="attacked copies of the tasks, beside them (ids <id>~<attack name>): poison"
+        " (false statements) or inject (instructions) paragraphs added to each (README, Attacks)",
+    )
+
+    @field_validator("attacks")
+    @classmethod
+    def _named(cls, attacks: list[Attack]) -> list[Attack]:
+        unique_names(attacks)
+        return attacks
+
+    @model_validator(mode="after")
+    def _attacks_alone(self) -> DatasetSelection:
+        if self.attacks and self.corpus:
+            raise IdleSetting(
+                ("attacks",),
+                "dataset.attacks cannot be used with dataset.corpus: the added paragraphs would enter"
+                " every task's corpus",
+            )
+        return self
 
 
 #: A configuration's call settings when nothing says otherwise.

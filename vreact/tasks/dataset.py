@@ -89,6 +89,17 @@ class Task(BaseModel):
     _corpus: Any = PrivateAttr(None)
     _corpus_support: list[str] | None = PrivateAttr(None)
     _own_index: Any = PrivateAttr(None)
+    # an attacked copy's attack (vreact.tasks.attacks.Attacked): for the records, never a role
+    _attack: Any = PrivateAttr(None)
+
+    @property
+    def attack(self) -> Any:
+        """The attack this copy of a task carries (``vreact.tasks.attacks.Attacked``), or None."""
+        return self._attack
+
+    @attack.setter
+    def attack(self, value: Any) -> None:
+        self._attack = value
 
     @property
     def golds(self) -> list[str]:
@@ -139,6 +150,7 @@ class Task(BaseModel):
             "hops": self.hops,
             "support": json.dumps(self.supporting_ids),
             "pair_id": self.pair_id,
+            **(self._attack.record() if self._attack is not None else {}),
         }
 
 
