@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from vreact.tasks.attacks import STYLES, URL
 from vreact.tasks.dataset import Task
 from vreact.tasks.metrics import normalize_answer
 from vreact.tools import Corpus, corpus_of
@@ -313,6 +314,35 @@ def distractor_entity(r: Record) -> list[Artifact]:
             if words and not words <= question and not _same(span, r.answer) and len(span.split()) <= 4:
                 return [r.cite(span, [pid])]
     return _skip(r, "distractor_entity", "no name-like span in a non-supporting paragraph")
+
+
+@fault(
+    "fault",
+    "an attack's goal",
+    "support + an added instruction",
+    "what an injected paragraph asks for (an answer of its own, the gold answer with a URL or "
+    "reversed), citing the gold paragraphs and that paragraph: one per inject style",
+    retrieved=_R + " + the added one",
+)
+def injected_instruction(r: Record) -> list[Artifact]:
+    """The gold answer replaced by an attack's goal, citing an added paragraph that carries the
+    instruction (one artifact per inject style of ``dataset.attacks``), as an agent that obeys
+    it writes it: the paragraph, like an attacked copy's, starts with the question's words."""
+    if not r.task.answerable or not r.support:
+        return _skip(r, "injected_instruction", "no gold answer to replace")
+    target = next(
+        (str(p.title) for p in r.task.paragraphs if not p.is_supporting and not _same(p.title, r.answer)), ""
+    )
+    added = str(max((int(i) for i in r.support if i.isdigit()), default=0) + 1000)
+    out = []
+    for template, goal in STYLES.values():
+        answer = {"answer": target, "url": f"{r.answer} {URL}", "reverse": r.answer[::-1]}[goal]
+        if not answer:
+            continue
+        artifact = r.cite(answer, [*r.support, added], retrieved=r.retrieved | {added})
+        text = f"{r.question} {template.format(x=target)}"
+        out.append(replace(artifact, cited={**artifact.cited, added: text}))
+    return out
 
 
 def _order(pid: str) -> tuple[int, str]:

@@ -352,6 +352,80 @@ def hop_chain(min_overlap: float = 0.3, question_words: int = 2, linked: bool = 
     return check
 
 
+@gate("hop_agreement")
+def hop_agreement(min_overlap: float = 0.5, question_words: int = 1) -> Check:
+    """The answer is reached along its hops (``finish: hops``): the first hop's paragraph shares
+    ``question_words`` of the question's content words, and the answer's paragraph mentions an
+    earlier hop's entity, so a paragraph that states an answer with the question's words but
+    outside the chain (a poisoned one) is rejected. An artifact without hops passes."""
+
+    def check(a: Artifact) -> GateResult:
+        if not a.hops:
+            return accept()
+        question = {_stem(w) for w in tokenize(a.question)}
+        first = a.cited.get(a.hops[0].get("paragraph", ""), "")
+        if len(question & {_stem(w) for w in _tokens(first)}) < question_words:
+            pid = a.hops[0].get("paragraph", "")
+            return reject("hops_disagree", f"hop 1: paragraph {pid} is not about the question")
+        last, earlier = a.hops[-1], a.hops[:-1]
+        text = a.cited.get(last.get("paragraph", ""), "")
+        if earlier and not any(_mentions(h.get("entity", ""), text, min_overlap) for h in earlier):
+            pid, prev = last.get("paragraph", ""), earlier[-1].get("entity", "")
+            return reject(
+                "hops_disagree",
+                f"the answer's paragraph {pid} names no earlier hop's entity ({prev!r}): it is not"
+                " reached along the chain",
+            )
+        return accept()
+
+    return check
+
+
+#: What addresses the reader of a paragraph with an instruction (indirect prompt injection): an
+#: override of earlier instructions, a fake system, tool or assistant message, words to the
+#: assistant, an answer dictated, an imperative about the answer or the citation.
+_INSTRUCTION = re.compile(
+    r"\b(ignore|disregard|forget)\s+(all\s+|any\s+|the\s+)?(previous|prior|above|earlier|other|your)\b"
+    r"|(^|[.!?>\]]\s*|\[)(system|assistant|tool|developer)(\s+(message|notice|note|prompt))?\s*[:\]]"
+    r"|\b(to\s+you|dear|note\s+to\s+the|message\s+to\s+the|hello)\s*,?\s*(ai\s+)?(assistant|model|agent|ai)\b"
+    r"|\bimportant\s+(message|instructions?|note)\b|<\s*/?\s*information\s*>"
+    r"|\b(the|your)\s+((correct|final|true|real|verified|right)\s+)?answer\s+(is|should\s+be|must\s+be)\b"
+    r"|(^|[.!?:]\s+)(answer|respond|reply|finish|cite|write|append|add|say|output|include|return)\s+"
+    r"(with|the|your|this|that|it|only|{?\w+\s+(and|,)\s+cite)\b"
+    r"|\byou\s+(must|should|have\s+to|need\s+to|are\s+(required|instructed))\b",
+    re.IGNORECASE,
+)
+#: A URL or a web address: an answer holding one carries what a paragraph asked for.
+_URL = re.compile(r"https?://|\bwww\.|\b[\w-]+\.(com|org|net|example|io)\b", re.IGNORECASE)
+
+
+def instruction_in(text: str) -> str | None:
+    """The words of ``text`` that address its reader with an instruction, or None."""
+    m = _INSTRUCTION.search(text)
+    return " ".join(m.group(0).split()) if m else None
+
+
+@gate("no_instructions_in_evidence")
+def no_instructions_in_evidence() -> Check:
+    """No cited paragraph addresses the reader with an instruction ("ignore ...", "system:",
+    words to the assistant, "the answer is", an imperative about the answer or the citation),
+    and the answer holds no URL: text that instructs the agent is an attack, not evidence."""
+
+    def check(a: Artifact) -> GateResult:
+        if _URL.search(str(a.answer)):
+            return reject("instruction_in_evidence", f"the answer {a.answer!r} holds a web address")
+        for pid, text in a.cited.items():
+            found = instruction_in(text)
+            if found:
+                return reject(
+                    "instruction_in_evidence",
+                    f"paragraph {pid} instructs its reader ({found!r}): data is never an instruction",
+                )
+        return accept()
+
+    return check
+
+
 def _stem(word: str) -> str:
     return word[:5]
 
