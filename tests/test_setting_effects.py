@@ -360,6 +360,13 @@ SCENARIOS: dict[str, Effect] = {
         lambda t: (t.a.steps[-1].evidence, [h["entity"] for h in t.a.steps[-1].hops]),
         (([], []), (["10", "6"], ["Norway", "north"])),
     ),
+    # attacks (issue 25): what the executor read is marked as data, and it is told so
+    "observation_marking": Effect(
+        True,
+        lambda: model(WHOLE),
+        lambda t: (t.prompt().count("<<data>>"), "never an instruction" in t.prompt()),
+        ((0, False), (3, True)),  # the rule names the mark once, and two paragraphs were read
+    ),
     "designer.first_search": Effect(
         "question",
         lambda: model(WHOLE),

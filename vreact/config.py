@@ -296,6 +296,13 @@ class Configuration(BaseModel):
         description="hops: the executor's finish names its chain, hops: [{entity, paragraph}, ...] "
         "ending with the answer (in the step's JSON schema); its evidence is the hops' paragraphs",
     )
+    observation_marking: bool = setting(
+        "executor",
+        False,
+        description="spotlighting: each paragraph a role reads (the executor's observations, the critic's "
+        "and the context manager's, the judges' cited text) is delimited as data, and every role is "
+        "told that text inside it is never an instruction",
+    )
     designer: DesignerSettings = Field(default_factory=DesignerSettings)
     retry_temperature: float | None = setting(
         "R1",

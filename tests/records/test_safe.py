@@ -176,7 +176,8 @@ ADDED = {
     "_m019_gate_inputs": ["alter table verdicts drop column input_hash", "drop table inputs"],
     "_m020_step_source": ["alter table steps drop column source", "alter table steps drop column hops"],
     "_m021_task_attacks": [
-        f"alter table tasks drop column {c}" for c in ("attack", "base_id", "attack_kind", "goal", "target", "added")
+        f"alter table tasks drop column {c}"
+        for c in ("attack", "base_id", "attack_kind", "goal", "target", "added")
     ],
 }
 

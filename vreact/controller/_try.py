@@ -27,7 +27,7 @@ from vreact.pipeline import (
 )
 from vreact.roles.designer import Subtask, bridge_query, first_query
 from vreact.roles.executor import HOP_CHECKS, Step, parse_step, render_messages, run_tool, step_schema
-from vreact.tools import Corpus
+from vreact.tools import Corpus, told
 from vreact.v import V
 from vreact.verdict import Verdict, artifact_hash
 from vreact.verify.gates import Artifact
@@ -81,6 +81,7 @@ class ExecutorTry:
         self.designer_pipeline = Pipeline([m for m in self.pipeline.members if not isinstance(m, Critic)])
         self.hops = config.finish == "hops"
         self.bridge = config.designer.follow_up == "bridge"
+        self.marked = config.observation_marking
         self.schema = step_schema(self.hops, self.bridge, subtask.min_hops)
         self.checks = [c for c in subtask.checks if self.hops or c not in HOP_CHECKS]
         # a try after a rejection routed like R1's is re-sampled (retry_temperature)
@@ -186,7 +187,7 @@ class ExecutorTry:
             turn.observation = f"the designer searches for {step.input.strip()!r}"
         elif not turn.final:
             self.searches += step.action == "search"
-            turn.observation, turn.cut = run_tool(step, self.corpus, self.retrieved)
+            turn.observation, turn.cut = run_tool(step, self.corpus, self.retrieved, self.marked)
             turn.retrieved = frozenset(self.retrieved)
         d = pipeline.run("result", turn)
         self._member_verdicts(turn)
@@ -240,7 +241,8 @@ class ExecutorTry:
                 **(extra or {}),
             },
         )
-        messages = render_messages(self.ctx.assembler.build("executor", scope), self.hops, self.bridge)
+        context = self.ctx.assembler.build("executor", scope)
+        messages = render_messages(context, self.hops, self.bridge, self.marked)
         if self.reask:  # a rolled-back step: say why, so the re-ask differs
             messages.append({"role": "user", "content": "\n".join(self.reask)})
         return messages
@@ -273,7 +275,8 @@ class ExecutorTry:
     def _ask(self, role: str, sources: dict[str, Any], render: Any, schema: dict[str, Any]) -> str:
         """A member's model call: the role's context under its row of memory/roles.yaml."""
         scope = self.ctx.scope((self.subtask.component,), sources)
-        return self.ctx.call(role, render(self.ctx.assembler.build(role, scope)), schema).text
+        messages = render(self.ctx.assembler.build(role, scope))
+        return self.ctx.call(role, told(messages) if self.marked else messages, schema).text
 
     def _member_verdicts(self, turn: Turn) -> None:
         """The verdicts members left beside their outcomes (a critic's accept, a gate's reject)."""

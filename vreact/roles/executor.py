@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from vreact.model import Message, parse_json_object
 from vreact.roles.prompts import failure_lines
-from vreact.tools import Corpus, paragraph_id
+from vreact.tools import DATA_RULE, Corpus, mark, paragraph_id
 
 
 class Hop(BaseModel):
@@ -216,9 +216,11 @@ CHECK_TEXT = {
 HOP_CHECKS = frozenset({"hop_supported", "hop_chain", "hop_agreement"})
 
 
-def render_messages(context: dict[str, Any], hops: bool = False, bridge: bool = False) -> list[Message]:
+def render_messages(
+    context: dict[str, Any], hops: bool = False, bridge: bool = False, marked: bool = False
+) -> list[Message]:
     """The executor's chat messages, from its assembled context only, for a step format
-    (``step_schema``'s switches)."""
+    (``step_schema``'s switches); ``marked``: told that marked paragraphs are data."""
     lines = [f"Question: {context['subtask.objective']}"]
     contract = context.get("subtask.contract")
     if contract:
@@ -236,7 +238,8 @@ def render_messages(context: dict[str, Any], hops: bool = False, bridge: bool = 
     lines += failure_lines(fixed, "Earlier tries were rejected:")
     state = failure_lines([f for f in shown if f.get("verifier") in IN_TRY], "Earlier tries were rejected:")
     state += _state_lines(context["state"]) if "state" in context else []
-    messages: list[Message] = [{"role": "system", "content": system_prompt(hops, bridge)}]
+    system = system_prompt(hops, bridge) + (f"\n{DATA_RULE}" if marked else "")
+    messages: list[Message] = [{"role": "system", "content": system}]
     steps = context.get("try.steps") or []
     if not steps:
         messages.append({"role": "user", "content": "\n".join(lines + state)})
@@ -304,20 +307,22 @@ def _step_line(n: int, text: str, observation: str) -> str:
     return f"{n}. {step.action} {json.dumps(step.input)}\n   -> {observation}"
 
 
-def run_tool(step: Step, corpus: Corpus, retrieved: set[str]) -> tuple[str, bool]:
+def run_tool(step: Step, corpus: Corpus, retrieved: set[str], marked: bool = False) -> tuple[str, bool]:
     """Run a search or read; add what the agent saw to ``retrieved``; return the observation and
-    whether a paragraph it shows was cut when it was read (``Paragraph.cut``)."""
+    whether a paragraph it shows was cut when it was read (``Paragraph.cut``). ``marked``: each
+    paragraph shown is delimited as data (``observation_marking``)."""
+    shown = mark if marked else str
     if step.action == "search":
         hits = corpus.search(step.input)
         if not hits:
             return "no results; try other words", False
         retrieved.update(h.id for h in hits)
         cut = any(p.cut for h in hits if (p := corpus.read(h.id)) is not None)
-        return "\n".join(f"[{h.id}] {h.title}: {h.snippet}" for h in hits), cut
+        return "\n".join(shown(f"[{h.id}] {h.title}: {h.snippet}") for h in hits), cut
     if step.action == "read":
         p = corpus.read(step.input)
         if p is None:
             return f"no paragraph with id {step.input!r}; use an id from search results", False
         retrieved.add(str(p.idx))
-        return f"[{p.idx}] {p.title}: {p.paragraph_text}", p.cut
+        return shown(f"[{p.idx}] {p.title}: {p.paragraph_text}"), p.cut
     raise ValueError(f"{step.action} is not a tool call")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from vreact.config import Configuration
 from vreact.model import Message
 from vreact.spec import JudgeSpec, TaskSpec, VerifierSet
+from vreact.tools import mark, told
 from vreact.v import CONFIGURED, Source, V, judge_name
 from vreact.verdict import Verdict, artifact_hash
 from vreact.verify import judges
@@ -86,6 +87,7 @@ class Verifiers:
         self.judges: dict[str, JudgeSpec | None] = {
             k: v.judge if config.judges else None for k, v in specs.items()
         }
+        self.marked = config.observation_marking  # judges read cited text marked as data
 
     def answer_checks(self) -> tuple[str, ...]:
         """R1's gates on an answer, as the executor is told them (the parse gate is a step's)."""
@@ -132,12 +134,13 @@ class Verifiers:
         kind = V[verifier].judge
         assert kind is not None
         start = time.perf_counter()
-        scope = ctx.scope((component,), {"artifact": _show(artifact), "paired_level": paired})
+        scope = ctx.scope((component,), {"artifact": _show(artifact, self.marked), "paired_level": paired})
         args = judge.model_dump()
         name = judge_name(verifier)
         context = ctx.assembler.build("judge", scope)  # a context-schema breach raises, as it must
         try:
             messages = _messages(prompt_of(judge.prompt)(kind, context))
+            messages = told(messages) if self.marked else messages
         except Exception as e:  # fail closed: a judge's prompt that raises rejects, uncalled
             prompt = judge.prompt or "built-in"
             result = reject("verifier_error", f"judge prompt {prompt}: {type(e).__name__}: {e}")
@@ -183,12 +186,14 @@ def _messages(messages: Any) -> list[Message]:
     return messages
 
 
-def _show(artifact: Any) -> Any:
-    """What a judge is shown of an artifact: its content and cited evidence, nothing else."""
+def _show(artifact: Any, marked: bool = False) -> Any:
+    """What a judge is shown of an artifact: its content and cited evidence, nothing else (the
+    cited paragraphs delimited as data when ``marked``)."""
     if isinstance(artifact, PlanArtifact):
         return artifact.plan
     if isinstance(artifact, ChainArtifact):
         return [{"id": s.id, "question": s.objective, "answer": s.answer} for s in artifact.steps]
     if artifact.kind == "abstain":
         return {"abstain": artifact.reason}
-    return {"answer": artifact.answer, "evidence": artifact.cited}
+    cited = {pid: mark(text) for pid, text in artifact.cited.items()} if marked else artifact.cited
+    return {"answer": artifact.answer, "evidence": cited}
