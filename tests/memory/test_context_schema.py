@@ -212,3 +212,16 @@ def test_a_final_unit_missing_from_the_ledger_is_a_crash_not_another_answer(
     assert (outcome.kind, outcome.crash_kind) == ("crash", "internal")
     assert "no accepted unit of executor.p1.s2, the final subtask" in outcome.error
     assert row["answer"] is None
+
+
+def test_an_attacked_copys_added_ids_and_target_are_refused_in_any_prompt(full_tasks, roles, store):
+    from vreact.tasks.attacks import Attack, with_attacks
+
+    [_, copy] = with_attacks(full_tasks[1:2], [Attack(kind="inject", style="override")], full_tasks)
+    assert all("attack" in row.never_reads for row in roles.roles.values())
+    assembler = ContextAssembler(roles, store)
+    for leaked in (copy.attack.target, copy.attack.added[0]):
+        for role, field in (("executor", "try.steps"), ("judge", "artifact"), ("critic", "proposal")):
+            leak = Scope(1, ("executor.s1",), {field: [("thought", leaked)]})
+            with pytest.raises(ContextSchemaError, match="'attack'"):
+                assembler.read(role, field, leak)

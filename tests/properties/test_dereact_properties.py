@@ -5,6 +5,7 @@ task's aliases, supporting labels, decomposition, or whether the attempt is righ
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
@@ -18,6 +19,7 @@ from vreact.config import Configuration
 from vreact.diagnosis import diagnose
 from vreact.model import MockModel
 from vreact.records import Store, read_run
+from vreact.tasks.attacks import Attack, with_attacks
 
 PROPS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 BUDGETS = {"step_cap": 8, "steps": 8, "r1": 1}
@@ -30,8 +32,11 @@ CONFIGS = {
 
 
 @pytest.fixture(scope="module")
-def task(full_tasks):
-    return next(t for t in full_tasks if t.answerable and len(t.question_decomposition) == 2)
+def tasks(full_tasks):
+    """A two-hop task, and its copies under an injected override and a poisoned bridge."""
+    task = next(t for t in full_tasks if t.answerable and len(t.question_decomposition) == 2)
+    attacks = [Attack(kind="inject", style="override"), Attack(kind="poison", target="bridge", k=2)]
+    return with_attacks([task], attacks, full_tasks)
 
 
 def critic_outputs():
@@ -53,8 +58,9 @@ def cm_outputs(ids):
 
 
 @PROPS
-@given(data=st.data(), name=st.sampled_from(sorted(CONFIGS)))
-def test_one_outcome_and_every_role_within_its_row(data, name, task, spec, verifiers, roles):
+@given(data=st.data(), name=st.sampled_from(sorted(CONFIGS)), which=st.sampled_from([0, 1, 2]))
+def test_one_outcome_and_every_role_within_its_row(data, name, which, tasks, spec, verifiers, roles):
+    task = tasks[which]
     ids = [str(p.idx) for p in task.paragraphs]
     scripts = {
         "executor": data.draw(st.lists(step_outputs(task), max_size=12)),
@@ -80,6 +86,10 @@ def test_one_outcome_and_every_role_within_its_row(data, name, task, spec, verif
     # answer's text itself may stand in a paragraph or in the agent's own proposal)
     forbidden = [h.question for h in task.question_decomposition]
     labels = ("is_supporting", "answer_aliases", "paragraph_support_idx", "question_decomposition")
+    if task.attack is not None:  # nor which paragraphs were added, by whom, for what
+        added = json.dumps([str(i) for i in task.attack.added])
+        forbidden += [task.id, task.attack.name, added]
+        labels += ("attack_kind", "base_id")
     for call in a.calls:
         prompt = "\n".join(m["content"] for m in call.messages or [])
         role = call.role
