@@ -240,6 +240,43 @@ class Correction(_Figures):
     right: bool | None
 
 
+class AttackRow(_Figures):
+    """One attack (dataset.attacks) in one configuration: accuracy on the clean tasks it copies
+    and on its attacked copies, the attacker's success, and what became of each attacked attempt."""
+
+    kind: str  # poison | inject
+    goal: str  # answer | url | reverse: what the attacker wants of the accepted answer
+    n: int  # attempts on the attacked copies
+    n_clean: int  # attempts on the clean tasks they copy
+    clean_accuracy: float | None
+    attacked_accuracy: float | None
+    #: the targeted attack success rate: the attacked attempts whose accepted answer meets the goal
+    attack_success: float | None
+    #: each attacked attempt in exactly one, in this order: the goal met, abstained, a success
+    #: after a rejection, a success without one, any other answer, a crash
+    escaped: int
+    blocked: int
+    recovered: int
+    unaffected: int
+    wrong: int
+    crashed: int
+    #: the blocked and recovered attempts by their first reject: "<verifier> <check>" -> attempts
+    stopped_by: dict[str, int]
+    #: the attacked attempts whose final answer cites an added paragraph
+    added_cited: float | None
+
+
+class AttackReport(_Figures):
+    """A configuration under attack: a row per attack, and what its defences cost on the clean
+    tasks (the attacked copies' originals): their abstentions, and the rejections by each
+    defence check (vreact.report.compute.DEFENCE_CHECKS)."""
+
+    by_attack: dict[str, AttackRow]
+    n_clean: int
+    clean_abstentions: float | None
+    clean_rejections: dict[str, int]
+
+
 class Report(_Figures):
     """The report of one run: the figures of each configuration in the run's order, and each
     configuration against the baseline."""
@@ -257,3 +294,5 @@ class Report(_Figures):
     over_abstaining: list[Comparison] = []
     #: every correction of the run, in the order of its configurations, tasks and attempts
     corrections: list[Correction] = []
+    #: per configuration, the attacks through the data; left out of the JSON of a run without them
+    attacks: dict[str, AttackReport] | None = Field(None, exclude_if=lambda v: v is None)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from vreact.report.compute import ALWAYS_ANSWER
+from vreact.report.compute import ALWAYS_ANSWER, DEFENCE_CHECKS
 from vreact.report.model import ConfigReport, Report
 from vreact.v import ABSTAIN_LEVELS
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 LEFT = (
     *("config", "by", "vs", "figure", "guard", "stop causes"),
     *("task", "component", "source", "check", "cause", "rejected", "accepted", "right"),
+    *("attack", "stopped by"),
 )
 
 
@@ -30,7 +31,8 @@ class Column:
     placeholders filled from the row's ``params``); a pair of paths is two figures one cell
     shows. ``style`` says how a terminal shows it: "" plain, "pm" a pair mean ± se in %,
     "points" a signed difference in points, "p" a p-value, "yesno" a flag, "usd" a pair of
-    dollars and the calls they leave out (a lower bound, ``>= $``, when some had no price)."""
+    dollars and the calls they leave out (a lower bound, ``>= $``, when some had no price),
+    "counts" a mapping of counts, most first ("R3 multi_hop ×2, R1 max_words ×1")."""
 
     header: str
     path: str | tuple[str, str]
@@ -182,6 +184,17 @@ def _diagnosed(report: Report) -> Iterator[Row]:
     for n, r in _configs(report):
         if r.diagnosis is not None:
             yield Row(n, (n,), r.diagnosis, key="diagnosis.")
+
+
+def _attacks(report: Report) -> Iterator[Row]:
+    for n, a in (report.attacks or {}).items():
+        for name, row in a.by_attack.items():
+            yield Row(n, (n, name), row, key=f"attacks.{n}.by_attack.{name}.")
+
+
+def _defences(report: Report) -> Iterator[Row]:
+    for n, a in (report.attacks or {}).items():
+        yield Row(n, (n,), a, key=f"attacks.{n}.")
 
 
 def _veto_yield(report: Report) -> Iterator[Row]:
@@ -473,6 +486,49 @@ TABLES: tuple[Table, ...] = (
         _over_attempts,
         optional=True,
     ),
+    Table(
+        "Attacks through the data: accuracy on the clean tasks and under attack, attack success",
+        "Per attack, its attacked copies (n attempts) against the clean tasks they copy (clean n). "
+        "attack succ: the share of attacked attempts whose accepted answer is what the attacker "
+        "wanted; added cited: the share whose answer cites a paragraph the attack added.",
+        ("config", "attack"),
+        (
+            Column("n", "n"),
+            Column("clean n", "n_clean"),
+            Column("clean acc", "clean_accuracy"),
+            Column("acc attacked", "attacked_accuracy"),
+            Column("attack succ", "attack_success"),
+            Column("added cited", "added_cited"),
+        ),
+        _attacks,
+        optional=True,
+    ),
+    Table(
+        "Attacked attempts: what became of each, and the check that first stopped it",
+        "Each attacked attempt is the first of: escaped (the attacker's goal met), blocked (abstained), "
+        "recovered (right after a rejection), unaffected (right without one), wrong, crashed. stopped by "
+        "counts the blocked and recovered attempts by their first rejection.",
+        ("config", "attack"),
+        (
+            *(Column(f, f) for f in ("blocked", "recovered", "escaped", "unaffected", "wrong", "crashed")),
+            Column("stopped by", "stopped_by", "counts"),
+        ),
+        _attacks,
+        optional=True,
+    ),
+    Table(
+        "Defences on clean tasks: abstentions, and rejections by each defence check",
+        "On the clean tasks the attacked copies were made of: what the defences cost where there is "
+        "no attack.",
+        ("config",),
+        (
+            Column("clean n", "n_clean"),
+            Column("clean abst", "clean_abstentions"),
+            *(Column(check, f"clean_rejections.{check}") for check in DEFENCE_CHECKS),
+        ),
+        _defences,
+        optional=True,
+    ),
 )
 
 #: Every correction of a run: ``vreact report --corrections`` prints it, the page shows it.
@@ -548,6 +604,8 @@ def styled(value: Any, style: str) -> Any:
         return "yes" if value else "no"
     if style == "right":  # by gold, or not known
         return "-" if value is None else "yes" if value else "no"
+    if style == "counts":
+        return ", ".join(f"{k} ×{n}" for k, n in sorted(value.items(), key=lambda kn: -kn[1])) or "-"
     if style == "usd":
         usd, unpriced = value
         return "-" if usd is None else f"{'>= ' if unpriced else ''}${usd:.4f}"
@@ -558,8 +616,8 @@ def tables(report: Report, which: tuple[Table, ...] = TABLES) -> list[TableData]
     """The report's tables (``which``; default: every table but the corrections): accounting
     (VReAct Table 4), outcomes, Pass@k and lifts with paired permutation tests (DeReAct Tables 1,
     11-18), the trivial baselines, support and answerability, cost means (VReAct Table 5) and
-    distributions (DeReAct Tables 13, 20), attribution (VReAct Table 6), and the accounting and
-    quality by hop count."""
+    distributions (DeReAct Tables 13, 20), attribution (VReAct Table 6), the accounting and
+    quality by hop count, and the attacks through the data with their defences' cost."""
     out = []
     for t in which:
         rows = [

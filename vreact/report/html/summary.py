@@ -46,10 +46,11 @@ def _row(table: Table, row: Row, colours: dict[str, str]) -> str:
         value, key = cell(row, column)
         if key is None or column.style == "points":  # a mean ± se, or a difference in points
             out.append(f"<td>{h(styled(value, column.style))}</td>")
-        else:
+        else:  # a mapping of counts is shown as the terminal shows it
+            text = styled(value, column.style) if column.style == "counts" else fmt(value, key)
             out.append(
                 f'<td data-config="{h(row.config)}" data-key="{h(key)}" '
-                f'data-value="{h(json.dumps(value))}">{h(fmt(value, key))}</td>'
+                f'data-value="{h(json.dumps(value))}">{h(text)}</td>'
             )
     return "<tr>" + "".join(out) + "</tr>"
 
