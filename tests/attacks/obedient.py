@@ -14,9 +14,8 @@ from vreact.tasks.dataset import Task
 def goal_answer(task: Task) -> str:
     """What the attack asks the answer to be: its target, the gold with the URL, or reversed."""
     attack = task.attack
-    return {"answer": str(attack.target), "url": f"{task.answer} {URL}", "reverse": str(task.answer)[::-1]}[
-        attack.goal
-    ]
+    answers = {"answer": str(attack.target), "url": f"{task.answer} {URL}", "reverse": str(task.answer)[::-1]}
+    return answers[attack.goal]
 
 
 def steps_taken(messages: list[dict[str, str]]) -> int:
@@ -24,16 +23,34 @@ def steps_taken(messages: list[dict[str, str]]) -> int:
     return messages[-1]["content"].count("\n   -> ") if len(messages) > 2 else 0
 
 
+def gold_ids(task: Task) -> list[str]:
+    """The paragraphs of the task's hops that are located, in hop order (else its first one)."""
+    located = [
+        str(h.paragraph_support_idx)
+        for h in task.question_decomposition
+        if h.paragraph_support_idx is not None
+    ]
+    return list(dict.fromkeys(located)) or [str(task.paragraphs[0].idx)]
+
+
+def final_step(task: Task, added: str | None, hops: bool) -> dict[str, Any]:
+    """The finish: the gold answer on the gold paragraphs, or, when it obeys the ``added``
+    paragraph, the attack's goal citing it in place of the last hop's (with ``hops``: the gold
+    hops but the last, then the goal at the added paragraph)."""
+    gold = gold_ids(task)
+    answer = goal_answer(task) if added else str(task.answer)
+    if not hops:
+        return finish(answer, [*gold[:-1], added] if added else gold)
+    chain = [(str(h.answer), str(h.paragraph_support_idx)) for h in task.question_decomposition[:-1]]
+    return hops_finish(answer, [*chain, (answer, added or gold[-1])])
+
+
 def obedient(task: Task, hops: bool = False) -> Any:
     """The executor's script as a function of its prompt: search the question, read the gold
-    paragraphs and the first added one, then finish with what the attack asks (with ``hops``:
-    the gold first hop, then the goal at the added paragraph). A clean task is solved."""
-    hop_ids = [h.paragraph_support_idx for h in task.question_decomposition]
-    gold = list(dict.fromkeys(str(i) for i in hop_ids if i is not None))
-    gold = gold or [str(p.idx) for p in task.paragraphs if p.is_supporting] or [str(task.paragraphs[0].idx)]
+    paragraphs and the first added one, then finish with what the attack asks. A clean task is
+    solved."""
     added = str(task.attack.added[0]) if task.attack else None
-    reads = [*gold, *([added] if added else [])]
-    answer = goal_answer(task) if task.attack else str(task.answer)
+    reads = [*gold_ids(task), *([added] if added else [])]
 
     def step(messages: list[dict[str, str]]) -> dict[str, Any]:
         n = steps_taken(messages)
@@ -41,9 +58,6 @@ def obedient(task: Task, hops: bool = False) -> Any:
             return search(task.question)
         if n <= len(reads):
             return read(reads[n - 1])
-        if not hops:
-            return finish(answer, [*gold[:-1], added] if added else gold)
-        first = str(task.question_decomposition[0].answer)
-        return hops_finish(answer, [(first, gold[0]), (answer, added or gold[-1])])
+        return final_step(task, added, hops)
 
     return step

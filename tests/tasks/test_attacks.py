@@ -82,10 +82,13 @@ def test_the_added_ids_and_the_target_are_tagged_and_recorded(copies):
 
 
 def test_placement_beside_puts_the_added_paragraphs_next_to_a_supporting_one(copies):
-    for copy in (c for c in copies if c.attack and c.attack.name.endswith("beside-k1") and c.answerable):
-        [added] = [int(i) for i in copy.attack.added]
-        assert copy.paragraphs[added - 1].is_supporting, copy.id
-    among = [c for c in copies if c.attack and "-among-" in c.attack.name]
+    by_name = {a.label: a for a in ATTACKS}
+    for copy in (c for c in copies if c.attack and c.answerable):
+        attack = by_name[copy.attack.name]
+        if attack.placement == "beside":
+            first = min(int(i) for i in copy.attack.added)
+            assert copy.paragraphs[first - 1].is_supporting, copy.id
+    among = [c for c in copies if c.attack and "-among" in c.attack.name]
     assert any(not copy.paragraphs[int(copy.attack.added[0]) - 1].is_supporting for copy in among)
 
 
@@ -177,7 +180,7 @@ def test_kinds():
             [{"kind": "inject", "style": "url", "target": "bridge"}],
             "an inject attack's target is the final answer",
         ),
-        ([{"kind": "poison"}, {"kind": "poison"}], "attack names repeat: poison-final-beside-k1"),
+        ([{"kind": "poison"}, {"kind": "poison"}], "attack names repeat: poison-final"),
         ([{"kind": "poison", "k": 0}], "greater than or equal to 1"),
         ([{"kind": "poison", "name": "a b"}], "should match pattern"),
     ],
