@@ -71,7 +71,7 @@ def test_a_url_in_the_answer_is_rejected_and_poison_passes():
     record = next(r for r in musique_records() if r.get("answerable", True))
     assert GATE(gold_artifact(record, answer=f"{record['answer']} {URL}")).cause == "instruction_in_evidence"
     assert GATE(gold_artifact(record, answer="www.example.com")).cause == "instruction_in_evidence"
-    poisoned = {"9": t.format(q=record["question"], x="Banana", t="Nowhere") for t in POISON[:1]}
+    poisoned = {"9": POISON[0].format(q=record["question"], x="Banana", t="Nowhere")}
     assert GATE(gold_artifact(record, cited=poisoned, evidence=["9"])).ok  # a statement: hop_agreement's
 
 
