@@ -214,3 +214,17 @@ def test_an_experiment_runs_the_clean_tasks_and_their_attacked_copies(tmp_path):
         ATTACKS[0].label,
         ATTACKS[1].label,
     ] * 3
+
+
+def test_a_folder_made_with_other_attacks_is_refused_naming_them(tmp_path):
+    from vreact.experiment.history import refusal
+
+    poison = Attack(kind="poison", target="bridge", k=3).model_dump()
+    override = Attack(kind="inject", style="override").model_dump()
+    found = refusal(tmp_path, 1, {"attacks": [poison]}, {"attacks": [poison, override]})
+    assert str(found) == (
+        f"{tmp_path}: run 1 was made with the attacks poison-bridge-k3; this one has the attacks"
+        " poison-bridge-k3, inject-override: give it another --out"
+    )
+    assert "this one has no attacks" in str(refusal(tmp_path, 1, {"attacks": [poison]}, {}))
+    assert refusal(tmp_path, 1, {"attacks": [poison]}, {"attacks": [poison]}) is None

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from vreact.config import RESOLVED, calls_role
+from vreact.tasks.attacks import Attack
 
 
 class RunMismatch(RuntimeError):
@@ -33,7 +34,18 @@ class CorpusMismatch(RunMismatch):
 #: The parts of an identity in the order a refusal names the first that differs (the
 #: configurations last: there only a body under the same name differs); parts not named here
 #: (added later) come after these, in the identity's order.
-ORDER = ("dataset", "corpus", "spec", "verifiers", "roles", "seed", "models", "endpoints", "configs")
+ORDER = (
+    "dataset",
+    "corpus",
+    "attacks",
+    "spec",
+    "verifiers",
+    "roles",
+    "seed",
+    "models",
+    "endpoints",
+    "configs",
+)
 #: How a refusal calls a part made of fields (the difference is one field of it).
 _PARTS = {"spec": "the spec", "verifiers": "the verifier set", "roles": "the role schema"}
 _ABSENT = object()
@@ -104,6 +116,8 @@ def _difference(key: str, run: str, was: Any, now: Any) -> tuple[type[RunMismatc
         return None
     if key == "corpus":
         return CorpusMismatch, f"{run} searched {_searched(was)}; this one searches {_searched(now)}"
+    if key == "attacks":
+        return RunMismatch, f"{run} was made with {_attacked(was)}; this one has {_attacked(now)}"
     if key == "endpoints":
         role, a, b = _first_role(was, now)
         return (
@@ -167,6 +181,12 @@ def _shown(value: Any) -> str:
         return "unset"
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _attacked(attacks: Any) -> str:
+    """A run's ``dataset.attacks`` (as its identity keeps them) by name, or none."""
+    names = [Attack.model_validate(a).label for a in attacks or []]
+    return f"the attacks {', '.join(names)}" if names else "no attacks"
 
 
 def _searched(corpus: Any) -> str:
