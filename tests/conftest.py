@@ -117,3 +117,18 @@ def roles() -> RoleSchema:
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     return Store(tmp_path / "vreact.db")
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[str]:
+    """One local Ray cluster for the session (2 CPUs, no dashboard, its node on loopback, so
+    address discovery never meets the network guard): its address, for runs to join. The tests
+    that lose a node or kill a driver start their own."""
+    import ray
+
+    os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")  # no GPUs: no warning about them
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()

@@ -21,7 +21,7 @@ SHIPPED = [
 ]
 
 #: What neither command needs (each costs 0.05-0.2 s to import).
-HEAVY = ("networkx", "numpy", "openai", "anthropic", "httpx", "sqlite_utils", "rank_bm25", "llama_cpp")
+HEAVY = ("networkx", "numpy", "openai", "anthropic", "httpx", "sqlite_utils", "rank_bm25", "llama_cpp", "ray")
 
 PROBE = """
 import json, sys

@@ -27,7 +27,7 @@ GOLDEN = REPO / "tests" / "data" / "golden" / "pilot_report.json"
 MIX = {"nonsense": 0.86, "prose": 0.08, "http500": 0.03, "http429": 0.03}
 
 
-def run_pilot(out: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def run_pilot(out: Path, monkeypatch: pytest.MonkeyPatch, *more: str) -> dict[str, Any]:
     monkeypatch.setenv("VREACT_CACHE_DIR", str(out / "cache"))  # no reply from an earlier run
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
@@ -42,7 +42,7 @@ def run_pilot(out: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
             "limits.max_retries": "1",
             "limits.call_timeout": "60",
         }
-        args = ["experiment", "pilot", "--out", str(out / "run")]
+        args = ["experiment", "pilot", "--out", str(out / "run"), *more]
         for key, value in sets.items():
             args += ["--set", f"{key}={value}"]
         result = CliRunner().invoke(cli, args)
@@ -68,9 +68,12 @@ def differences(golden: Any, current: Any, path: str = "") -> list[str]:
     return [] if golden == current else [f"{path}: {golden!r} -> {current!r}"]
 
 
-def test_the_pilot_report_is_unchanged(tmp_path, monkeypatch):
-    report = run_pilot(tmp_path, monkeypatch)
-    if os.environ.get("VREACT_RECORD_GOLDEN") == "1":
+@pytest.mark.parametrize("backend", ["local", "ray"])
+def test_the_pilot_report_is_unchanged(backend, tmp_path, monkeypatch, request):
+    if backend == "ray":
+        request.getfixturevalue("ray_cluster")  # the session's local cluster, which the run joins
+    report = run_pilot(tmp_path, monkeypatch, "--backend", backend)
+    if os.environ.get("VREACT_RECORD_GOLDEN") == "1" and backend == "local":
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
         GOLDEN.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     golden = json.loads(GOLDEN.read_text())

@@ -76,6 +76,8 @@ def experiment_of_flags(
     model_name: str | None = None,
     models_file: Path | None = None,
     no_cache: bool = False,
+    backend: str | None = None,
+    ray_address: str | None = None,
     **fields: Any,
 ) -> Experiment:
     """The Experiment that ``vreact run``'s flags describe. ``fields`` are the flags named as
@@ -98,6 +100,7 @@ def experiment_of_flags(
         "models_file": str(models_file) if models_file else None,
         "cache": not no_cache,
         "limits": limits,
+        "runner": _runner(backend, ray_address),
         **fields,
     }
     try:
@@ -275,6 +278,28 @@ def _experiment(default: str | None, shipped: str) -> Any:
     )
 
 
+#: Where the attempts run (``runner:`` in an experiment file).
+_BACKEND = [
+    click.option(
+        "--backend",
+        type=click.Choice(["local", "ray"]),
+        default=None,
+        help="where the attempts run: this process's threads (local, the default) or a Ray cluster"
+        " (pip install 'vreact[ray]')",
+    ),
+    click.option(
+        "--ray-address",
+        default=None,
+        help="with --backend ray: the cluster to join (default: start a local one)",
+    ),
+]
+
+
+def _runner(backend: str | None, ray_address: str | None) -> dict[str, str]:
+    """The ``runner`` fields the backend flags give (none when left out)."""
+    return {k: v for k, v in (("backend", backend), ("address", ray_address)) if v is not None}
+
+
 def _common(configs: str = "N,VG", experiment: str | None = None) -> list[Any]:
     """The options of run and demo (the demo's own configurations, from its own experiment)."""
     shipped = f"the shipped {experiment} experiment" if experiment else "the shipped pilot ladder"
@@ -388,6 +413,7 @@ _attempts = [
 @_with_common
 @_with(_attempts)
 @_cache_only
+@_with(_BACKEND)
 def run(**options: Any) -> None:
     """Run each configuration on each task; print the report.
 
@@ -429,6 +455,8 @@ def demo(**options: Any) -> None:
 @click.option("--configs", default=None, help="only these of the file's configurations (comma-separated)")
 @_cache_dir
 @_cache_only
+@_BACKEND[0]
+@_BACKEND[1]
 @plugin_option
 def experiment(
     file: str,
@@ -437,13 +465,16 @@ def experiment(
     configs: str | None,
     cache_dir: Path | None,
     cache_only: bool,
+    backend: str | None,
+    ray_address: str | None,
 ) -> None:
     """Run an experiment file (experiments/*.yaml, or a shipped name such as 'pilot'):
     its tasks, configurations, models per role and attempts; print the report.
 
     Running it again into the same folder resumes it."""
     with user_errors(*INPUT_ERRORS):
-        exp = load_experiment(file, parse_overrides(overrides))
+        runner = {f"runner.{k}": v for k, v in _runner(backend, ray_address).items()}
+        exp = load_experiment(file, {**parse_overrides(overrides), **runner})
         if configs:
             exp = only_configs(exp, configs)
     _launch(exp, out or Path("runs") / exp.name, cache_dir, cache_only=cache_only)

@@ -43,6 +43,19 @@ class Setup:
 
 
 @dataclass(frozen=True)
+class Loaded:
+    """What an experiment's files loaded to, so a worker elsewhere resolves the same run from
+    data, not from paths on the driver's disk: the spec, verifier set and role schema, those of
+    the configurations that name their own (by name), and the corpus."""
+
+    spec: TaskSpec
+    verifiers: VerifierSet
+    roles: RoleSchema
+    own: dict[str, tuple[TaskSpec, VerifierSet]] = field(default_factory=dict)
+    corpus: OpenCorpus | None = None
+
+
+@dataclass(frozen=True)
 class ResolvedExperiment:
     """An experiment with its files loaded and its models made: what ``run_experiment`` runs.
 
@@ -68,6 +81,13 @@ class ResolvedExperiment:
     plugins: tuple[Plugin, ...] = ()  # the plugins loaded when it was resolved
     #: the configurations that name their own models, spec or verifiers -> what they run with
     setups: dict[str, Setup] = field(default_factory=dict)
+    source: Experiment | None = None  # what it was resolved from (a Ray worker resolves it again)
+    cache_dir: Path | None = None  # the response cache's folder it was made with (None: the default)
+
+    def loaded(self) -> Loaded:
+        """Its files as loaded, for a worker to resolve it again (:func:`resolve`'s ``loaded``)."""
+        own = {name: (s.spec, s.verifiers) for name, s in self.setups.items()}
+        return Loaded(self.spec, self.verifiers, self.roles, own, self.corpus)
 
     def model_name(self) -> str:
         """The run's model as the run list shows it: the default one's, else the first
@@ -176,24 +196,33 @@ def resolve(
     cache_dir: Path | None = None,
     announce: Callable[[list[str]], None] | None = None,
     cache_only: bool = False,
+    loaded: Loaded | None = None,
 ) -> ResolvedExperiment:
     """Load what ``exp`` names and make its models (``announce`` is told their names first:
     a local model takes a while to load). ``tasks``, when given, stand for ``exp.dataset``'s.
     A ``dataset.corpus`` is read and indexed here, once for the whole run, and every task is
     put in it (its gold paragraphs mapped to corpus ids). With ``cache_only`` every model call
     must be served by the response cache (a miss is ``NotCached``): refused without the cache
-    and for ``mock/`` models, which are never cached."""
+    and for ``mock/`` models, which are never cached. With ``loaded`` (and ``tasks``, as they
+    were resolved) no file is read: a Ray worker resolves the driver's run from data."""
     tasks = experiment_tasks(exp.dataset) if tasks is None else tasks
-    corpus = load_corpus(exp.dataset.corpus) if exp.dataset.corpus else None
-    if corpus is not None:
-        tasks = in_corpus(tasks, corpus, exp.dataset.path)
+    if loaded is not None:
+        corpus = loaded.corpus
+    else:
+        corpus = load_corpus(exp.dataset.corpus) if exp.dataset.corpus else None
+        if corpus is not None:
+            tasks = in_corpus(tasks, corpus, exp.dataset.path)
     catalog = load_models(exp.models_file) if exp.models_file else None
     # the experiment's models that a configuration without models of its own calls (a model is
     # made only when it is called: a local one loads its weights)
     everyone = model_names(exp.models, catalog)
     names = {r: n for c in exp.configurations if not c.models for r, n in _called(everyone, c).items()}
     own = {c.name: _called(model_names(exp.models, catalog, c), c) for c in exp.configurations if c.models}
-    spec, verifiers, roles = load_spec(exp.spec), load_verifiers(exp.verifiers), load_roles()
+    if loaded is not None:
+        spec, verifiers, roles = loaded.spec, loaded.verifiers, loaded.roles
+    else:
+        spec, verifiers, roles = load_spec(exp.spec), load_verifiers(exp.verifiers), load_roles()
+    own_files = loaded.own if loaded is not None else {}
     if cache_only:
         _cached_only(exp, [*names.values(), *(n for m in own.values() for n in m.values())], catalog)
     if announce is not None:
@@ -217,8 +246,14 @@ def resolve(
     setups = {
         c.name: Setup(
             build(own[c.name]) if c.models else models,
-            load_spec(c.spec) if c.spec else spec,
-            load_verifiers(c.verifiers) if c.verifiers else verifiers,
+            *(
+                own_files[c.name]
+                if c.name in own_files
+                else (
+                    load_spec(c.spec) if c.spec else spec,
+                    load_verifiers(c.verifiers) if c.verifiers else verifiers,
+                )
+            ),
         )
         for c in exp.configurations
         if c.models or c.spec or c.verifiers
@@ -240,4 +275,6 @@ def resolve(
         attacks=tuple(a.model_dump() for a in exp.dataset.attacks),
         plugins=tuple(loaded_plugins()),
         setups=setups,
+        source=exp,
+        cache_dir=cache_dir,
     )

@@ -158,7 +158,13 @@ def _run_experiment(experiment: ResolvedExperiment, out_dir: Path, on_attempt: O
         status = "interrupted"
         try:
             run = _Run(experiment, out_dir / DB_NAME, run_id, on_attempt, tally)
-            asyncio.run(run.all(jobs, resumed, len(wanted)))
+            if backend(experiment) == "ray":
+                from vreact.experiment.ray_backend import run_on_ray
+
+                count = run.counter(resumed, len(wanted))
+                run_on_ray(experiment, store, run_id, jobs, count)
+            else:
+                asyncio.run(run.all(jobs, resumed, len(wanted)))
             status = "completed"
         finally:
             try:
@@ -169,6 +175,11 @@ def _run_experiment(experiment: ResolvedExperiment, out_dir: Path, on_attempt: O
                 # a failed disk may refuse this too: the fault that stopped the run stands
             store.close()
     return run_id
+
+
+def backend(experiment: ResolvedExperiment) -> str:
+    """Where its attempts run: ``local`` threads, or ``ray`` (the experiment's ``runner``)."""
+    return experiment.source.runner.backend if experiment.source is not None else "local"
 
 
 def _open_run(store: Store, experiment: ResolvedExperiment, out_dir: Path) -> int:
@@ -215,6 +226,22 @@ class _Run:
     on_attempt: OnAttempt | None
     tally: dict[str, int]
 
+    def counter(self, done: int, total: int) -> Callable[[Job, Outcome], None]:
+        """What to do as each attempt ends: count it, and report the progress."""
+        resumed = done
+
+        def count(job: Job, outcome: Outcome) -> None:
+            nonlocal done
+            done += 1
+            self.tally[outcome.kind] = self.tally.get(outcome.kind, 0) + 1
+            if self.on_attempt:
+                progress = Progress(
+                    done, total, job.config.name, job.task, outcome, self.run_id, resumed, dict(self.tally)
+                )
+                self.on_attempt(progress)
+
+        return count
+
     async def all(self, jobs: list[Job], done: int, total: int) -> None:
         """Run the jobs, at most ``concurrency`` at once, each in a worker thread with its own
         store connection. Progress is reported from the event loop, one attempt at a time."""
@@ -228,18 +255,11 @@ class _Run:
             return run_attempt(self.experiment, job, local.store, self.run_id)
 
         loop = asyncio.get_running_loop()
-        resumed = done
+        count = self.counter(done, total)
 
         async def one(job: Job) -> None:
-            nonlocal done
             outcome = await loop.run_in_executor(pool, work, job)  # the pool bounds concurrency
-            done += 1
-            self.tally[outcome.kind] = self.tally.get(outcome.kind, 0) + 1
-            if self.on_attempt:
-                progress = Progress(
-                    done, total, job.config.name, job.task, outcome, self.run_id, resumed, dict(self.tally)
-                )
-                self.on_attempt(progress)
+            count(job, outcome)
 
         concurrency = self.experiment.concurrency
         pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="vreact-attempt")

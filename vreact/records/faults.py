@@ -10,7 +10,7 @@ import sqlite3
 #: never got a fair run. ``io``: the disk was full, read-only or failing; ``not_cached``: a run
 #: with ``--cache-only`` met a request the response cache did not hold. Every other crash kind
 #: is final.
-RETRYABLE_CRASHES = ("io", "not_cached")
+RETRYABLE_CRASHES = ("io", "not_cached", "worker_lost")
 
 #: The errno values of a storage fault: full, over quota or a file-size limit, read-only, failing.
 _IO_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})

@@ -80,6 +80,14 @@ _FAILURE_SQL = _insert_sql(
 )
 
 
+#: The tables of an attempt's own rows, in an order where each row's references come first.
+_ATTEMPT_TABLES = ("model_calls", "steps", "verdicts", "failures", "ledger", "events")
+
+
+def _without_id(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k != "id"}
+
+
 class RecordsError(ValueError):
     """A run folder's database that vreact cannot open, said in one line that names the file."""
 
@@ -417,6 +425,66 @@ class Store:
                 )
             conn.execute(f"delete from attempts where {redo}")
         return len(ids)
+
+    # --- an attempt made elsewhere (a Ray worker's store) ---------------------------------
+
+    def export_attempt(self, attempt_id: int) -> dict[str, list[dict[str, Any]]]:
+        """An ended attempt's records as plain rows (its own ids kept), with the messages,
+        artifacts and gate inputs they name, then deleted from this store: what a worker sends
+        the writer (:meth:`import_attempt`)."""
+        self.flush()
+        batch: dict[str, list[dict[str, Any]]] = {
+            "attempts": list(self.db.query("select * from attempts where id = ?", [attempt_id]))
+        }
+        for table in _ATTEMPT_TABLES:
+            batch[table] = list(self.db.query(f"select * from {table} where attempt_id = ?", [attempt_id]))
+        hashes = {h for c in batch["model_calls"] for h in json.loads(c["messages"] or "[]")}
+        named = {
+            "messages": hashes,
+            "artifacts": {r["artifact_hash"] for t in ("verdicts", "ledger") for r in batch[t]},
+            "inputs": {r["input_hash"] for r in batch["verdicts"]},
+        }
+        for table, keys in named.items():
+            found = (
+                self.db.query(f"select * from {table} where hash = ?", [k])
+                for k in sorted(filter(None, keys))
+            )
+            batch[table] = [r for rows in found for r in rows]
+        with self._transaction() as conn:
+            for table in reversed(("attempts", *_ATTEMPT_TABLES)):
+                key = "id" if table == "attempts" else "attempt_id"
+                conn.execute(f"delete from {table} where {key} = ?", [attempt_id])
+        return batch
+
+    def import_attempt(self, run_id: int, batch: dict[str, list[dict[str, Any]]]) -> int | None:
+        """Write an attempt another store made (:meth:`export_attempt`) into run ``run_id``, in
+        one transaction: new ids for the attempt, its calls, steps and verdicts (the rows naming
+        them follow), the messages, artifacts and gate inputs once each. None, writing nothing,
+        when the run already holds that attempt (a retried worker's second answer)."""
+        [attempt] = batch["attempts"]
+        key = (run_id, attempt["config"], attempt["task_id"], attempt["attempt_index"])
+        with self._transaction() as conn:
+            held = (
+                "select 1 from attempts where run_id = ? and config = ? and task_id = ? and attempt_index = ?"
+            )
+            if conn.execute(held, key).fetchone():
+                return None
+            for table in ("messages", "artifacts", "inputs"):
+                for row in batch.get(table, []):
+                    conn.execute(_insert_sql(table, tuple(row), "insert or ignore"), list(row.values()))
+            new = self._row(conn, "attempts", {**_without_id(attempt), "run_id": run_id})
+            ids: dict[str, dict[int, int]] = {"model_calls": {}, "verdicts": {}}
+            for table in _ATTEMPT_TABLES:
+                for row in batch.get(table, []):
+                    fields = {**_without_id(row), "attempt_id": new}
+                    if table == "steps" and row.get("call_id") is not None:
+                        fields["call_id"] = ids["model_calls"][row["call_id"]]
+                    if row.get("verdict_id") is not None and table in ("failures", "ledger"):
+                        fields["verdict_id"] = ids["verdicts"][row["verdict_id"]]
+                    rowid = self._row(conn, table, fields)
+                    if table in ids:
+                        ids[table][row["id"]] = rowid
+        return new
 
     # --- calls and verdicts -------------------------------------------------------------
 

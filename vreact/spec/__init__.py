@@ -27,12 +27,13 @@ from vreact.spec._models import (
     RoleRow,
     RoleSchema,
     RunLimits,
+    RunnerSettings,
     TaskSpec,
     VerifierSet,
     VerifierSpec,
     model_names,
 )
-from vreact.spec._plugins import GROUP, Plugin, PluginError, load_entry_points, load_plugin, loaded
+from vreact.spec._plugins import GROUP, Plugin, PluginError, load_entry_points, load_plugin, loaded, sources
 
 __all__ = [
     "CONTEXT_FIELDS",
@@ -51,6 +52,7 @@ __all__ = [
     "RoleRow",
     "RoleSchema",
     "RunLimits",
+    "RunnerSettings",
     "SpecError",
     "TaskSpec",
     "UnknownConfiguration",
@@ -71,6 +73,7 @@ __all__ = [
     "only_configs",
     "parse_overrides",
     "resolve_configs",
+    "sources",
     "validate_files",
     "warn",
 ]

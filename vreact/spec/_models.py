@@ -334,6 +334,34 @@ class RunLimits(_Strict):
         )
 
 
+class RunnerSettings(_Strict):
+    """Where the attempts run: this process's threads (``local``), or a Ray cluster (``ray``:
+    ``pip install 'vreact[ray]'``). Not part of a run's identity: a run started on one resumes
+    on the other."""
+
+    backend: Literal["local", "ray"] = Field("local", description="local threads, or a Ray cluster")
+    address: str | None = Field(
+        None, description="ray: the cluster to join (ray start's address); none: start a local one"
+    )
+    num_cpus_per_attempt: float = Field(
+        0.25,
+        ge=0,
+        description="ray: CPUs each attempt's worker reserves (an attempt mostly waits on a model)",
+    )
+    resources: dict[str, float] = Field(
+        default_factory=dict, description="ray: custom resources each worker needs, e.g. {gpu_node: 1}"
+    )
+
+    @model_validator(mode="after")
+    def _ray_only(self) -> RunnerSettings:
+        if self.backend == "local":
+            for name in sorted(self.model_fields_set - {"backend"}):
+                raise IdleSetting(
+                    (name,), f"runner.{name} is read by the ray backend, which this experiment does not use"
+                )
+        return self
+
+
 class Experiment(_Plugged):
     """An experiment (experiments/*.yaml): tasks, configurations, models per role, attempts.
 
@@ -360,6 +388,7 @@ class Experiment(_Plugged):
     concurrency: int = Field(4, ge=1, description="attempts in flight")
     cache: bool = Field(True, description="use the response cache")
     limits: RunLimits = Field(default_factory=RunLimits)
+    runner: RunnerSettings = Field(default_factory=RunnerSettings)
     calls: dict[str, CallSettings] = Field(
         default_factory=dict,
         description="model-call settings for every configuration: default: {temperature, max_tokens}"

@@ -74,6 +74,18 @@ def load_entry_points() -> list[Plugin]:
     return [p for p in _LOADED.values() if p.via == "entry point"]
 
 
+def sources() -> list[tuple[str, str]]:
+    """(name, source text) of each plugin loaded from a single file or module (not from an
+    installed package's entry point): what another process needs to load them the same."""
+    out = []
+    for plugin in _LOADED.values():
+        module = sys.modules.get(plugin.module)
+        path = getattr(module, "__file__", None)
+        if plugin.via != "entry point" and path and path.endswith(".py"):
+            out.append((plugin.name, Path(path).read_text(encoding="utf-8")))
+    return out
+
+
 def loaded() -> list[Plugin]:
     """The plugins loaded in this process, in the order they were."""
     return list(_LOADED.values())

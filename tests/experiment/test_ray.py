@@ -1,0 +1,154 @@
+"""The Ray backend (issue 26): the same experiment on local threads and on a Ray cluster gives
+the same records, table by table and row by row; a lab's own gate reaches the workers; the
+runner's settings follow the settings rule. The node-loss and SIGKILL tests start clusters of
+their own (tests/experiment/test_ray_faults.py)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import FULL
+from tests.fakes.chaos_server import ChaosServer
+from vreact.cli import cli
+from vreact.spec import Experiment
+
+MIX = {"nonsense": 0.86, "prose": 0.08, "http500": 0.03, "http429": 0.03}
+#: What differs between two runs of one experiment by nature: ids (the rows' own and those that
+#: name a row, turned into the row's place), times, and which of two identical concurrent calls
+#: was served by the cache.
+LEFT_OUT = {"id", "run_id", "attempt_id", "call_id", "verdict_id", "started", "finished", "latency_ms"}
+LEFT_OUT |= {"cached", "seconds", "created", "applied"}
+
+
+def pilot(out: Path, url: str, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VREACT_CACHE_DIR", str(out.parent / f"cache-{backend}"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    sets = {
+        "dataset.path": str(FULL),
+        "dataset.limit": "20",
+        "models.default": "openai/chaos",
+        "base_url": url,
+        "attempts": "2",
+        "concurrency": "4",
+        "limits.max_retries": "1",
+        "limits.call_timeout": "60",
+    }
+    args = ["experiment", "pilot", "--out", str(out), "--backend", backend]
+    for key, value in sets.items():
+        args += ["--set", f"{key}={value}"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output[-3000:]
+
+
+def table_rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every table's rows, ids replaced by the place of the row they name (an attempt by its
+    configuration, task and index; a call or verdict by its attempt and order), sorted."""
+    with closing(sqlite3.connect(db)) as conn:
+        conn.row_factory = sqlite3.Row
+        attempts = {
+            r["id"]: (r["config"], r["task_id"], r["attempt_index"])
+            for r in conn.execute("select * from attempts")
+        }
+        place: dict[str, dict[int, Any]] = {"attempt_id": attempts}
+        for table, key in (("model_calls", "call_id"), ("verdicts", "verdict_id")):
+            mine: dict[int, Any] = {}
+            for r in conn.execute(f"select id, attempt_id from {table} order by id"):
+                here = attempts[r["attempt_id"]]
+                mine[r["id"]] = (here, sum(1 for v in mine.values() if v[0] == here))
+            place[key] = mine
+        tables = [r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")]
+        out = {}
+        for table in sorted(tables):
+            rows = []
+            for r in conn.execute(f"select * from {table}"):
+                row = {
+                    k: place[k].get(r[k], r[k]) if k in place else r[k] for k in r.keys() if k not in LEFT_OUT
+                }
+                row |= {k: place[k].get(r[k]) for k in place if k in r.keys()}
+                rows.append(tuple(sorted((k, json.dumps(v, default=str)) for k, v in row.items())))
+            out[table] = sorted(rows)
+        return out
+
+
+def test_local_and_ray_give_the_same_records(tmp_path, monkeypatch, ray_cluster):
+    with ChaosServer(mix=MIX, seed=5, deterministic=True) as server:
+        pilot(tmp_path / "local", server.base_url, "local", monkeypatch)
+        pilot(tmp_path / "ray", server.base_url, "ray", monkeypatch)
+    reports = {}
+    for backend in ("local", "ray"):
+        result = CliRunner().invoke(cli, ["report", str(tmp_path / backend), "--json"])
+        report = json.loads(result.stdout)
+        report.pop("run")
+        reports[backend] = report
+    assert reports["local"] == reports["ray"]
+    local, ray = table_rows(tmp_path / "local" / "vreact.db"), table_rows(tmp_path / "ray" / "vreact.db")
+    assert set(local) == set(ray)
+    assert len(local["attempts"]) == 5 * 20 * 2 and len(local["model_calls"]) > 500
+    for table in local:
+        if table == "runs":  # the run's row: its times and status only, compared by the report
+            continue
+        assert local[table] == ray[table], table
+
+
+def test_a_lab_gate_reaches_the_workers(tmp_path, ray_cluster):
+    from tests.test_plugins import LAB, files, lab_records, server, vreact
+
+    (tmp_path / "lab_checks.py").write_text(LAB)
+    with server() as s:
+        experiment = files(tmp_path, s.base_url, "plugins: [./lab_checks.py]")
+        ran = vreact(
+            "experiment",
+            str(experiment),
+            "--out",
+            "out",
+            "--backend",
+            "ray",
+            "--ray-address",
+            ray_cluster,
+            cwd=tmp_path,
+        )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    attempt, verdicts, _ = lab_records(tmp_path / "out")
+    assert (attempt["outcome"], attempt["answer"]) == ("answer", "north")
+    assert [(v["decision"], v["cause"]) for v in verdicts] == [("reject", "forbidden_word"), ("accept", "")]
+
+
+def test_the_runner_settings_follow_the_settings_rule():
+    base = {"name": "x", "configurations": [{"name": "N"}]}
+    assert Experiment.model_validate({**base, "runner": {"backend": "ray", "address": "127.0.0.1:6379"}})
+    for field in ("address", "num_cpus_per_attempt", "resources"):
+        value = {"address": "a:1", "num_cpus_per_attempt": 1, "resources": {"gpu_node": 1}}[field]
+        with pytest.raises(ValueError, match=f"runner.{field} is read by the ray backend"):
+            Experiment.model_validate({**base, "runner": {field: value}})
+
+
+def test_the_backend_is_not_part_of_the_identity(tmp_path, monkeypatch, ray_cluster):
+    """A run started locally resumes on Ray: the folder's run goes on, nothing runs twice."""
+    with ChaosServer(mix=MIX, seed=5, deterministic=True) as server:
+        out = tmp_path / "run"
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+        args = ["experiment", "pilot", "--out", str(out), "--set", f"base_url={server.base_url}"]
+        args += [
+            "--set",
+            "models.default=openai/chaos",
+            "--set",
+            f"dataset.path={FULL}",
+            "--set",
+            "dataset.limit=2",
+        ]
+        first = CliRunner().invoke(cli, [*args, "--configs", "N,VG"])
+        assert first.exit_code == 0, first.output
+        again = CliRunner().invoke(cli, [*args, "--configs", "N,VG,VPG", "--backend", "ray"])
+        assert again.exit_code == 0, again.output
+    assert "4 of 6 attempts already done" in again.stderr
+    with closing(sqlite3.connect(out / "vreact.db")) as conn:
+        keys = conn.execute("select config, task_id, attempt_index from attempts").fetchall()
+    assert len(keys) == len(set(keys)) == 6

@@ -1,0 +1,206 @@
+"""The Ray backend (``runner: {backend: ray}``): the run's attempts on a Ray cluster, one
+writer.
+
+The driver puts one payload in the cluster's object store: the experiment as data (its file's
+fields, the tasks as resolved, the spec, verifier set and role schema as loaded, the corpus, the
+source of each single-file plugin it loaded, the environment to run in). A worker loads those
+plugins from their text, so a lab's own gates reach every node with no shared disk; a plugin
+package is installed on each node, where its entry point loads it.
+
+Each worker is an actor that resolves the run from the payload once, building its models there
+(an in-process GGUF is about 1.1 GB a worker), and then runs one attempt at a time against a
+store of its own in a temporary folder, sending back the attempt's whole record batch. Only the
+driver writes ``vreact.db``: it imports each batch in one transaction (``Store.import_attempt``:
+new ids, messages once), skipping an attempt the run already holds, so a retried worker never
+duplicates one.
+
+A worker that is lost (its node gone, its process killed) is replaced and its attempt runs again
+elsewhere; after ``LOST_TRIES`` losses in a row the attempt is recorded as a crash of kind
+``worker_lost``, which resume runs again. Ctrl-C kills the workers: the attempts in flight are
+never written and run again on resume, as after a SIGKILL of the driver.
+
+The response cache is each node's own: workers open ``VREACT_CACHE_DIR`` (the driver's, sent in
+the payload) on the node they run on, so on one machine every worker shares the driver's cache
+file, and on several each node keeps its own (a call answered on one node may be asked again on
+another; the records are the same either way, only ``cached`` differs)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vreact.controller import Outcome
+from vreact.experiment.resolved import Loaded, ResolvedExperiment, resolve
+from vreact.records import DB_NAME, Store
+from vreact.spec import Experiment, RunnerSettings
+from vreact.spec import sources as plugin_sources
+from vreact.tasks.dataset import Task
+
+#: How many times one attempt may lose its worker before it is recorded as a ``worker_lost`` crash.
+LOST_TRIES = 3
+#: The driver's environment a worker runs in: vreact's own settings (the cache folder, the test
+#: suite's switches) and the providers' keys.
+_ENV_PREFIXES = ("VREACT_",)
+_ENV_SUFFIXES = ("_API_KEY", "_BASE_URL")
+
+
+@dataclass(frozen=True)
+class Payload:
+    """What every worker resolves the run from: data, never paths on the driver's disk, live
+    clients, models, cache connections or locks."""
+
+    experiment: Experiment
+    tasks: list[Task]
+    loaded: Loaded
+    plugins: tuple[tuple[str, str], ...]  # each single-file plugin's name and source text
+    cache_dir: str | None
+    env: dict[str, str]
+
+
+def payload_of(experiment: ResolvedExperiment) -> Payload:
+    assert experiment.source is not None, "a Ray run is resolved from an experiment"
+    env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES) or k.endswith(_ENV_SUFFIXES)}
+    plugins = tuple(plugin_sources())
+    cache = str(experiment.cache_dir) if experiment.cache_dir else None
+    return Payload(experiment.source, experiment.tasks, experiment.loaded(), plugins, cache, env)
+
+
+class Worker:
+    """One Ray actor: the run resolved once, then one attempt at a time into its own store."""
+
+    def __init__(self, payload: Payload) -> None:
+        os.environ.update(payload.env)
+        from vreact.model import _llamacpp
+        from vreact.spec import load_entry_points, load_plugin
+
+        _llamacpp.ALLOW_LOCAL_LOADS = os.environ.get(_llamacpp.ALLOW_LOCAL_LOADS_ENV, "1") != "0"
+        self.folder = tempfile.mkdtemp(prefix="vreact-worker-")
+        load_entry_points()  # installed plugin packages: each node has its own install
+        for i, (_, text) in enumerate(payload.plugins):  # the driver's own files, as it loaded them
+            path = Path(self.folder) / f"plugin_{i}.py"
+            path.write_text(text, encoding="utf-8")
+            load_plugin(str(path))
+        cache_dir = Path(payload.cache_dir) if payload.cache_dir else None
+        self.experiment = resolve(
+            payload.experiment, tasks=payload.tasks, cache_dir=cache_dir, loaded=payload.loaded
+        )
+        self.tasks = {t.id: t for t in payload.tasks}
+        self.configs = {c.name: c for c in self.experiment.configs}
+        self.store = Store(Path(self.folder) / DB_NAME)
+        self.run_id = self.store.new_run({}, self.experiment.model_name(), self.experiment.dataset)
+        self.store.add_tasks([t.record() for t in payload.tasks])
+
+    def attempt(self, config: str, task: str, index: int, seed: int) -> tuple[Outcome, dict[str, Any]]:
+        """One attempt (vreact.experiment.runner.run_attempt), and its records as a batch."""
+        from vreact.experiment.runner import Job, run_attempt
+
+        job = Job(self.configs[config], self.tasks[task], index, seed)
+        outcome = run_attempt(self.experiment, job, self.store, self.run_id)
+        [row] = self.store.query(
+            "select id from attempts where run_id = ? and config = ? and task_id = ? and attempt_index = ?",
+            [self.run_id, config, task, index],
+        )
+        return outcome, self.store.export_attempt(row["id"])
+
+    def node(self) -> str:
+        import ray
+
+        return str(ray.get_runtime_context().get_node_id())
+
+    def close(self) -> None:
+        self.store.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def connect(runner: RunnerSettings) -> bool:
+    """Join the cluster ``runner`` names, or the one this process already joined, or start a
+    local one (its node's address pinned to loopback); whether this call started it."""
+    host = (runner.address or "").rsplit(":", 1)[0]
+    if host in ("127.0.0.1", "localhost", "[::1]"):
+        # a cluster on this machine's loopback: else Ray swaps 127.0.0.1 for the address the
+        # machine would be reached at from outside, where that cluster does not listen
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    import ray
+
+    if ray.is_initialized():
+        return False
+    if runner.address:
+        ray.init(address=runner.address, log_to_driver=False)
+        return False
+    ray.init(include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
+    return True
+
+
+def run_on_ray(
+    experiment: ResolvedExperiment,
+    store: Store,
+    run_id: int,
+    jobs: list[Any],
+    done: Callable[[Any, Outcome], None],
+) -> None:
+    """Run ``jobs`` (vreact.experiment.runner.Job) on the cluster, ``concurrency`` at once (one
+    worker each), importing each attempt's batch into ``store`` as it ends and calling ``done``."""
+    runner = experiment.source.runner if experiment.source is not None else RunnerSettings(backend="ray")
+    started = connect(runner)  # before ray is imported here: it reads the environment then
+    import ray
+    from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError, WorkerCrashedError
+
+    lost_errors = (RayActorError, ActorDiedError, ActorUnavailableError, WorkerCrashedError)
+    remote = ray.remote(Worker).options(  # type: ignore[attr-defined]
+        num_cpus=runner.num_cpus_per_attempt,
+        resources=runner.resources or None,
+        scheduling_strategy="SPREAD",
+        max_restarts=0,
+    )
+    payload = ray.put(payload_of(experiment))
+    workers: list[Any] = []
+    try:
+        idle: deque[Any] = deque(
+            remote.remote(payload) for _ in range(min(experiment.concurrency, len(jobs)))
+        )
+        workers.extend(idle)
+        queue = deque((job, 0) for job in jobs)
+        pending: dict[Any, tuple[Any, int, Any]] = {}
+        while queue or pending:
+            while idle and queue:
+                worker, (job, lost) = idle.popleft(), queue.popleft()
+                ref = worker.attempt.remote(job.config.name, job.task.id, job.attempt_index, job.seed)
+                pending[ref] = (job, lost, worker)
+            [ref], _ = ray.wait(list(pending), num_returns=1)
+            job, lost, worker = pending.pop(ref)
+            try:
+                outcome, batch = ray.get(ref)
+            except lost_errors:
+                replacement = remote.remote(payload)
+                workers.append(replacement)
+                idle.append(replacement)
+                if lost + 1 < LOST_TRIES:
+                    queue.appendleft((job, lost + 1))
+                    continue
+                outcome = Outcome("crash", error="its Ray worker was lost 3 times", crash_kind="worker_lost")
+                _record_lost(store, run_id, job, outcome)
+                done(job, outcome)
+                continue
+            store.import_attempt(run_id, batch)
+            idle.append(worker)
+            done(job, outcome)
+        with contextlib.suppress(*lost_errors):  # their temporary stores
+            ray.get([w.close.remote() for w in idle])
+    finally:
+        for w in workers:  # Ctrl-C or an error: attempts in flight are dropped, run again on resume
+            with contextlib.suppress(Exception):
+                ray.kill(w)
+        if started:
+            ray.shutdown()
+
+
+def _record_lost(store: Store, run_id: int, job: Any, outcome: Outcome) -> None:
+    attempt_id = store.start_attempt(run_id, job.config.name, job.task.id, job.attempt_index, job.seed)
+    store.finish_attempt(attempt_id, outcome.record())
