@@ -69,10 +69,9 @@ def table_rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
         for table in sorted(tables):
             rows = []
             for r in conn.execute(f"select * from {table}"):
-                row = {
-                    k: place[k].get(r[k], r[k]) if k in place else r[k] for k in r.keys() if k not in LEFT_OUT
-                }
-                row |= {k: place[k].get(r[k]) for k in place if k in r.keys()}
+                d = dict(r)
+                row = {k: v for k, v in d.items() if k not in LEFT_OUT}
+                row |= {k: place[k].get(d[k]) for k in place if k in d}
                 rows.append(tuple(sorted((k, json.dumps(v, default=str)) for k, v in row.items())))
             out[table] = sorted(rows)
         return out

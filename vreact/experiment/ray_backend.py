@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 from collections import deque
 from collections.abc import Callable
@@ -134,7 +135,7 @@ def connect(runner: RunnerSettings) -> bool:
     if runner.address:
         ray.init(address=runner.address, log_to_driver=False)
         return False
-    ray.init(include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
+    ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
     return True
 
 
@@ -177,7 +178,13 @@ def run_on_ray(
             job, lost, worker = pending.pop(ref)
             try:
                 outcome, batch = ray.get(ref)
-            except lost_errors:
+            except lost_errors as e:
+                # the run goes on; the user is told why an attempt runs again
+                print(
+                    f"vreact: a Ray worker was lost ({type(e).__name__}); {job.config.name} on"
+                    f" {job.task.id} runs again ({lost + 1} of {LOST_TRIES})",
+                    file=sys.stderr,
+                )
                 replacement = remote.remote(payload)
                 workers.append(replacement)
                 idle.append(replacement)

@@ -1,0 +1,127 @@
+"""The Ray backend under faults (issue 26), each in clusters of their own: a worker node removed
+mid-run (a two-node ``ray.cluster_utils.Cluster``), and a driver SIGKILLed twice mid-run on a
+cluster that outlives it (``ray start --head``) and resumed."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import REPO
+from tests.experiment.test_experiment import experiment_args, finished, report, rows, spawn
+from tests.fakes.chaos_server import ChaosServer
+from vreact.cli import cli
+
+MIX = {"nonsense": 0.86, "prose": 0.08, "http500": 0.03, "http429": 0.03}
+
+
+def test_a_worker_node_lost_mid_run_loses_and_repeats_no_attempt(tmp_path):
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.experiment.ray_node_loss", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    planned = int(done.stdout.split("planned ")[1].split()[0])
+    assert "a Ray worker was lost" in done.stderr  # attempts in flight on the node ran again
+    attempts = rows(out / "vreact.db", "select * from attempts")
+    keys = {(a["config"], a["task_id"], a["attempt_index"]) for a in attempts}
+    assert len(attempts) == len(keys) == planned == 60
+    assert {a["outcome"] for a in attempts} <= {"answer", "abstain", "crash"}
+    checked = CliRunner().invoke(cli, ["check", str(out)])
+    assert checked.exit_code == 0 and checked.output.startswith("OK:"), checked.output
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def head(tmp_path):
+    """A cluster started by ``ray start --head`` (it outlives the drivers that join it), stopped
+    at the end by its own process group."""
+    port = free_port()
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO": "0"}
+    ray = Path(sys.executable).parent / "ray"
+    log = (tmp_path / "head.log").open("wb")
+    p = subprocess.Popen(
+        [
+            str(ray),
+            "start",
+            "--head",
+            "--block",
+            f"--port={port}",
+            "--num-cpus=2",
+            "--node-ip-address=127.0.0.1",
+            "--include-dashboard=false",
+            "--disable-usage-stats",
+        ],
+        env=env,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+    )
+    address = f"127.0.0.1:{port}"
+    for _ in range(120):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.5)
+    try:
+        yield address
+    finally:
+        os.killpg(p.pid, signal.SIGTERM)
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+
+
+def test_a_driver_killed_twice_resumes_to_the_records_of_an_uninterrupted_run(tmp_path, head):
+    with ChaosServer(mix=MIX, seed=5, deterministic=True) as server:
+        whole = tmp_path / "whole"
+        log = tmp_path / "log.txt"
+        p = spawn(experiment_args(server.base_url, whole), tmp_path / "cache-whole", log)
+        assert p.wait(timeout=600) == 0, log.read_text()[-3000:]
+
+        ray = ["--backend", "ray", "--ray-address", head]
+        killed = tmp_path / "killed"
+        db = killed / "vreact.db"
+        rng = random.Random()
+        kills = []
+        for low, high in ((10, 120), (150, 270)):
+            target = rng.randint(low, high)
+            p = spawn(experiment_args(server.base_url, killed, *ray), tmp_path / "cache-killed", log)
+            while finished(db) < target and p.poll() is None:
+                time.sleep(0.01)
+            time.sleep(rng.uniform(0, 0.2))
+            assert p.poll() is None, log.read_text()[-3000:]
+            p.send_signal(signal.SIGKILL)
+            p.wait(timeout=30)
+            kills.append(finished(db))
+        assert all(0 < k < 300 for k in kills), f"the kills came too late to interrupt anything: {kills}"
+        p = spawn(experiment_args(server.base_url, killed, *ray), tmp_path / "cache-killed", log)
+        assert p.wait(timeout=600) == 0, log.read_text()[-3000:]
+    assert f"{kills[-1]} of 300 attempts already done" in log.read_text()
+    attempts = rows(db, "select * from attempts")
+    keys = {(a["config"], a["task_id"], a["attempt_index"]) for a in attempts}
+    assert len(attempts) == len(keys) == 300
+    assert rows(db, "select id, status from runs") == [{"id": 1, "status": "completed"}]
+    for table in ("verdicts", "model_calls", "ledger", "failures"):
+        orphans = f"select count(*) as n from {table} where attempt_id not in (select id from attempts)"
+        assert rows(db, orphans) == [{"n": 0}], table
+    assert report(killed) == report(whole)
