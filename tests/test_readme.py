@@ -334,7 +334,10 @@ def test_role_model_names_every_role(readme):
 def test_demo_is_described_by_its_own_options(readme):
     assert "same options as run" not in readme.lower()
     run, demo = flags(commands()[("run",)]), flags(commands()[("demo",)])
-    assert run - demo == {"--dataset", "--task-ids", "--attempts", "--seed", "--concurrency", "--cache-only"}
+    assert run - demo == {
+        *("--dataset", "--task-ids", "--attempts", "--seed", "--concurrency", "--cache-only"),
+        *("--backend", "--ray-address"),
+    }
     for flag in run - demo:
         assert flag in (commands()[("demo",)].help or "")
 

@@ -432,8 +432,8 @@ def demo(**options: Any) -> None:
     with what verification did: the answers it kept, and the wrong answers it stopped, by check.
 
     The options of run, but for --dataset (always the built-in sample), --task-ids, --attempts
-    (1), --seed (0), --concurrency (1) and --cache-only (the demo asks its model); --limit is how
-    many sample questions."""
+    (1), --seed (0), --concurrency (1), --cache-only (the demo asks its model) and --backend and
+    --ray-address (it runs here); --limit is how many sample questions."""
     _execute(dataset="sample", attempts=1, seed=0, concurrency=1, summary=True, **options)
 
 
