@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from tests.conftest import FULL
 from tests.fakes.chaos_server import ChaosServer
+from tests.fakes.scripted_server import ScriptedServer
 from vreact.cli import cli
 from vreact.spec import Experiment
 
@@ -151,3 +152,38 @@ def test_the_backend_is_not_part_of_the_identity(tmp_path, monkeypatch, ray_clus
     with closing(sqlite3.connect(out / "vreact.db")) as conn:
         keys = conn.execute("select config, task_id, attempt_index from attempts").fetchall()
     assert len(keys) == len(set(keys)) == 6
+
+
+def test_an_endpoint_pool_is_one_endpoint_and_each_call_records_its_server(
+    tmp_path, monkeypatch, ray_cluster
+):
+    from tests.experiment.test_per_configuration import knowing
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    with ScriptedServer(knowing) as one, ScriptedServer(knowing) as two:
+        first, urls = one.base_url, {one.base_url, two.base_url}
+        (tmp_path / "models.yaml").write_text(
+            f"kind: models\nmodels:\n  lab: {{model: openai/lab, pool: [{one.base_url}, {two.base_url}]}}\n"
+        )
+        served = {}
+        for backend in ("local", "ray"):
+            out = tmp_path / backend
+            args = ["experiment", "pilot", "--configs", "N", "--out", str(out), "--backend", backend]
+            sets = {"models_file": tmp_path / "models.yaml", "models.default": "lab", "dataset.path": FULL}
+            sets |= {"dataset.limit": 8, "concurrency": 2, "cache": "false"}
+            args += [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
+            result = CliRunner().invoke(cli, args)
+            assert result.exit_code == 0, result.output[-3000:]
+            with closing(sqlite3.connect(out / "vreact.db")) as conn:
+                served[backend] = {r[0] for r in conn.execute("select endpoint from model_calls")}
+                [(config,)] = conn.execute("select config_json from runs").fetchall()
+            assert json.loads(config)["endpoints"] == {"default": "pool:lab"}  # the pool, not a URL
+    assert served["local"] == {first}  # one process: the first member
+    assert served["ray"] == urls  # two workers on one node: one member each
+
+
+def test_a_pool_and_a_base_url_are_refused_together():
+    from vreact.spec import ModelsFile
+
+    with pytest.raises(ValueError, match="a base_url or a pool, not both"):
+        ModelsFile.model_validate({"models": {"x": {"model": "openai/x", "base_url": "u", "pool": ["v"]}}})

@@ -17,7 +17,7 @@ from vreact.model import (
     Model,
     ModelError,
     ReasoningRunaway,
-    endpoint_of,
+    called_at,
 )
 from vreact.records import Store
 from vreact.records.store import RowId
@@ -51,7 +51,7 @@ class Recorder:
             retries=c.retries,
             cached=c.cached,
             cost_usd=c.cost_usd,
-            endpoint=endpoint_of(model),
+            endpoint=called_at(model),
             messages=messages,
             response=c.text,
             cached_tokens=c.cached_tokens,
@@ -73,7 +73,7 @@ class Recorder:
             str(e),
             retries=e.retries,
             cost_usd=0.0 if priced else None,
-            endpoint=endpoint_of(model),
+            endpoint=called_at(model),
             messages=messages,
         )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import os
 from typing import Any
+from urllib.parse import urlsplit
 
 from vreact.model import CallPolicy, Model, ModelConfigError, Price, ResponseCache, get_model, provider_reads
 from vreact.spec import ModelsFile
@@ -38,7 +39,10 @@ def build_models(
         model = entry.model if entry else name
         provider = model.split("/", 1)[0]
         options: dict[str, Any] = {}
-        url = (entry.base_url if entry else None) or base_url
+        url = (entry.base_url if entry else None) or (
+            pool_member(entry.pool) if entry and entry.pool else None
+        )
+        url = url or base_url
         if url and provider_reads(provider, "base_url"):
             options["base_url"] = url
         if timeout is not None and provider_reads(provider, "timeout"):
@@ -54,4 +58,21 @@ def build_models(
             options["json_mode"] = entry.structured_output
         price = Price(entry.price.input, entry.price.output) if entry and entry.price else None
         made[name] = get_model(model, cache=cache, policy=policy, price=price, **options)
+        if entry and entry.pool and hasattr(made[name], "endpoint"):
+            # the pool is the endpoint (the run's identity, the cache's key, the concurrency
+            # slot); the member is where this process's calls go, and what each call records
+            made[name].endpoint = f"pool:{name}"  # type: ignore[attr-defined]
+            made[name].url = options.get("base_url")  # type: ignore[attr-defined]
     return {role: made[name] for role, name in names.items()}
+
+
+#: Set in each Ray worker: its node's IP and its index, which choose its member of a pool.
+NODE_ENV, INDEX_ENV = "VREACT_NODE_IP", "VREACT_WORKER_INDEX"
+
+
+def pool_member(pool: list[str]) -> str:
+    """The member of an endpoint pool this process calls: of those on its node (by host), else of
+    all, the one its worker index falls on (the first, outside Ray)."""
+    node, index = os.environ.get(NODE_ENV), int(os.environ.get(INDEX_ENV, "0") or 0)
+    here = [url for url in pool if node and urlsplit(url).hostname == node] or pool
+    return here[index % len(here)]

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from vreact.controller import Outcome
+from vreact.experiment.models import INDEX_ENV, NODE_ENV
 from vreact.experiment.resolved import Loaded, ResolvedExperiment, resolve
 from vreact.records import DB_NAME, Store
 from vreact.spec import Experiment, RunnerSettings
@@ -76,8 +77,12 @@ def payload_of(experiment: ResolvedExperiment) -> Payload:
 class Worker:
     """One Ray actor: the run resolved once, then one attempt at a time into its own store."""
 
-    def __init__(self, payload: Payload) -> None:
+    def __init__(self, payload: Payload, index: int) -> None:
+        import ray
+
         os.environ.update(payload.env)
+        # which member of an endpoint pool this worker calls: its node's, else by its index
+        os.environ[NODE_ENV], os.environ[INDEX_ENV] = ray.util.get_node_ip_address(), str(index)
         from vreact.model import _llamacpp
         from vreact.spec import load_entry_points, load_plugin
 
@@ -164,7 +169,7 @@ def run_on_ray(
     workers: list[Any] = []
     try:
         idle: deque[Any] = deque(
-            remote.remote(payload) for _ in range(min(experiment.concurrency, len(jobs)))
+            remote.remote(payload, i) for i in range(min(experiment.concurrency, len(jobs)))
         )
         workers.extend(idle)
         queue = deque((job, 0) for job in jobs)
@@ -185,7 +190,7 @@ def run_on_ray(
                     f" {job.task.id} runs again ({lost + 1} of {LOST_TRIES})",
                     file=sys.stderr,
                 )
-                replacement = remote.remote(payload)
+                replacement = remote.remote(payload, len(workers))
                 workers.append(replacement)
                 idle.append(replacement)
                 if lost + 1 < LOST_TRIES:

@@ -15,6 +15,7 @@ from vreact.model._base import (
     ReasoningRunaway,
     TransientError,
     Watchdog,
+    called_at,
     endpoint_of,
     parse_json_object,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "ResponseCache",
     "TransientError",
     "Watchdog",
+    "called_at",
     "default_cache_dir",
     "endpoint_of",
     "get_model",

@@ -102,6 +102,11 @@ def endpoint_of(model: Model) -> str:
     return str(getattr(model, "endpoint", "") or model.name)
 
 
+def called_at(model: Model) -> str:
+    """Where a call to ``model`` went: a pool member's own URL (``url``), else its endpoint."""
+    return str(getattr(model, "url", "") or endpoint_of(model))
+
+
 class ModelError(Exception):
     """A model call that failed for good (after the retry layer's retries)."""
 

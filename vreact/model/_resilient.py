@@ -188,6 +188,7 @@ class ResilientModel:
         secrets: tuple[str, ...] = (),
     ) -> None:
         self.inner, self.endpoint = inner, endpoint
+        self.url: str | None = None  # an endpoint pool's member this model calls (its endpoint: the pool)
         self.name = inner.name
         self.policy = policy or CallPolicy()
         self.cache, self.price, self.secrets = cache, price, secrets

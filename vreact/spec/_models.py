@@ -648,6 +648,20 @@ class ModelEntry(_Strict):
 
     model: str = Field(description="provider/model, e.g. openai/gpt-4o-mini")
     base_url: str | None = None
+    pool: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="an endpoint pool: the base URLs of servers that answer alike, one per node (on"
+        " Ray each worker calls its node's, else one by its index); the alias, not a URL, is the"
+        " run's endpoint and the cache's key, and each call records the URL it used",
+    )
+
+    @model_validator(mode="after")
+    def _one_place(self) -> ModelEntry:
+        if self.pool is not None and self.base_url is not None:
+            raise ValueError("a model has a base_url or a pool, not both")
+        return self
+
     api_key_env: str | None = Field(None, description="the environment variable that holds its key")
     structured_output: Literal["json_schema", "json_object"] | None = Field(
         None, description="openai/ only: skip probing and use this response_format"
