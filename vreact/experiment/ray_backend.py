@@ -167,11 +167,13 @@ def run_on_ray(
     )
     payload = ray.put(payload_of(experiment))
     workers: list[Any] = []
+    finished = False
     try:
         idle: deque[Any] = deque(
             remote.remote(payload, i) for i in range(min(experiment.concurrency, len(jobs)))
         )
         workers.extend(idle)
+        index = len(workers) - 1  # each worker's index, which picks its member of an endpoint pool
         queue = deque((job, 0) for job in jobs)
         pending: dict[Any, tuple[Any, int, Any]] = {}
         while queue or pending:
@@ -190,7 +192,8 @@ def run_on_ray(
                     f" {job.task.id} runs again ({lost + 1} of {LOST_TRIES})",
                     file=sys.stderr,
                 )
-                replacement = remote.remote(payload, len(workers))
+                workers.remove(worker)  # dead: killing it again would abort this process
+                replacement = remote.remote(payload, index := index + 1)
                 workers.append(replacement)
                 idle.append(replacement)
                 if lost + 1 < LOST_TRIES:
@@ -205,10 +208,13 @@ def run_on_ray(
             done(job, outcome)
         with contextlib.suppress(*lost_errors):  # their temporary stores
             ray.get([w.close.remote() for w in idle])
+        finished = True  # the workers end with their handles
     finally:
-        for w in workers:  # Ctrl-C or an error: attempts in flight are dropped, run again on resume
-            with contextlib.suppress(Exception):
-                ray.kill(w)
+        if not finished:  # Ctrl-C or an error: attempts in flight are dropped, run again on resume
+            for w in workers:
+                with contextlib.suppress(Exception):
+                    ray.kill(w)
+        workers.clear()
         if started:
             ray.shutdown()
 

@@ -81,7 +81,9 @@ class ResolvedExperiment:
     plugins: tuple[Plugin, ...] = ()  # the plugins loaded when it was resolved
     #: the configurations that name their own models, spec or verifiers -> what they run with
     setups: dict[str, Setup] = field(default_factory=dict)
-    source: Experiment | None = None  # what it was resolved from (a Ray worker resolves it again)
+    #: what it was resolved from, for a Ray worker to resolve it again (not part of what it is:
+    #: the same run from flags or from a file is equal)
+    source: Experiment | None = field(default=None, compare=False)
     cache_dir: Path | None = None  # the response cache's folder it was made with (None: the default)
 
     def loaded(self) -> Loaded:
