@@ -28,8 +28,9 @@ AFTER = 6
 
 def main(out: Path) -> None:
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-    worker = cluster.add_node(num_cpus=2)
-    ray.init(address=cluster.address, log_to_driver=False)
+    # its own loopback address, so the driver (on 127.0.0.1) joins the head, never this node
+    worker = cluster.add_node(num_cpus=2, node_ip_address="127.0.0.2")
+    ray.init(address=cluster.address, _node_ip_address="127.0.0.1", log_to_driver=False)
     os.environ["OPENAI_API_KEY"] = "sk-test-not-a-key"
     try:
         with ChaosServer(mix=MIX, seed=5, deterministic=True, latency=0.05) as server:

@@ -167,15 +167,13 @@ def run_on_ray(
     )
     payload = ray.put(payload_of(experiment))
     workers: list[Any] = []
-    finished = False
+    idle: deque[Any] = deque()
+    pending: dict[Any, tuple[Any, int, Any]] = {}
     try:
-        idle: deque[Any] = deque(
-            remote.remote(payload, i) for i in range(min(experiment.concurrency, len(jobs)))
-        )
+        idle.extend(remote.remote(payload, i) for i in range(min(experiment.concurrency, len(jobs))))
         workers.extend(idle)
         index = len(workers) - 1  # each worker's index, which picks its member of an endpoint pool
         queue = deque((job, 0) for job in jobs)
-        pending: dict[Any, tuple[Any, int, Any]] = {}
         while queue or pending:
             while idle and queue:
                 worker, (job, lost) = idle.popleft(), queue.popleft()
@@ -192,7 +190,7 @@ def run_on_ray(
                     f" {job.task.id} runs again ({lost + 1} of {LOST_TRIES})",
                     file=sys.stderr,
                 )
-                workers.remove(worker)  # dead: killing it again would abort this process
+                workers.remove(worker)
                 replacement = remote.remote(payload, index := index + 1)
                 workers.append(replacement)
                 idle.append(replacement)
@@ -208,13 +206,14 @@ def run_on_ray(
             done(job, outcome)
         with contextlib.suppress(*lost_errors):  # their temporary stores
             ray.get([w.close.remote() for w in idle])
-        finished = True  # the workers end with their handles
     finally:
-        if not finished:  # Ctrl-C or an error: attempts in flight are dropped, run again on resume
-            for w in workers:
-                with contextlib.suppress(Exception):
-                    ray.kill(w)
+        # the workers end with their handles (an actor this driver owns ends when no handle to it
+        # is left, or when the driver ends): on Ctrl-C or an error, the attempts in flight are
+        # never written and run again on resume. Never ray.kill: killing an actor Ray already
+        # lost with its node aborts the driver (Ray 2.52)
         workers.clear()
+        idle.clear()
+        pending.clear()
         if started:
             ray.shutdown()
 
