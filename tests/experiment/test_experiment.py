@@ -94,6 +94,25 @@ def server():
         yield s
 
 
+def killed_twice(args: list[str], cache: Path, log: Path) -> list[int]:
+    """Run ``vreact`` with ``args`` and SIGKILL it at a random moment, twice (10 to 120 and 150 to
+    270 attempts in): how many attempts had finished at each kill."""
+    db = Path(args[args.index("--out") + 1]) / "vreact.db"
+    rng = random.Random()
+    kills = []
+    for low, high in ((10, 120), (150, 270)):
+        target = rng.randint(low, high)
+        p = spawn(args, cache, log)
+        while finished(db) < target and p.poll() is None:
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0, 0.2))  # any moment, not only between attempts
+        assert p.poll() is None, log.read_text()[-3000:]
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+        kills.append(finished(db))
+    return kills
+
+
 def test_killed_twice_and_resumed_equals_an_uninterrupted_run(server, tmp_path):
     # the uninterrupted run
     whole = tmp_path / "whole"
@@ -104,18 +123,7 @@ def test_killed_twice_and_resumed_equals_an_uninterrupted_run(server, tmp_path):
     # the same experiment, killed twice at random moments and resumed
     killed = tmp_path / "killed"
     db = killed / "vreact.db"
-    rng = random.Random()
-    kills = []
-    for low, high in ((10, 120), (150, 270)):
-        target = rng.randint(low, high)
-        p = spawn(experiment_args(server.base_url, killed), tmp_path / "cache-killed", log)
-        while finished(db) < target and p.poll() is None:
-            time.sleep(0.01)
-        time.sleep(rng.uniform(0, 0.2))  # any moment, not only between attempts
-        assert p.poll() is None, log.read_text()[-3000:]
-        p.send_signal(signal.SIGKILL)
-        p.wait(timeout=30)
-        kills.append(finished(db))
+    kills = killed_twice(experiment_args(server.base_url, killed), tmp_path / "cache-killed", log)
     print(f"killed with {kills[0]} and {kills[1]} of 300 attempts finished")
     assert all(0 < k < 300 for k in kills), f"the kills came too late to interrupt anything: {kills}"
     assert rows(db, "select status from runs") == [{"status": "running"}]  # died mid-run

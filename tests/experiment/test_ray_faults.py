@@ -5,7 +5,6 @@ cluster that outlives it (``ray start --head``) and resumed."""
 from __future__ import annotations
 
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -17,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import REPO
-from tests.experiment.test_experiment import experiment_args, finished, report, rows, spawn
+from tests.experiment.test_experiment import experiment_args, killed_twice, report, rows, spawn
 from tests.fakes.chaos_server import ChaosServer
 from vreact.cli import cli
 
@@ -101,18 +100,7 @@ def test_a_driver_killed_twice_resumes_to_the_records_of_an_uninterrupted_run(tm
         ray = ["--backend", "ray", "--ray-address", head]
         killed = tmp_path / "killed"
         db = killed / "vreact.db"
-        rng = random.Random()
-        kills = []
-        for low, high in ((10, 120), (150, 270)):
-            target = rng.randint(low, high)
-            p = spawn(experiment_args(server.base_url, killed, *ray), tmp_path / "cache-killed", log)
-            while finished(db) < target and p.poll() is None:
-                time.sleep(0.01)
-            time.sleep(rng.uniform(0, 0.2))
-            assert p.poll() is None, log.read_text()[-3000:]
-            p.send_signal(signal.SIGKILL)
-            p.wait(timeout=30)
-            kills.append(finished(db))
+        kills = killed_twice(experiment_args(server.base_url, killed, *ray), tmp_path / "cache-killed", log)
         assert all(0 < k < 300 for k in kills), f"the kills came too late to interrupt anything: {kills}"
         p = spawn(experiment_args(server.base_url, killed, *ray), tmp_path / "cache-killed", log)
         assert p.wait(timeout=600) == 0, log.read_text()[-3000:]
