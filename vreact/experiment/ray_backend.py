@@ -16,8 +16,9 @@ duplicates one.
 
 A worker that is lost (its node gone, its process killed) is replaced and its attempt runs again
 elsewhere; after ``LOST_TRIES`` losses in a row the attempt is recorded as a crash of kind
-``worker_lost``, which resume runs again. Ctrl-C kills the workers: the attempts in flight are
-never written and run again on resume, as after a SIGKILL of the driver.
+``worker_lost``, which resume runs again. On Ctrl-C the workers end with the driver that owns
+them: the attempts in flight are never written and run again on resume, as after a SIGKILL of
+the driver.
 
 The response cache is each node's own: workers open ``VREACT_CACHE_DIR`` (the driver's, sent in
 the payload) on the node they run on, so on one machine every worker shares the driver's cache
