@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -187,3 +188,31 @@ def test_a_pool_and_a_base_url_are_refused_together():
 
     with pytest.raises(ValueError, match="a base_url or a pool, not both"):
         ModelsFile.model_validate({"models": {"x": {"model": "openai/x", "base_url": "u", "pool": ["v"]}}})
+
+
+def test_no_cluster_at_the_address_or_no_ray_is_one_line(tmp_path, monkeypatch):
+    from tests.experiment.test_ray_faults import free_port
+    from vreact.experiment.ray_backend import ClusterUnavailable, connect
+    from vreact.spec import RunnerSettings
+
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    args = [
+        "experiment",
+        "pilot",
+        "--configs",
+        "N",
+        "--set",
+        "models.default=openai/x",
+        "--out",
+        str(tmp_path),
+    ]
+    result = CliRunner().invoke(cli, [*args, "--backend", "ray", "--ray-address", address])
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1].startswith(f"error: no Ray cluster at {address} (")
+    flags = CliRunner().invoke(cli, ["run", "--dataset", "sample", "--ray-address", address])
+    assert flags.exit_code == 2
+    assert "--ray-address: runner.address is read by the ray backend" in flags.stderr
+    monkeypatch.setitem(sys.modules, "ray", None)  # as where vreact[ray] is not installed
+    with pytest.raises(ClusterUnavailable, match=r"pip install 'vreact\[ray\]'"):
+        connect(RunnerSettings(backend="ray"))

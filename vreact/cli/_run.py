@@ -25,6 +25,7 @@ from vreact.experiment import (
     resolve,
     run_experiment,
 )
+from vreact.experiment.ray_backend import ClusterUnavailable
 from vreact.model import DEFAULT_MODEL, ModelConfigError
 from vreact.records import RecordsError, RunDirBusy, StorageFault, io_cause, io_error
 from vreact.spec import (
@@ -42,6 +43,7 @@ from vreact.spec._loader import located
 from vreact.tasks.dataset import DatasetError, Task, load_tasks, select_tasks
 
 INPUT_ERRORS = (
+    ClusterUnavailable,
     DatasetError,
     ModelConfigError,
     SpecError,
@@ -120,6 +122,8 @@ def _flag(loc: tuple[Any, ...]) -> str:
     """The flag that gave the field at ``loc``."""
     if loc[:1] == ("configurations",):
         return "--configs"
+    if loc[:1] == ("runner",):
+        return {"address": "--ray-address"}.get(str(loc[-1]), "--backend")
     if loc[:1] == ("models",) and len(loc) > 1:
         return "--model" if loc[1:] == ("default",) else f"--role-model {loc[1]}"
     return "--" + str(loc[-1]).replace("_", "-") if loc else "the flags"

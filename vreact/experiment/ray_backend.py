@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import socket
 import sys
 import tempfile
 from collections import deque
@@ -126,15 +127,33 @@ class Worker:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+class ClusterUnavailable(Exception):
+    """No Ray to run on: the package is not installed, or no cluster answers at the address."""
+
+
 def connect(runner: RunnerSettings) -> bool:
     """Join the cluster ``runner`` names, or the one this process already joined, or start a
-    local one (its node's address pinned to loopback); whether this call started it."""
-    host = (runner.address or "").rsplit(":", 1)[0]
+    local one (its node's address pinned to loopback); whether this call started it. Refused in
+    one line (``ClusterUnavailable``) without Ray, or with an address where nothing listens
+    (Ray itself would retry it for minutes)."""
+    host, _, port = (runner.address or "").rpartition(":")
+    if runner.address:
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+        except (OSError, ValueError) as e:
+            why = "expected HOST:PORT" if isinstance(e, ValueError) else e.strerror or str(e)
+            raise ClusterUnavailable(
+                f"no Ray cluster at {runner.address} ({why}): start one there with 'ray start --head',"
+                " or leave out the address for a local one"
+            ) from None
     if host in ("127.0.0.1", "localhost", "[::1]"):
         # a cluster on this machine's loopback: else Ray swaps 127.0.0.1 for the address the
         # machine would be reached at from outside, where that cluster does not listen
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    import ray
+    try:
+        import ray
+    except ImportError:
+        raise ClusterUnavailable("the ray backend needs Ray: pip install 'vreact[ray]'") from None
 
     if ray.is_initialized():
         return False
