@@ -216,3 +216,25 @@ def test_no_cluster_at_the_address_or_no_ray_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # as where vreact[ray] is not installed
     with pytest.raises(ClusterUnavailable, match=r"pip install 'vreact\[ray\]'"):
         connect(RunnerSettings(backend="ray"))
+
+
+def test_cache_only_holds_on_the_workers(tmp_path, monkeypatch, ray_cluster):
+    """--cache-only with an empty cache: no worker makes a request; each attempt ends not_cached."""
+    from tests.experiment.test_per_configuration import knowing
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    with ScriptedServer(knowing) as server:
+        args = ["experiment", "pilot", "--configs", "N", "--out", str(tmp_path / "run"), "--backend", "ray"]
+        sets = {
+            "models.default": "openai/x",
+            "base_url": server.base_url,
+            "dataset.path": FULL,
+            "dataset.limit": 2,
+        }
+        args += [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
+        result = CliRunner().invoke(cli, [*args, "--cache-only"])
+        assert result.exit_code == 0, result.output[-3000:]
+        assert server.requests == []
+    with closing(sqlite3.connect(tmp_path / "run" / "vreact.db")) as conn:
+        kinds = [r[0] for r in conn.execute("select crash_kind from attempts")]
+    assert kinds == ["not_cached", "not_cached"]

@@ -65,6 +65,7 @@ class Payload:
     loaded: Loaded
     plugins: tuple[tuple[str, str], ...]  # each single-file plugin's name and source text
     cache_dir: str | None
+    cache_only: bool  # --cache-only: a worker's miss is a not_cached crash, never a request
     env: dict[str, str]
 
 
@@ -73,7 +74,8 @@ def payload_of(experiment: ResolvedExperiment) -> Payload:
     env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES) or k.endswith(_ENV_SUFFIXES)}
     plugins = tuple(plugin_sources())
     cache = str(experiment.cache_dir) if experiment.cache_dir else None
-    return Payload(experiment.source, experiment.tasks, experiment.loaded(), plugins, cache, env)
+    only = experiment.cache is not None and experiment.cache.only
+    return Payload(experiment.source, experiment.tasks, experiment.loaded(), plugins, cache, only, env)
 
 
 class Worker:
@@ -97,7 +99,11 @@ class Worker:
             load_plugin(str(path))
         cache_dir = Path(payload.cache_dir) if payload.cache_dir else None
         self.experiment = resolve(
-            payload.experiment, tasks=payload.tasks, cache_dir=cache_dir, loaded=payload.loaded
+            payload.experiment,
+            tasks=payload.tasks,
+            cache_dir=cache_dir,
+            cache_only=payload.cache_only,
+            loaded=payload.loaded,
         )
         self.tasks = {t.id: t for t in payload.tasks}
         self.configs = {c.name: c for c in self.experiment.configs}
@@ -150,6 +156,7 @@ def connect(runner: RunnerSettings) -> bool:
         # a cluster on this machine's loopback: else Ray swaps 127.0.0.1 for the address the
         # machine would be reached at from outside, where that cluster does not listen
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")  # no GPU to hide: no warning about it
     try:
         import ray
     except ImportError:
