@@ -241,8 +241,8 @@ class ExecutorTry:
                 **(extra or {}),
             },
         )
-        context = self.ctx.assembler.build("executor", scope)
-        messages = render_messages(context, self.hops, self.bridge, self.marked)
+        messages = render_messages(self.ctx.assembler.build("executor", scope), self.hops, self.bridge)
+        messages = told(messages) if self.marked else messages
         if self.reask:  # a rolled-back step: say why, so the re-ask differs
             messages.append({"role": "user", "content": "\n".join(self.reask)})
         return messages

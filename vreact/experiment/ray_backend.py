@@ -123,11 +123,6 @@ class Worker:
         )
         return outcome, self.store.export_attempt(row["id"])
 
-    def node(self) -> str:
-        import ray
-
-        return str(ray.get_runtime_context().get_node_id())
-
     def close(self) -> None:
         self.store.close()
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -180,7 +175,8 @@ def run_on_ray(
 ) -> None:
     """Run ``jobs`` (vreact.experiment.runner.Job) on the cluster, ``concurrency`` at once (one
     worker each), importing each attempt's batch into ``store`` as it ends and calling ``done``."""
-    runner = experiment.source.runner if experiment.source is not None else RunnerSettings(backend="ray")
+    assert experiment.source is not None, "a Ray run is resolved from an experiment"
+    runner = experiment.source.runner
     started = connect(runner)  # before ray is imported here: it reads the environment then
     import ray
     from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError, WorkerCrashedError

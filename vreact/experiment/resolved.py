@@ -77,7 +77,6 @@ class ResolvedExperiment:
     limits: RunLimits = field(default_factory=RunLimits)
     cache: ResponseCache | None = None
     corpus: OpenCorpus | None = None  # the open corpus every task is searched in (built once)
-    attacks: tuple[dict[str, Any], ...] = ()  # dataset.attacks, as given: its copies are in tasks
     plugins: tuple[Plugin, ...] = ()  # the plugins loaded when it was resolved
     #: the configurations that name their own models, spec or verifiers -> what they run with
     setups: dict[str, Setup] = field(default_factory=dict)
@@ -106,6 +105,7 @@ class ResolvedExperiment:
         """The run's resolved configuration: a folder's run with the same one, or one that
         differs only in which configurations it lists, is resumed (vreact.experiment.history)."""
         corpus = self.corpus
+        attacks = [a.model_dump() for a in self.source.dataset.attacks] if self.source is not None else []
         where = (
             {"corpus": {"path": corpus.source, "sha256": corpus.sha256, "paragraphs": len(corpus)}}
             if corpus is not None
@@ -121,7 +121,7 @@ class ResolvedExperiment:
             "dataset": self.dataset,
             **where,
             # as before attacks existed when there are none, so those run folders still resume
-            **({"attacks": list(self.attacks)} if self.attacks else {}),
+            **({"attacks": attacks} if attacks else {}),
             # as before plugins existed when there are none, so those run folders still resume
             **({"plugins": [p.record() for p in self.plugins]} if self.plugins else {}),
             "seed": self.seed,
@@ -274,7 +274,6 @@ def resolve(
         limits=limits,
         cache=cache,
         corpus=corpus,
-        attacks=tuple(a.model_dump() for a in exp.dataset.attacks),
         plugins=tuple(loaded_plugins()),
         setups=setups,
         source=exp,

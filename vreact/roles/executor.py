@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from vreact.model import Message, parse_json_object
 from vreact.roles.prompts import failure_lines
-from vreact.tools import DATA_RULE, Corpus, mark, paragraph_id
+from vreact.tools import Corpus, mark, paragraph_id
 
 
 class Hop(BaseModel):
@@ -216,11 +216,9 @@ CHECK_TEXT = {
 HOP_CHECKS = frozenset({"hop_supported", "hop_chain", "hop_agreement"})
 
 
-def render_messages(
-    context: dict[str, Any], hops: bool = False, bridge: bool = False, marked: bool = False
-) -> list[Message]:
+def render_messages(context: dict[str, Any], hops: bool = False, bridge: bool = False) -> list[Message]:
     """The executor's chat messages, from its assembled context only, for a step format
-    (``step_schema``'s switches); ``marked``: told that marked paragraphs are data."""
+    (``step_schema``'s switches)."""
     lines = [f"Question: {context['subtask.objective']}"]
     contract = context.get("subtask.contract")
     if contract:
@@ -238,8 +236,7 @@ def render_messages(
     lines += failure_lines(fixed, "Earlier tries were rejected:")
     state = failure_lines([f for f in shown if f.get("verifier") in IN_TRY], "Earlier tries were rejected:")
     state += _state_lines(context["state"]) if "state" in context else []
-    system = system_prompt(hops, bridge) + (f"\n{DATA_RULE}" if marked else "")
-    messages: list[Message] = [{"role": "system", "content": system}]
+    messages: list[Message] = [{"role": "system", "content": system_prompt(hops, bridge)}]
     steps = context.get("try.steps") or []
     if not steps:
         messages.append({"role": "user", "content": "\n".join(lines + state)})

@@ -399,6 +399,7 @@ _INSTRUCTION = re.compile(
 _URL = re.compile(r"https?://|\bwww\.|\b[\w-]+\.(com|org|net|example|io)\b", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=4096)  # the same paragraphs are cited again and again
 def instruction_in(text: str) -> str | None:
     """The words of ``text`` that address its reader with an instruction, or None."""
     m = _INSTRUCTION.search(text)
