@@ -34,10 +34,22 @@ class Budget:
         return self.left
 
 
+class BudgetStop(Exception):
+    """A model call the attempt may not make, or that its budget cut: the attempt's tokens or
+    wall clock are spent (``cause``: ``token_budget`` or ``wall_clock``). The controller turns
+    it into a ``budget`` verdict (verified configurations) or an abstention with that cause;
+    ``component`` is where the work stopped, filled in on the way up."""
+
+    def __init__(self, cause: str, detail: str, component: str = "") -> None:
+        super().__init__(f"{cause}: {detail}")
+        self.cause, self.detail, self.component = cause, detail, component
+
+
 class Budgets:
     """All budgets of one attempt: plan tries, R2 and R3 re-descents, the attempt's executor
     steps, R1 tries per subtask (``r1(component)``), each try's step cap (``step_cap()``), and
-    the attempt's tokens and wall clock (``exhausted()``; both off by default)."""
+    the attempt's tokens and wall clock (``exhausted()``, ``allowance()``; both off by default).
+    The tokens and the wall clock hold at every model call (the attempt context's guard)."""
 
     def __init__(self, limits: BudgetLimits) -> None:
         self.limits = limits
@@ -62,10 +74,29 @@ class Budgets:
     def exhausted(self) -> tuple[str, str] | None:
         """(cause, detail) when the attempt's wall clock or tokens are spent, else None."""
         if self.deadline is not None and time.monotonic() >= self.deadline:
-            return "wall_clock", f"the attempt's {self.limits.wall_clock_s:g} s are spent"
+            return "wall_clock", self.wall_clock_detail()
         if self.tokens.spent:
             return "token_budget", f"the attempt's {self.tokens.limit} tokens are spent ({self.tokens.used})"
         return None
+
+    def attempt_spent(self) -> tuple[str, str] | None:
+        """(cause, detail) when the attempt's tokens, wall clock or executor steps are spent."""
+        if self.steps.spent:
+            return self.exhausted() or ("step_budget", "the attempt's executor steps are spent")
+        return self.exhausted()
+
+    def wall_clock_detail(self) -> str:
+        return f"the attempt's {self.limits.wall_clock_s:g} s are spent"
+
+    def allowance(self, max_tokens: int) -> int:
+        """The completion tokens the next model call may take: ``max_tokens``, capped by the
+        tokens left (so an attempt's tokens exceed its budget by at most its last call's prompt).
+        Raises ``BudgetStop`` when the tokens or the wall clock are already spent: no call starts
+        then (``deadline`` is when the wall clock ends one in flight)."""
+        spent = self.exhausted()
+        if spent is not None:
+            raise BudgetStop(*spent)
+        return min(max_tokens, self.tokens.left) if self.limits.tokens else max_tokens
 
     def of(self, verifier: str, component: str) -> Budget:
         """The budget a rejection by ``verifier`` spends (vreact/v.py)."""

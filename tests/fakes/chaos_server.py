@@ -141,6 +141,7 @@ class ChaosServer(LoopbackServer):
         stall_seconds: float = 30.0,
         deterministic: bool = False,
         latency: float = 0.0,
+        honour_max_tokens: bool = False,
     ) -> None:
         super().__init__()
         self.mix = dict(mix) if mix is not None else dict.fromkeys(KINDS, 0.25)
@@ -153,6 +154,8 @@ class ChaosServer(LoopbackServer):
         # order or concurrency of requests, so interrupted and resumed runs see the same server
         self.deterministic = deterministic
         self.latency = latency  # seconds before each reply
+        #: cut each reply to the request's max_tokens (4 characters a token), as a real server does
+        self.honour_max_tokens = honour_max_tokens
         self.reject_json_schema = reject_json_schema
         self.script = list(script) if script else None
         self.stall_seconds = stall_seconds
@@ -210,12 +213,16 @@ class ChaosServer(LoopbackServer):
         if kind == "http429":
             msg = "Rate limit reached. Please try again."
             return 429, _error(msg, "requests", None, "rate_limit_exceeded"), RETRY
-        return 200, _completion(body, text, served), {}
+        limit = body.get("max_tokens") if self.honour_max_tokens else None
+        return 200, _completion(body, text, served, limit), {}
 
 
-def _completion(body: JSON, text: str, served: int) -> JSON:
-    """Wrap ``text`` in a chat.completion object with approximate token usage."""
+def _completion(body: JSON, text: str, served: int, max_tokens: int | None = None) -> JSON:
+    """Wrap ``text`` in a chat.completion object with approximate token usage (4 characters a
+    token), cut to ``max_tokens`` when given."""
     prompt_chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
+    if max_tokens is not None and len(text) // 4 + 1 > max_tokens:
+        text = text[: 4 * (max_tokens - 1)]
     prompt, completion = prompt_chars // 4, len(text) // 4 + 1
     message = {"role": "assistant", "content": text}
     return {

@@ -4,18 +4,22 @@ role, budgets, the context assembler) and the one recorder of its calls, verdict
 from __future__ import annotations
 
 import dataclasses
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from vreact.budget import Budgets
+from vreact.budget import Budgets, BudgetStop
 from vreact.config import Configuration
 from vreact.memory import ContextAssembler, Scope
 from vreact.model import (
     MAX_REPLY_CHARS,
     Completion,
+    Cutoff,
+    Interrupted,
     Message,
     Model,
     ModelError,
+    OutOfTime,
     ReasoningRunaway,
     called_at,
 )
@@ -23,7 +27,7 @@ from vreact.records import Store
 from vreact.records.store import RowId
 from vreact.tasks.dataset import Task
 from vreact.tools import Corpus, corpus_of
-from vreact.verdict import Unit, UnitKind, Verdict
+from vreact.verdict import Unit, UnitKind, Verdict, artifact_hash
 
 
 @dataclass
@@ -91,6 +95,14 @@ class Recorder:
             if not verdict.accepted:
                 self.last_reject[verdict.component] = verdict
 
+    def budget_stop(self, component: str, cause: str, detail: str, left: int) -> None:
+        """A spent budget's reject verdict (verifier and source ``budget``, the budget's name as its
+        check), routed like an R1 reject."""
+        verdict = Verdict(
+            "budget", component, "budget", cause, "reject", cause, detail, left, artifact_hash(detail)
+        )
+        self.verdict(verdict, detail)
+
     def unit(self, kind: UnitKind, verifier: str, component: str, artifact: Any, slot: str = "") -> None:
         """Accepted work (a plan, a subtask's result, the final answer): its ledger row, whole,
         written after the verdicts that accepted it."""
@@ -129,10 +141,15 @@ class AttemptContext:
     assembler: ContextAssembler
     recorder: Recorder
     seed: int = 0
+    #: set when the run is asked to stop (Ctrl-C): no call starts, and one in flight ends at once
+    stop: threading.Event | None = None
     budgets: Budgets = field(init=False)
+    cutoff: Cutoff | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.budgets = Budgets(self.config.budgets)
+        deadline = self.budgets.deadline
+        self.cutoff = Cutoff(deadline, self.stop) if deadline is not None or self.stop is not None else None
 
     @property
     def corpus(self) -> Corpus:
@@ -150,14 +167,30 @@ class AttemptContext:
     def call(
         self, role: str, messages: list[Message], schema: dict[str, Any], temperature: float | None = None
     ) -> Completion:
-        """The only way a model is invoked; every call is recorded, failed ones too.
-        ``temperature`` overrides the role's (a re-sampled try's, ``retry_temperature``)."""
+        """The only way a model is invoked, and its guard: no call starts once the attempt's
+        tokens or wall clock are spent (``BudgetStop``), a call's completion tokens are capped
+        by the tokens left, and it is cut at the wall clock's deadline (a ``BudgetStop`` too,
+        never a time-out); once the run is asked to stop, none starts and one in flight ends
+        (``Interrupted``). Every call is recorded, failed ones too. ``temperature`` overrides
+        the role's (a re-sampled try's, ``retry_temperature``). An in-process llama.cpp call is
+        cut between two generated tokens; its prompt's evaluation cannot be interrupted."""
+        if self.stop is not None and self.stop.is_set():
+            raise Interrupted
         model = self.models.get(role) or self.models["default"]
         settings = self.config.settings_for(role, self.seed)
-        if temperature is not None:
-            settings = dataclasses.replace(settings, temperature=temperature)
+        max_tokens = self.budgets.allowance(settings.max_tokens)
+        if temperature is not None or max_tokens != settings.max_tokens:
+            temperature = settings.temperature if temperature is None else temperature
+            settings = dataclasses.replace(settings, temperature=temperature, max_tokens=max_tokens)
         try:
-            c = model.generate(messages, schema, settings).within(MAX_REPLY_CHARS)
+            if self.cutoff is None:
+                c = model.generate(messages, schema, settings)
+            else:  # the retry layer and the mock take a cutoff
+                c = model.generate(messages, schema, settings, cutoff=self.cutoff)  # type: ignore[call-arg]
+            c = c.within(MAX_REPLY_CHARS)
+        except OutOfTime as e:
+            self.recorder.failed_call(role, model, messages, e)
+            raise BudgetStop("wall_clock", self.budgets.wall_clock_detail()) from None
         except ReasoningRunaway as e:
             self.recorder.failed_call(role, model, messages, e)
             if role == "executor":

@@ -22,11 +22,12 @@ import dataclasses
 import json
 from typing import Any
 
+from vreact.budget import BudgetStop
 from vreact.controller import _levels
 from vreact.controller._context import AttemptContext
 from vreact.controller._outcome import Outcome
 from vreact.controller._try import ANSWER, ExecutorTry
-from vreact.model import parse_json_object
+from vreact.model import Completion, Message, parse_json_object
 from vreact.roles import planner
 from vreact.roles.designer import Designer, Subtask
 from vreact.spec import AnswerRequirements, TaskSpec, VerifierSet
@@ -58,8 +59,12 @@ class Controller:
     # --- the state machine ----------------------------------------------------------------
 
     def run(self) -> Outcome:
-        if not self.config.verified:
-            return self._plain()
+        try:
+            return self._run() if self.config.verified else self._plain()
+        except BudgetStop as stop:  # a planner's or a judge's call the tokens or wall clock refused
+            return self._out_of_budget(stop)
+
+    def _run(self) -> Outcome:
         while True:
             final = self._descend()  # L2 -> L3 -> R1 -> R2
             if isinstance(final, Outcome):
@@ -102,7 +107,7 @@ class Controller:
             l1 = _levels.l1(self.task, self.spec)
             scope = self.ctx.scope((PLANNER,), {"l1": l1, "tools": planner.TOOL_NAMES})
             messages = planner.render_messages(self.ctx.assembler.build("planner", scope))
-            completion = self.ctx.call("planner", messages, planner.PLAN_SCHEMA)
+            completion = self._call("planner", PLANNER, messages, planner.PLAN_SCHEMA)
             proposal = PlanArtifact(self.task.question, parse_json_object(completion.text))
             # the plan gates (if on), then the plan judge (if on): NP has neither
             rejection = self._check("plan", PLANNER, proposal, l1)
@@ -183,8 +188,10 @@ class Controller:
         """L3 tries of one subtask until R1 accepts or the L3 budget is spent."""
         tries = self.budgets.r1(subtask.component)
         while True:
-            spent = tries.spent or self.budgets.steps.spent or self.budgets.exhausted()
-            if spent:  # the last reject recorded says why
+            spent = self.budgets.attempt_spent()
+            if spent is not None:  # the attempt's steps, tokens or wall clock: the attempt ends
+                return self._out_of_budget(BudgetStop(*spent, subtask.component))
+            if tries.spent:  # the last reject recorded says why
                 return self._abstain("R1", subtask.component)
             tries.spend()
             artifact = ExecutorTry(self.ctx, self.corpus, subtask, tries).run()
@@ -231,7 +238,18 @@ class Controller:
     # --- verdicts and routes ------------------------------------------------------------------
 
     def _check(self, verifier: str, component: str, artifact: object, paired: object) -> Rejection | None:
-        return self.verifiers.check(self.ctx, verifier, component, artifact, paired)
+        try:
+            return self.verifiers.check(self.ctx, verifier, component, artifact, paired)
+        except BudgetStop as stop:  # its judge's call
+            stop.component = stop.component or component
+            raise
+
+    def _call(self, role: str, component: str, messages: list[Message], schema: dict[str, Any]) -> Completion:
+        try:
+            return self.ctx.call(role, messages, schema)
+        except BudgetStop as stop:
+            stop.component = stop.component or component
+            raise
 
     def _route(self, component: str, r: Rejection) -> bool:
         """Spend one unit of a re-descent budget on a rejection; False when none was left."""
@@ -249,6 +267,20 @@ class Controller:
         )
 
     # --- endings ----------------------------------------------------------------------------
+
+    def _out_of_budget(self, stop: BudgetStop) -> Outcome:
+        """The attempt's steps, tokens or wall clock are spent where ``stop`` says: a ``budget``
+        verdict (unless the try that stopped wrote it) and an abstention naming its level; in a
+        configuration that verifies nothing, an abstention at ``cap`` with the budget's cause."""
+        component = stop.component or ANSWER
+        if not self.config.verified:
+            cap = Outcome("abstain", level="cap", component=component, cause=stop.cause)
+            return dataclasses.replace(cap, plan_fallback=self.plan_fallback)
+        last = self.ctx.recorder.last_reject.get(component)
+        if last is None or last.verifier != "budget" or last.cause != stop.cause:
+            left = self.budgets.of("budget", component).left
+            self.ctx.recorder.budget_stop(component, stop.cause, stop.detail, left)
+        return self._abstain("budget", component)
 
     def _abstain(self, verifier: str, component: str) -> Outcome:
         """The budget paired with ``verifier`` is spent: abstain naming its level."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
-from vreact.budget import Budget
+from vreact.budget import Budget, BudgetStop
 from vreact.config import Configuration
 from vreact.controller._context import AttemptContext
 from vreact.model import ReasoningRunaway
@@ -96,10 +96,17 @@ class ExecutorTry:
         self.stop_cause = ""
 
     def run(self) -> Artifact | None:
+        try:
+            return self._run()
+        except BudgetStop as stop:  # a model call the attempt's tokens or wall clock refused or cut
+            self._budget_stop(stop.cause, stop.detail)
+            return None
+
+    def _run(self) -> Artifact | None:
         budgets = self.ctx.budgets
         cap = budgets.step_cap()
         while not cap.spent:
-            spent = self._attempt_spent()
+            spent = budgets.attempt_spent()
             if spent:
                 self._budget_stop(*spent)
                 return None
@@ -116,7 +123,7 @@ class ExecutorTry:
             if ended:
                 return done
         if self.ctx.config.final_answer_recovery:  # one more step: never past the attempt's budgets
-            spent = self._attempt_spent()
+            spent = budgets.attempt_spent()
             if spent:
                 self._budget_stop(*spent)
                 return None
@@ -125,13 +132,6 @@ class ExecutorTry:
                 return recovered
         self._budget_stop("step_cap", f"{len(self.history)} steps")
         return None
-
-    def _attempt_spent(self) -> tuple[str, str] | None:
-        """(cause, detail) when the attempt's tokens, wall clock or executor steps are spent."""
-        budgets = self.ctx.budgets
-        if budgets.steps.spent:
-            return budgets.exhausted() or ("step_budget", "the attempt's executor steps are spent")
-        return budgets.exhausted()
 
     def _step(self, turn: Turn, cap: Budget) -> tuple[bool, Artifact | None]:
         """One step through the four phases; (True, final or None) when the try ends. A
@@ -309,7 +309,8 @@ class ExecutorTry:
         source ``budget`` in a verified run, routed like an R1 reject."""
         self.stop_cause = cause
         if self.verified:
-            self._write("budget", "budget", cause, cause, detail, detail)
+            left = self.ctx.budgets.of("budget", self.subtask.component).left
+            self.ctx.recorder.budget_stop(self.subtask.component, cause, detail, left)
 
     def _verdict(self, outcome: StepOutcome, member: Member | None) -> None:
         """The reject verdict of a member's block, stop or veto, when it has a cause."""

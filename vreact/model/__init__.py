@@ -5,15 +5,20 @@ from vreact.model._base import (
     MAX_PARSED_CHARS,
     MAX_REPLY_CHARS,
     Completion,
+    ConnectionFailed,
     ContextLengthError,
+    Cutoff,
     GenerateSettings,
+    Interrupted,
     Message,
     Model,
     ModelConfigError,
     ModelError,
     NotCached,
+    OutOfTime,
     ReasoningRunaway,
     TransientError,
+    Unreachable,
     Watchdog,
     called_at,
     endpoint_of,
@@ -21,7 +26,7 @@ from vreact.model._base import (
 )
 from vreact.model._cache import ResponseCache, default_cache_dir
 from vreact.model._mock import MockModel, MockScriptExhausted
-from vreact.model._registry import get_model, provider, provider_reads, providers_reading
+from vreact.model._registry import get_model, provider, provider_reads, providers_reading, refused_by
 from vreact.model._resilient import CallPolicy, CallTimeoutError, Price, ResilientModel, redact
 
 DEFAULT_MODEL = "llamacpp/smollm2-135m"
@@ -34,8 +39,11 @@ __all__ = [
     "CallPolicy",
     "CallTimeoutError",
     "Completion",
+    "ConnectionFailed",
     "ContextLengthError",
+    "Cutoff",
     "GenerateSettings",
+    "Interrupted",
     "Message",
     "MockModel",
     "MockScriptExhausted",
@@ -43,11 +51,13 @@ __all__ = [
     "ModelConfigError",
     "ModelError",
     "NotCached",
+    "OutOfTime",
     "Price",
     "ReasoningRunaway",
     "ResilientModel",
     "ResponseCache",
     "TransientError",
+    "Unreachable",
     "Watchdog",
     "called_at",
     "default_cache_dir",
@@ -58,4 +68,5 @@ __all__ = [
     "provider_reads",
     "providers_reading",
     "redact",
+    "refused_by",
 ]

@@ -6,14 +6,18 @@ a trailing ``/v1`` is dropped so an OpenAI-style ``--base-url http://host/v1`` w
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import time
+from pathlib import Path
 from typing import Any
 
 from vreact.model._base import (
     DEFAULT_SETTINGS,
     Completion,
+    ConnectionFailed,
     ContextLengthError,
     GenerateSettings,
     Message,
@@ -50,6 +54,31 @@ def _root(base_url: str) -> str:
 def takes_temperature(api_version: str) -> bool:
     """Whether requests of this ``anthropic-version`` may carry ``temperature``."""
     return bool(api_version) and api_version < _NO_SAMPLING_FROM
+
+
+def installed_api_version() -> str:
+    """The ``anthropic-version`` the installed SDK sends (what a client's header says), read from
+    its constants without importing it (validating a file imports no SDK); "" without one."""
+    spec = importlib.util.find_spec("anthropic")
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    constants = Path(next(iter(spec.submodule_search_locations))) / "_constants.py"
+    try:
+        found = re.search(r'^ANTHROPIC_API_VERSION\s*=\s*"([^"]+)"', constants.read_text(), re.MULTILINE)
+    except OSError:
+        return ""
+    return found.group(1) if found else ""
+
+
+def refused() -> dict[str, str]:
+    """The sampling settings ``anthropic/`` models take none of, and why: a seed (the Messages API
+    has none), and a temperature where the installed SDK's API version refuses one."""
+    out = {"seed": "the Messages API has no seed"}
+    version = installed_api_version()
+    if not takes_temperature(version):
+        speaks = f"the API version the installed anthropic SDK speaks ({version or 'unknown'})"
+        out["temperature"] = f"{speaks} refuses a temperature"
+    return out
 
 
 def to_anthropic(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
@@ -134,8 +163,10 @@ class AnthropicModel:
             if status in (400, 413) and any(h in str(e).lower() for h in _CONTEXT_HINTS):
                 return ContextLengthError(f"context_length: {msg}")
             return ModelError(msg)
-        if isinstance(e, anthropic.APIConnectionError):  # time-outs included
+        if isinstance(e, anthropic.APITimeoutError):  # a kind of APIConnectionError: the server is there
             return TransientError(msg)
+        if isinstance(e, anthropic.APIConnectionError):
+            return ConnectionFailed(msg)
         return ModelError(msg)
 
     def generate(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import threading
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
@@ -90,7 +91,9 @@ class Model(Protocol):
         schema: dict[str, Any] | None = None,
         settings: GenerateSettings = DEFAULT_SETTINGS,
     ) -> Completion:
-        """Answer ``messages`` as ``settings`` say; with ``schema``, ask for JSON against it natively."""
+        """Answer ``messages`` as ``settings`` say; with ``schema``, ask for JSON against it natively.
+        The retry layer and the mock also take ``cutoff``
+        (:class:`Cutoff`): what ends the call early."""
         ...
 
 
@@ -119,6 +122,34 @@ class NotCached(ModelError):
 
 class ContextLengthError(ModelError):
     """The prompt does not fit the model's context window."""
+
+
+class OutOfTime(ModelError):
+    """A call cut at the deadline its caller gave (an attempt's wall clock), before its own
+    logical-call timeout: a budget stop, not a time-out."""
+
+
+class Interrupted(BaseException):
+    """The run was asked to stop (Ctrl-C): a call in flight ends at once, and its attempt is left
+    unfinished, to run again on resume. A BaseException, as KeyboardInterrupt is: nothing that
+    handles a failure (a crash record, a member that raises, a gate) takes it for one."""
+
+
+@dataclass(frozen=True)
+class Cutoff:
+    """What ends a model call early: ``deadline``, a ``time.monotonic()`` (an attempt's wall
+    clock: :class:`OutOfTime`), and ``stop``, an event set when the run is asked to stop
+    (:class:`Interrupted`)."""
+
+    deadline: float | None = None
+    stop: threading.Event | None = None
+
+    def check(self) -> None:
+        """Raise what ends the call, if anything does now."""
+        if self.stop is not None and self.stop.is_set():
+            raise Interrupted
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise OutOfTime("out_of_time: the caller's deadline passed")
 
 
 class ReasoningRunaway(ModelError):
@@ -162,6 +193,16 @@ class TransientError(ModelError):
     def __init__(self, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class ConnectionFailed(TransientError):
+    """The server could not be reached at all (refused, reset, no route, no such host): retried
+    as any transient failure, and counted towards :class:`Unreachable`."""
+
+
+class Unreachable(ModelError):
+    """Nothing answers at a model's server: its connections failed again and again (the retry
+    layer's ``UNREACHABLE_AFTER`` in a row, or all of one call's tries)."""
 
 
 class ModelConfigError(ModelError):

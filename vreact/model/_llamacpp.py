@@ -34,11 +34,23 @@ def smollm2_path() -> Path:
     return _local._smollm2()
 
 
+#: How long the process, exiting, waits for a generation in flight before it frees the models
+#: (seconds); past it they are left to the OS, never freed under a running generation.
+CLOSE_WAIT = 60.0
+
+
 @atexit.register
 def _close_models() -> None:
-    # free llama.cpp contexts before the interpreter tears down the modules they need
-    while _LOADED:
-        _LOADED.popitem()[1].close()
+    """Free llama.cpp contexts before the interpreter tears down the modules they need, in order:
+    once no generation runs (one a stopped run left in the background ends at its completion
+    cap), never under one."""
+    if not _LOCK.acquire(timeout=CLOSE_WAIT):
+        return
+    try:
+        while _LOADED:
+            _LOADED.popitem()[1].close()
+    finally:
+        _LOCK.release()
 
 
 def resolve_gguf(name: str) -> Path:
@@ -68,7 +80,10 @@ def local_endpoint(path: Path) -> str:
 
 
 class LlamaCppModel:
-    """A GGUF model loaded once per process; JSON output is constrained by a grammar."""
+    """A GGUF model loaded once per process; JSON output is constrained by a grammar. A call
+    cannot be interrupted mid-generation (llama-cpp-python ignores an exception raised in its
+    sampling callbacks): its completion cap bounds it. The retry layer lets its caller go at a
+    deadline or a stop, while the generation ends in the background, holding the model."""
 
     def __init__(self, name: str, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None) -> None:
         try:

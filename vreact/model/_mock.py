@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from vreact.model._base import DEFAULT_SETTINGS, Completion, GenerateSettings, Message, ModelError
+from vreact.model._base import DEFAULT_SETTINGS, Completion, Cutoff, GenerateSettings, Message, ModelError
 
 Output = str | dict[str, Any] | BaseException
 Script = Iterable[Output] | Callable[[list[Message]], Output]
@@ -42,7 +42,10 @@ class MockModel:
         messages: list[Message],
         schema: dict[str, Any] | None = None,
         settings: GenerateSettings = DEFAULT_SETTINGS,
+        cutoff: Cutoff | None = None,
     ) -> Completion:
+        if cutoff is not None:  # it answers at once: only a cutoff already passed ends it
+            cutoff.check()
         self.calls.append([dict(m) for m in messages])
         self.settings.append(settings)
         self.schemas.append(schema)

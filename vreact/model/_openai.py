@@ -9,6 +9,7 @@ from typing import Any
 from vreact.model._base import (
     DEFAULT_SETTINGS,
     Completion,
+    ConnectionFailed,
     ContextLengthError,
     GenerateSettings,
     Message,
@@ -150,8 +151,10 @@ class OpenAIModel:
             if any(h in msg for h in _CONTEXT_HINTS):
                 raise ContextLengthError(f"context_length: {e}") from e
             raise ModelError(f"{type(e).__name__}: {e}") from e
-        except (openai.APIConnectionError, openai.APITimeoutError) as e:
+        except openai.APITimeoutError as e:  # a kind of APIConnectionError: the server is there
             raise TransientError(f"{type(e).__name__}: {e}") from e
+        except openai.APIConnectionError as e:
+            raise ConnectionFailed(f"{type(e).__name__}: {_reason(e)}") from e
         except openai.APIError as e:
             raise ModelError(f"{type(e).__name__}: {e}") from e
         text = resp.choices[0].message.content or "" if resp.choices else ""  # a streamed one returned
@@ -198,3 +201,11 @@ def cached_tokens(usage: Any) -> int | None:
     details = getattr(usage, "prompt_tokens_details", None) if usage is not None else None
     cached = getattr(details, "cached_tokens", None) if details is not None else None
     return cached if isinstance(cached, int) else None
+
+
+def _reason(e: BaseException) -> str:
+    """A connection error in its own words, with the cause's ("Connection error." says nothing)."""
+    cause = e.__cause__ or e.__context__
+    while cause is not None and (cause.__cause__ or cause.__context__) is not None:
+        cause = cause.__cause__ or cause.__context__
+    return f"{e} ({cause})" if cause is not None and str(cause) else str(e)

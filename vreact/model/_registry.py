@@ -13,6 +13,9 @@ from vreact.model._resilient import CallPolicy, Price, ResilientModel
 ProviderFactory = Callable[..., Model]
 _PROVIDERS: dict[str, ProviderFactory] = {}
 _READS: dict[str, frozenset[str]] = {}
+#: Each provider's sampling settings (``temperature``, ``seed``) its models take none of, and why:
+#: asked when a file is checked, since it may depend on the installed SDK.
+_REFUSES: dict[str, Callable[[], dict[str, str]]] = {}
 
 #: The retry layer's settings (an experiment's ``limits``): every provider behind it reads them.
 RETRY_SETTINGS = ("max_retries", "call_timeout", "endpoint_concurrency")
@@ -22,19 +25,40 @@ WATCHDOG_SETTINGS = ("reasoning_only_timeout_s", "reasoning_only_max_tokens")
 HTTP_SETTINGS = ("base_url", "timeout")
 
 
-def provider(name: str, reads: tuple[str, ...] | None = None) -> Callable[[ProviderFactory], ProviderFactory]:
+def provider(
+    name: str,
+    reads: tuple[str, ...] | None = None,
+    refuses: Callable[[], dict[str, str]] | None = None,
+) -> Callable[[ProviderFactory], ProviderFactory]:
     """Register a provider factory ``factory(model_name, **options) -> Model``. ``reads`` names
     the experiment settings it reads (``base_url`` and ``limits``' fields); None (a plugin
-    that says nothing): all of them. Validation refuses a setting no model of an experiment
-    reads, and warns about one a model ignores."""
+    that says nothing): all of them. ``refuses`` says which sampling settings (``temperature``,
+    ``seed``) its models take none of, and why (None: it takes both). Validation refuses a
+    setting no model of an experiment reads, and an explicit temperature a model would never be
+    sent, and warns about one a model ignores."""
 
     def register(factory: ProviderFactory) -> ProviderFactory:
         _PROVIDERS[name] = factory
         if reads is not None:
             _READS[name] = frozenset(reads)
+        if refuses is not None:
+            _REFUSES[name] = refuses
         return factory
 
     return register
+
+
+def refused_by(model: str, setting: str) -> str | None:
+    """Why a call to ``model`` (``provider/model``) carries no sampling ``setting``
+    (``temperature``, ``seed``), or None when it does."""
+    refuses = _REFUSES.get(model.partition("/")[0])
+    return refuses().get(setting) if refuses is not None else None
+
+
+def _anthropic_refuses() -> dict[str, str]:
+    from vreact.model._anthropic import refused
+
+    return refused()
 
 
 def providers_reading(setting: str) -> list[str]:
@@ -55,7 +79,7 @@ def _openai(model: str, **options: Any) -> Model:
     return OpenAIModel(model, **options)
 
 
-@provider("anthropic", reads=(*HTTP_SETTINGS, *RETRY_SETTINGS))
+@provider("anthropic", reads=(*HTTP_SETTINGS, *RETRY_SETTINGS), refuses=_anthropic_refuses)
 def _anthropic(model: str, **options: Any) -> Model:
     from vreact.model._anthropic import AnthropicModel
 

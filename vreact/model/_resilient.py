@@ -17,12 +17,17 @@ from typing import Any
 from vreact.model._base import (
     DEFAULT_SETTINGS,
     Completion,
+    ConnectionFailed,
+    Cutoff,
     GenerateSettings,
+    Interrupted,
     Message,
     Model,
     ModelError,
     NotCached,
+    OutOfTime,
     TransientError,
+    Unreachable,
     Watchdog,
 )
 from vreact.model._cache import ResponseCache, request_key
@@ -40,6 +45,10 @@ def redact(text: str, extra: tuple[str, ...] = ()) -> str:
 
 class CallTimeoutError(ModelError):
     """All tries of one logical call took longer than the logical-call timeout."""
+
+
+class _Expired(Exception):
+    """A request's deadline passed (the retry layer says whose)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,11 @@ class Price:
     def cost(self, c: Completion) -> float:
         return (c.prompt_tokens * self.input + c.completion_tokens * self.output) / 1e6
 
+
+#: Connection failures in a row at one endpoint after which its calls fail as ``Unreachable``
+#: (each with one try of its own first): a server that is not there ends a run in seconds.
+UNREACHABLE_AFTER = 5
+_FAILED_IN_A_ROW: dict[str, int] = {}  # by endpoint; a call it answers resets it
 
 _SLOTS: dict[str, threading.BoundedSemaphore] = {}
 _SLOTS_LOCK = threading.Lock()
@@ -94,16 +108,37 @@ class _Call:
         self.fn = None
         self.done.release()
 
-    def wait(self, timeout: float | None) -> Completion:
+    def wait(self, timeout: float | None, stop: threading.Event | None = None) -> Completion:
         """The result (or the exception raised) once the request ended; TimeoutError when it has
-        not within ``timeout`` seconds (None: no limit). The request goes on regardless."""
-        if not self.done.acquire(timeout=-1 if timeout is None else timeout):
+        not within ``timeout`` seconds (None: no limit), ``Interrupted`` as soon as ``stop`` is
+        set. The request goes on regardless."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not _acquire(self.done, deadline, stop):
             raise TimeoutError
         if self.error is not None:
             error, self.error = self.error, None  # no reference cycle through the traceback
             raise error
         assert self.result is not None
         return self.result
+
+
+#: How often a wait that a stop may end looks at it, in seconds.
+_POLL = 0.1
+
+
+def _acquire(lock: Any, deadline: float | None, stop: threading.Event | None) -> bool:
+    """Acquire ``lock`` (a lock or a semaphore) by ``deadline``: False when it passes first;
+    ``Interrupted`` as soon as ``stop`` is set (looked at every ``_POLL`` seconds of waiting)."""
+    if stop is None:
+        return bool(lock.acquire(timeout=-1 if deadline is None else max(deadline - time.monotonic(), 0.0)))
+    while True:
+        wait = _POLL if deadline is None else min(_POLL, max(deadline - time.monotonic(), 0.0))
+        if lock.acquire(timeout=wait):
+            return True
+        if stop.is_set():
+            raise Interrupted
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
 
 
 class _Workers:
@@ -164,6 +199,7 @@ def _after_fork() -> None:
     global _SLOTS_LOCK
     _WORKERS.reset()
     _SLOTS.clear()
+    _FAILED_IN_A_ROW.clear()
     _SLOTS_LOCK = threading.Lock()
 
 
@@ -199,9 +235,14 @@ class ResilientModel:
         messages: list[Message],
         schema: dict[str, Any] | None = None,
         settings: GenerateSettings = DEFAULT_SETTINGS,
+        cutoff: Cutoff | None = None,
     ) -> Completion:
+        """The reply from the cache, else from the provider with retries. A ``cutoff`` deadline
+        (an attempt's wall clock) cuts the call when it comes before the logical-call timeout
+        (``OutOfTime`` then, never ``CallTimeoutError``); its stop ends the wait at once
+        (``Interrupted``). Either way the request itself goes on in its worker until it ends."""
         if self.cache is None:
-            return self._priced(self._with_retries(messages, schema, settings))
+            return self._priced(self._with_retries(messages, schema, settings, cutoff))
         key = request_key(
             {
                 "model": self.name,
@@ -215,7 +256,7 @@ class ResilientModel:
             return self._priced(hit)
         if self.cache.only:
             raise NotCached(f"{self.name}: the response cache holds no reply to this request (--cache-only)")
-        completion = self._with_retries(messages, schema, settings)
+        completion = self._with_retries(messages, schema, settings, cutoff)
         self.cache.put(key, self.name, completion)
         return self._priced(completion)
 
@@ -227,15 +268,30 @@ class ResilientModel:
         messages: list[Message],
         schema: dict[str, Any] | None,
         settings: GenerateSettings,
+        cutoff: Cutoff | None = None,
     ) -> Completion:
         p = self.policy
-        deadline = time.monotonic() + p.call_timeout if p.call_timeout else None
+        own = time.monotonic() + p.call_timeout if p.call_timeout else None
+        given = cutoff.deadline if cutoff is not None else None
+        cut = given is not None and (own is None or given < own)  # the caller's deadline comes first
+        deadline = given if cut else own
+        stop = cutoff.stop if cutoff is not None else None
         retries = 0
         while True:
             try:
-                c = self._once(deadline, messages, schema, settings)
+                c = self._once(deadline, stop, messages, schema, settings)
+                if _FAILED_IN_A_ROW.get(self.endpoint):  # it answers again
+                    _FAILED_IN_A_ROW[self.endpoint] = 0
                 return dataclasses.replace(c, retries=retries)
+            except _Expired:
+                raise self._expired(cut, retries) from None
             except TransientError as e:
+                if isinstance(e, ConnectionFailed):
+                    failed = _FAILED_IN_A_ROW[self.endpoint] = _FAILED_IN_A_ROW.get(self.endpoint, 0) + 1
+                    if failed >= UNREACHABLE_AFTER or retries >= p.max_retries:
+                        where, why = self.url or self.endpoint, f"{e}; {failed} connection failures in a row"
+                        message = f"nothing answers at {where} ({why})"
+                        raise self._failure(Unreachable, message, retries) from None
                 if retries >= p.max_retries:
                     raise self._failure(ModelError, f"{e} (after {retries} retries)", retries) from None
                 # the server's Retry-After when it sent one, else exponential backoff, full jitter
@@ -245,26 +301,38 @@ class ResilientModel:
                     else random.uniform(0, min(p.backoff_max, p.backoff * 2**retries))
                 )
                 if deadline is not None and time.monotonic() + wait >= deadline:
-                    raise self._failure(CallTimeoutError, self._timeout_message(retries), retries) from None
-                self.sleep(wait)
+                    raise self._expired(cut, retries) from None
+                if stop is not None:
+                    if stop.wait(wait):
+                        raise Interrupted from None
+                else:
+                    self.sleep(wait)
                 retries += 1
             except ModelError as e:
                 raise self._failure(type(e), str(e), retries) from None
 
+    def _expired(self, cut: bool, retries: int) -> ModelError:
+        """The error of a call whose deadline passed: the caller's (``cut``), or its own timeout."""
+        if cut:
+            tries = f" after {retries} retries" if retries else ""
+            return self._failure(OutOfTime, f"out_of_time: the caller's deadline passed{tries}", retries)
+        return self._failure(CallTimeoutError, self._timeout_message(retries), retries)
+
     def _once(
         self,
         deadline: float | None,
+        stop: threading.Event | None,
         messages: list[Message],
         schema: dict[str, Any] | None,
         settings: GenerateSettings,
     ) -> Completion:
-        """One request, in a worker so the logical-call deadline holds even if the server stalls.
-        The endpoint's concurrency slot is held until the request itself ends (not the wait for
-        it), and waiting for a slot counts against the deadline."""
+        """One request, in a worker so the deadline holds even if the server stalls (``_Expired``
+        when it passes; ``Interrupted`` when ``stop`` is set). The endpoint's concurrency slot is
+        held until the request itself ends (not the wait for it), and waiting for a slot counts
+        against the deadline."""
         slot = _slot(self.endpoint, self.policy.concurrency)
-        remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-        if not slot.acquire(timeout=remaining if remaining is not None else -1):
-            raise CallTimeoutError(self._timeout_message(None))
+        if not _acquire(slot, deadline, stop):
+            raise _Expired
 
         def request() -> Completion:
             try:
@@ -273,11 +341,10 @@ class ResilientModel:
                 slot.release()
 
         call = _WORKERS.submit(request)
-        remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
         try:
-            return call.wait(remaining)
+            return call.wait(None if deadline is None else max(deadline - time.monotonic(), 0.0), stop)
         except TimeoutError:
-            raise CallTimeoutError(self._timeout_message(None)) from None
+            raise _Expired from None
 
     def _timeout_message(self, retries: int | None) -> str:
         tries = "" if retries is None else f" after {retries} retries"

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar
 
+from vreact.budget import BudgetStop
 from vreact.model import Message
 from vreact.roles.executor import Step
 from vreact.v import Source
@@ -205,11 +206,14 @@ class Pipeline:
 
     def run(self, phase: Phase, turn: Turn) -> PhaseResult:
         """Each member's ``phase`` in order, until one gives more than pass or a hint. A member
-        that raises stops the try with cause ``verifier_error`` (fail closed)."""
+        that raises stops the try with cause ``verifier_error`` (fail closed); a model call the
+        attempt's budget refused (``BudgetStop``) ends the try as that budget's stop."""
         out = PhaseResult()
         for m in self.members:
             try:
                 o = getattr(m, phase)(turn)
+            except BudgetStop:
+                raise
             except Exception as e:
                 o = stop("verifier_error", f"{m.name}.{phase}: {type(e).__name__}: {e}"[:300])
             if (o.kind == "veto" and not turn.final) or o.kind not in ALLOWED[phase] | {"pass", "hint"}:
