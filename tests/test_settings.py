@@ -313,3 +313,44 @@ def test_a_pipeline_member_is_checked_and_counts_as_running():
     with pytest.raises(ValidationError, match=r"dereact\.kappa_min is read by the DeReAct critic"):
         Configuration(name="C", pipeline=["critic"], dereact={"kappa_min": 0.5})
     Configuration(name="C", pipeline=[{"name": "critic", "args": {"kappa_min": 0.5}}])
+
+
+#: Each way an experiment gives an explicit temperature: (its body, where the refusal points).
+TEMPERATURES = (
+    (
+        "configurations:\n  - {name: VG, guards: true, gates: true, temperature: 0.5}\n",
+        "configurations.0.temperature",
+    ),
+    (
+        "configurations:\n  - {name: N, calls: {executor: {temperature: 0.5}}}\n",
+        "configurations.0.calls.executor.temperature",
+    ),
+    (
+        "configurations:\n  - {name: VG, guards: true, gates: true, retry_temperature: 0.5}\n",
+        "configurations.0.retry_temperature",
+    ),
+    ("calls: {default: {temperature: 0.5}}\nconfigurations:\n  - name: N\n", "calls.default.temperature"),
+    ("calls: {executor: {temperature: 0.5}}\nconfigurations:\n  - name: N\n", "calls.executor.temperature"),
+)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "llamacpp"])
+@pytest.mark.parametrize("body, where", TEMPERATURES)
+def test_an_explicit_temperature_is_accepted_exactly_where_the_provider_sends_it(
+    tmp_path, provider, body, where
+):
+    """Per-provider settings: a temperature is refused, naming why, for a provider whose models
+    are never sent one (the provider's own declaration: ``refused_by``), and accepted elsewhere;
+    the seed is never refused."""
+    from vreact.model import refused_by
+
+    path = tmp_path / "x.yaml"
+    path.write_text(f"kind: experiment\nname: x\nmodels: {{default: {provider}/m}}\nseed: 3\n{body}")
+    why = refused_by(f"{provider}/m", "temperature")
+    if why is None:
+        assert load_file(path).seed == 3
+        return
+    with pytest.raises(SpecError) as e:
+        load_file(path)
+    [line] = e.value.lines
+    assert f": {where}: " in line and line.endswith(f"takes no temperature: {why}"), line

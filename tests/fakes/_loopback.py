@@ -66,6 +66,7 @@ class LoopbackServer:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()  # wakes stalled handlers so stop() never waits on them
+        self.port = 0  # the port start() binds (0: one the OS chooses)
 
     @property
     def base_url(self) -> str:
@@ -74,10 +75,10 @@ class LoopbackServer:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}{self.url_suffix}"
 
     def start(self) -> Any:
-        """Bind an OS-chosen loopback port and serve from a daemon thread."""
+        """Bind a loopback port (``port``, else one the OS chooses) and serve from a daemon thread."""
         handler = type("Handler", (self.handler,), {"owner": self})
         self._stopping.clear()
-        self._httpd = _QuietServer(("127.0.0.1", 0), handler)
+        self._httpd = _QuietServer(("127.0.0.1", self.port), handler)
         self._httpd.daemon_threads = True
         # polled every 20 ms, not every 0.5 s (the default), so stop() returns at once
         serve = self._httpd.serve_forever

@@ -148,3 +148,13 @@ def test_an_old_run_folder_is_backfilled_with_verifier_and_check_name(tmp_path):
     got = [(r["verifier"], r["check_name"]) for r in store.query("select * from verdicts order by seq")]
     assert got == want
     assert [(r["verifier"], r["check_name"]) for r in store.failures(1)] == want
+
+
+def test_the_crash_kinds_vreact_check_knows_are_the_outcome_s():
+    from typing import get_args
+
+    from vreact.controller import CrashKind
+    from vreact.records import CRASH_KINDS, RETRYABLE_CRASHES
+
+    assert get_args(CrashKind) == CRASH_KINDS
+    assert set(RETRYABLE_CRASHES) < set(CRASH_KINDS)

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from vreact.cli._common import UserError, console
-from vreact.records import DB_NAME, MIGRATIONS
+from vreact.records import CRASH_KINDS, DB_NAME, MIGRATIONS, RETRYABLE_CRASHES
 from vreact.records.store import connect_read_only, damage, unreadable
 
 #: The columns of an attempt's outcome, and which each outcome must set (+) or leave NULL (-).
@@ -141,6 +141,8 @@ def _outcomes(conn: sqlite3.Connection) -> Iterator[str]:
             yield f"attempt {a['id']}: outcome {a['outcome']} but {', '.join(wrong)} set"
         if a["outcome"] != "running" and a["finished"] is None:
             yield f"attempt {a['id']}: outcome {a['outcome']} without a finish time"
+        if a["crash_kind"] is not None and a["crash_kind"] not in CRASH_KINDS:
+            yield f"attempt {a['id']}: crash kind {a['crash_kind']!r} is none of {', '.join(CRASH_KINDS)}"
 
 
 def _counts(db: Path) -> str:
@@ -151,9 +153,13 @@ def _counts(db: Path) -> str:
             for t in ("runs", "attempts", "verdicts", "failures", "ledger", "model_calls")
         }
         running = conn.execute("select count(*) from attempts where outcome = 'running'").fetchone()[0]
+        kinds = ", ".join("?" for _ in RETRYABLE_CRASHES)
+        retry = f"select count(*) from attempts where outcome = 'crash' and crash_kind in ({kinds})"
+        again = conn.execute(retry, RETRYABLE_CRASHES).fetchone()[0]
     finally:
         conn.close()
     unfinished = f", {running} unfinished (a killed run's: discarded when it resumes)" if running else ""
+    unfinished += f", {again} crashed without a fair run (run again on resume)" if again else ""
     return (
         f"{n['runs']} run(s), {n['attempts']} attempts, {n['verdicts']} verdicts, {n['failures']} failure"
         f" rows, {n['ledger']} ledger rows, {n['model_calls']} model calls, {len(MIGRATIONS)} migrations"

@@ -46,7 +46,7 @@ def user_errors(*kinds: type[Exception]) -> Iterator[None]:
 def print_report(out_dir: Path, run_id: int | None = None, reports: list[Report] | None = None) -> None:
     """The tables of one run (the latest by default) or of ``reports``, under the list of the
     folder's runs; then the folder's path, and the internal errors when there are some."""
-    from vreact.records import DB_NAME, run_list
+    from vreact.records import DB_NAME, crash_kinds, run_list
     from vreact.report import compute, render, run_lines, runs_heading
 
     db = out_dir / DB_NAME
@@ -61,6 +61,11 @@ def print_report(out_dir: Path, run_id: int | None = None, reports: list[Report]
     for report in reports:
         for table in render(report):
             console.print(table)
+        crashes = crash_kinds(db, report.run) if report.run is not None else []
+        if crashes:
+            console.print(f"Crashes of run {report.run}:", highlight=False, markup=False)
+            for c in crashes:
+                console.print(f"  {c.line()}", highlight=False, markup=False, soft_wrap=True)
     console.print(f"Run folder: [bold]{out_dir}[/bold]  (records: {db})")
     internal = sum(r.internal_errors for report in reports for r in report.configs.values())
     if internal:

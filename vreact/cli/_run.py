@@ -3,6 +3,9 @@ its flags or its file) and runs it."""
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,15 +21,20 @@ from vreact.cli._common import Stopped, console, err, plugin_option, print_repor
 from vreact.config import CALL_ROLES
 from vreact.experiment import (
     OnAttempt,
+    Plan,
+    PlanTooLarge,
     Progress,
     ResolvedExperiment,
     RunMismatch,
+    RunStopped,
+    Stop,
     default_out_dir,
+    plan,
     resolve,
     run_experiment,
 )
 from vreact.experiment.ray_backend import ClusterUnavailable
-from vreact.model import DEFAULT_MODEL, ModelConfigError
+from vreact.model import DEFAULT_MODEL, ModelConfigError, refused_by
 from vreact.records import RecordsError, RunDirBusy, StorageFault, io_cause, io_error
 from vreact.spec import (
     Experiment,
@@ -44,6 +52,7 @@ from vreact.tasks.dataset import DatasetError, Task, load_tasks, select_tasks
 
 INPUT_ERRORS = (
     ClusterUnavailable,
+    PlanTooLarge,
     DatasetError,
     ModelConfigError,
     SpecError,
@@ -56,7 +65,12 @@ INPUT_ERRORS = (
 
 
 def _execute(
-    out: Path | None, cache_dir: Path | None, cache_only: bool = False, summary: bool = False, **flags: Any
+    out: Path | None,
+    cache_dir: Path | None,
+    cache_only: bool = False,
+    summary: bool = False,
+    dry_run: bool = False,
+    **flags: Any,
 ) -> None:
     """``vreact run`` and ``demo``: the experiment of the flags, on the tasks ``vreact run``
     selects (bad input: one line, exit 2); run it and print the report (``summary``: then what
@@ -64,7 +78,7 @@ def _execute(
     with user_errors(*INPUT_ERRORS):
         exp = experiment_of_flags(**flags)
         tasks = run_tasks(exp)
-    _launch(exp, out or default_out_dir(), cache_dir, tasks, cache_only, summary)
+    _launch(exp, out or default_out_dir(), cache_dir, tasks, cache_only, summary, dry_run)
 
 
 def experiment_of_flags(
@@ -145,17 +159,37 @@ def _launch(
     tasks: list[Task] | None = None,
     cache_only: bool = False,
     summary: bool = False,
+    dry_run: bool = False,
 ) -> None:
     """Resolve ``exp`` (its files, tasks and models), run or resume it into ``out_dir``, print
-    the report (and, with ``summary``, what verification did)."""
+    the report (and, with ``summary``, what verification did). With ``dry_run``, print what it
+    would start and make nothing. Ctrl-C stops it (exit 130); a server that does not answer
+    stops it after the report (exit 1); either way the same command resumes it."""
     with user_errors(*INPUT_ERRORS):
+        if dry_run:
+            _dry_run(plan(exp, tasks), out_dir)
+            return
         try:
             resolved = resolve(
                 exp, tasks=tasks, cache_dir=cache_dir, announce=_loading, cache_only=cache_only
             )
             err.print(_plan(resolved, out_dir), highlight=False)
-            with _progress() as on_attempt:
-                run_id = run_experiment(resolved, out_dir, on_attempt)
+            for model in exp.unseeded():  # never refused: the seed numbers the attempts too
+                why = refused_by(model, "seed")
+                note = f"note: {model} is sent no seed ({why}): its replies are not reproducible by seed"
+                err.print(note, highlight=False, soft_wrap=True)
+            stop = Stop()
+            with _progress() as on_attempt, _ctrl_c(stop):
+                run_id = run_experiment(resolved, out_dir, on_attempt, stop)
+        except KeyboardInterrupt:  # before the run began (loading its models): nothing to resume
+            err.print("stopped before the run began", highlight=False)
+            raise click.exceptions.Exit(130) from None
+        except RunStopped as e:
+            if e.why == "interrupted":
+                err.print(f"stopped: {e}", highlight=False, soft_wrap=True)
+                raise click.exceptions.Exit(130) from None
+            print_report(out_dir, e.run_id)
+            raise Stopped(str(e)) from None
         except StorageFault as e:  # the run's storage failed mid-run: resumable
             raise Stopped(str(e)) from None
         except Exception as e:  # the cache's or the folder's storage failed before it began
@@ -169,6 +203,46 @@ def _launch(
 
         for did in what_verification_did(out_dir / DB_NAME, run_id):
             console.print("\n".join(did.lines()), highlight=False, markup=False, soft_wrap=True)
+
+
+@contextmanager
+def _ctrl_c(stop: Stop) -> Iterator[None]:
+    """While a run runs: the first Ctrl-C says at once what happens and asks it to stop (no
+    attempt starts; those in flight end at their next model call, unfinished, and run again on
+    resume); a second ends the process at once (exit 130: the folder resumes, as after a kill;
+    nothing is freed under a model that is still generating)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if not stop.event.is_set():
+            n = stop.request()
+            err.print(
+                f"stopping: {n} attempt(s) in flight will be re-run on resume; Ctrl-C again to stop now",
+                highlight=False,
+                soft_wrap=True,
+            )
+            return
+        err.print("stopped now: the same command resumes the run", highlight=False, soft_wrap=True)
+        err.file.flush()
+        os._exit(130)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _dry_run(p: Plan, out_dir: Path) -> None:
+    """What a run would start, and that nothing was made."""
+    from vreact.records import DB_NAME
+
+    there = " (it holds a run: one with this identity resumes there)" if (out_dir / DB_NAME).exists() else ""
+    lines = ["dry run: nothing was created and no model was loaded", *p.lines(), f"into {out_dir}{there}"]
+    for line in lines:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def _loading(names: list[str]) -> None:
@@ -257,6 +331,12 @@ _cache_dir = click.option(
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
     help="response cache folder (default $VREACT_CACHE_DIR or ~/.cache/vreact)",
+)
+
+_dry_run_option = click.option(
+    "--dry-run",
+    is_flag=True,
+    help="print the plan's size and what it would start; create nothing, load no model",
 )
 
 _cache_only = click.option(
@@ -418,6 +498,7 @@ _attempts = [
 @_with(_attempts)
 @_cache_only
 @_with(_BACKEND)
+@_dry_run_option
 def run(**options: Any) -> None:
     """Run each configuration on each task; print the report.
 
@@ -436,8 +517,8 @@ def demo(**options: Any) -> None:
     with what verification did: the answers it kept, and the wrong answers it stopped, by check.
 
     The options of run, but for --dataset (always the built-in sample), --task-ids, --attempts
-    (1), --seed (0), --concurrency (1), --cache-only (the demo asks its model) and --backend and
-    --ray-address (it runs here); --limit is how many sample questions."""
+    (1), --seed (0), --concurrency (1), --cache-only (the demo asks its model), --backend and
+    --ray-address (it runs here) and --dry-run (it runs); --limit is how many sample questions."""
     _execute(dataset="sample", attempts=1, seed=0, concurrency=1, summary=True, **options)
 
 
@@ -461,6 +542,7 @@ def demo(**options: Any) -> None:
 @_cache_only
 @_BACKEND[0]
 @_BACKEND[1]
+@_dry_run_option
 @plugin_option
 def experiment(
     file: str,
@@ -471,6 +553,7 @@ def experiment(
     cache_only: bool,
     backend: str | None,
     ray_address: str | None,
+    dry_run: bool,
 ) -> None:
     """Run an experiment file (experiments/*.yaml, or a shipped name such as 'pilot'):
     its tasks, configurations, models per role and attempts; print the report.
@@ -481,4 +564,4 @@ def experiment(
         exp = load_experiment(file, {**parse_overrides(overrides), **runner})
         if configs:
             exp = only_configs(exp, configs)
-    _launch(exp, out or Path("runs") / exp.name, cache_dir, cache_only=cache_only)
+    _launch(exp, out or Path("runs") / exp.name, cache_dir, cache_only=cache_only, dry_run=dry_run)

@@ -7,12 +7,20 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 OutcomeKind = Literal["answer", "abstain", "crash"]
-#: What ended a crashed attempt: the four expected failures, else a bug in vreact ("internal").
+#: What ended a crashed attempt: the expected failures, else a bug in vreact ("internal").
 #: ``io``: the storage failed (disk full, read-only, failing); ``worker_lost``: a Ray worker was
-#: lost under it again and again: both retried on resume (vreact.records.RETRYABLE_CRASHES), as
-#: ``not_cached``; the others are final.
+#: lost under it again and again; ``unreachable``: nothing answered at a model's server: these are
+#: retried on resume (vreact.records.RETRYABLE_CRASHES), as ``not_cached``; the others are final.
 CrashKind = Literal[
-    "model", "timeout", "context_length", "script", "io", "not_cached", "worker_lost", "internal"
+    "model",
+    "timeout",
+    "context_length",
+    "script",
+    "io",
+    "not_cached",
+    "worker_lost",
+    "unreachable",
+    "internal",
 ]
 
 

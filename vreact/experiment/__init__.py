@@ -2,12 +2,14 @@
 file or from ``vreact run``'s flags) and the runner that makes its attempts."""
 
 from vreact.experiment.history import CorpusMismatch, EndpointMismatch, RunMismatch
-from vreact.experiment.resolved import ResolvedExperiment, experiment_tasks, resolve
+from vreact.experiment.resolved import Plan, PlanTooLarge, ResolvedExperiment, experiment_tasks, plan, resolve
 from vreact.experiment.runner import (
     RAISE_INTERNAL,
     Job,
     OnAttempt,
     Progress,
+    RunStopped,
+    Stop,
     crash,
     crash_kind,
     default_out_dir,
@@ -21,13 +23,18 @@ __all__ = [
     "EndpointMismatch",
     "Job",
     "OnAttempt",
+    "Plan",
+    "PlanTooLarge",
     "Progress",
     "ResolvedExperiment",
     "RunMismatch",
+    "RunStopped",
+    "Stop",
     "crash",
     "crash_kind",
     "default_out_dir",
     "experiment_tasks",
+    "plan",
     "resolve",
     "run_attempt",
     "run_experiment",

@@ -34,7 +34,7 @@ import socket
 import sys
 import tempfile
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ from typing import Any
 from vreact.controller import Outcome
 from vreact.experiment.models import INDEX_ENV, NODE_ENV
 from vreact.experiment.resolved import Loaded, ResolvedExperiment, resolve
+from vreact.experiment.runner import Stop
 from vreact.records import DB_NAME, Store
 from vreact.spec import Experiment, RunnerSettings
 from vreact.spec import sources as plugin_sources
@@ -117,6 +118,7 @@ class Worker:
 
         job = Job(self.configs[config], self.tasks[task], index, seed)
         outcome = run_attempt(self.experiment, job, self.store, self.run_id)
+        assert outcome is not None  # a worker is never asked to stop: the driver drops it
         [row] = self.store.query(
             "select id from attempts where run_id = ? and config = ? and task_id = ? and attempt_index = ?",
             [self.run_id, config, task, index],
@@ -170,11 +172,18 @@ def run_on_ray(
     experiment: ResolvedExperiment,
     store: Store,
     run_id: int,
-    jobs: list[Any],
+    jobs: Iterator[Any],
+    count: int,
     done: Callable[[Any, Outcome], None],
+    stop: Stop | None = None,
+    halted: Callable[[], bool] = lambda: False,
 ) -> None:
-    """Run ``jobs`` (vreact.experiment.runner.Job) on the cluster, ``concurrency`` at once (one
-    worker each), importing each attempt's batch into ``store`` as it ends and calling ``done``."""
+    """Run ``jobs`` (vreact.experiment.runner.Job, ``count`` of them, planned one at a time) on
+    the cluster, ``concurrency`` at once (one worker each), importing each attempt's batch into
+    ``store`` as it ends and calling ``done``. Once ``halted()`` no attempt starts (those in
+    flight end and are written); once ``stop`` is set (Ctrl-C) the driver stops waiting too: the
+    attempts in flight are never written, and run again on resume."""
+    stop = stop or Stop()
     assert experiment.source is not None, "a Ray run is resolved from an experiment"
     runner = experiment.source.runner
     started = connect(runner)  # before ray is imported here: it reads the environment then
@@ -192,18 +201,33 @@ def run_on_ray(
     workers: list[Any] = []
     idle: deque[Any] = deque()
     pending: dict[Any, tuple[Any, int, Any]] = {}
+    again: deque[tuple[Any, int]] = deque()  # attempts whose worker was lost, first in line
     try:
-        idle.extend(remote.remote(payload, i) for i in range(min(experiment.concurrency, len(jobs))))
+        idle.extend(remote.remote(payload, i) for i in range(min(experiment.concurrency, count)))
         workers.extend(idle)
         index = len(workers) - 1  # each worker's index, which picks its member of an endpoint pool
-        queue = deque((job, 0) for job in jobs)
-        while queue or pending:
-            while idle and queue:
-                worker, (job, lost) = idle.popleft(), queue.popleft()
+        while True:
+            while idle and not stop.event.is_set() and not halted():
+                if again:
+                    job, lost = again.popleft()
+                else:
+                    job, lost = next(jobs, None), 0
+                    if job is None:
+                        break
+                worker = idle.popleft()
                 ref = worker.attempt.remote(job.config.name, job.task.id, job.attempt_index, job.seed)
                 pending[ref] = (job, lost, worker)
-            [ref], _ = ray.wait(list(pending), num_returns=1)
+            stop.in_flight = len(pending)
+            if not pending:
+                break
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=_POLL)
+            if not ready:
+                if stop.event.is_set():
+                    break  # asked to stop: the attempts in flight are never written
+                continue
+            [ref] = ready
             job, lost, worker = pending.pop(ref)
+            stop.in_flight = len(pending)
             try:
                 outcome, batch = ray.get(ref)
             except lost_errors as e:
@@ -218,7 +242,7 @@ def run_on_ray(
                 workers.append(replacement)
                 idle.append(replacement)
                 if lost + 1 < LOST_TRIES:
-                    queue.appendleft((job, lost + 1))
+                    again.append((job, lost + 1))
                     continue
                 outcome = Outcome("crash", error="its Ray worker was lost 3 times", crash_kind="worker_lost")
                 _record_lost(store, run_id, job, outcome)
@@ -227,8 +251,9 @@ def run_on_ray(
             store.import_attempt(run_id, batch)
             idle.append(worker)
             done(job, outcome)
-        with contextlib.suppress(*lost_errors):  # their temporary stores
-            ray.get([w.close.remote() for w in idle])
+        if not pending:
+            with contextlib.suppress(*lost_errors):  # their temporary stores
+                ray.get([w.close.remote() for w in idle])
     finally:
         # the workers end with their handles (an actor this driver owns ends when no handle to it
         # is left, or when the driver ends): on Ctrl-C or an error, the attempts in flight are
@@ -239,6 +264,10 @@ def run_on_ray(
         pending.clear()
         if started:
             ray.shutdown()
+
+
+#: How often the driver, waiting on its workers, looks whether the run is asked to stop (seconds).
+_POLL = 0.2
 
 
 def _record_lost(store: Store, run_id: int, job: Any, outcome: Outcome) -> None:

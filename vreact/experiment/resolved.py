@@ -13,6 +13,7 @@ from vreact.config import RESOLVED, Configuration
 from vreact.experiment.models import build_models
 from vreact.model import Model, ModelConfigError, ResponseCache, endpoint_of
 from vreact.spec import (
+    MAX_PLANNED,
     DatasetSelection,
     Experiment,
     Plugin,
@@ -129,7 +130,64 @@ class ResolvedExperiment:
 
     def total(self) -> int:
         """How many attempts the run makes (a configuration's limit runs it on fewer tasks)."""
-        return sum(min(len(self.tasks), c.limit or len(self.tasks)) for c in self.configs) * self.attempts
+        return planned_total(self.configs, len(self.tasks), self.attempts)
+
+
+class PlanTooLarge(ValueError):
+    """A run larger than vreact plans: more than ``MAX_PLANNED`` attempts in all."""
+
+
+def planned_total(configs: list[Configuration], tasks: int, attempts: int) -> int:
+    """How many attempts a run makes: each configuration on its tasks (its ``limit`` at most),
+    ``attempts`` times."""
+    return sum(min(tasks, c.limit or tasks) for c in configs) * attempts
+
+
+def bounded(configs: list[Configuration], tasks: int, attempts: int) -> int:
+    """The run's planned total, refused (``PlanTooLarge``) past ``MAX_PLANNED``."""
+    total = planned_total(configs, tasks, attempts)
+    if total > MAX_PLANNED:
+        raise PlanTooLarge(
+            f"the run plans {total:,} attempts ({len(configs)} configuration(s) x {tasks:,} task(s) x"
+            f" {attempts:,} attempt(s)); vreact plans at most {MAX_PLANNED:,}: lower attempts,"
+            " dataset.limit or the configurations"
+        )
+    return total
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run of an experiment would make, found without making anything (``--dry-run``):
+    no folder, no cache, no model loaded."""
+
+    configs: dict[str, int]  # each configuration's attempts
+    tasks: int
+    attempts: int
+    concurrency: int
+    total: int
+    models: list[str]  # the models its roles would call
+    backend: str
+
+    def lines(self) -> list[str]:
+        each = ", ".join(f"{name} {n:,}" for name, n in self.configs.items())
+        return [
+            f"{len(self.configs)} configuration(s) x {self.tasks:,} task(s) x {self.attempts:,} attempt(s)"
+            f" = {self.total:,} attempts ({each})",
+            f"{self.concurrency} at a time on the {self.backend} backend, calling {', '.join(self.models)}",
+        ]
+
+
+def plan(exp: Experiment, tasks: list[Task] | None = None) -> Plan:
+    """The plan of ``exp`` (on ``tasks`` when given, else its dataset's): its size, refused past
+    the bounds (``PlanTooLarge``), and what it would start. Reads the dataset and the models
+    file; makes nothing."""
+    tasks = experiment_tasks(exp.dataset) if tasks is None else tasks
+    configs = exp.configurations
+    total = bounded(configs, len(tasks), exp.attempts)
+    catalog = load_models(exp.models_file) if exp.models_file else None
+    names = {n for c in configs for n in _called(model_names(exp.models, catalog, c), c).values()}
+    per = {c.name: planned_total([c], len(tasks), exp.attempts) for c in configs}
+    return Plan(per, len(tasks), exp.attempts, exp.concurrency, total, sorted(names), exp.runner.backend)
 
 
 def _identity(config: Configuration, setup: Setup | None) -> dict[str, Any]:
@@ -208,6 +266,7 @@ def resolve(
     and for ``mock/`` models, which are never cached. With ``loaded`` (and ``tasks``, as they
     were resolved) no file is read: a Ray worker resolves the driver's run from data."""
     tasks = experiment_tasks(exp.dataset) if tasks is None else tasks
+    bounded(exp.configurations, len(tasks), exp.attempts)  # before anything is made
     if loaded is not None:
         corpus = loaded.corpus
     else:

@@ -3,15 +3,14 @@ accounted; concurrent, and resumable after a crash or a SIGKILL at any moment.""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import threading
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,9 +22,11 @@ from vreact.memory import ContextAssembler
 from vreact.model import (
     CallTimeoutError,
     ContextLengthError,
+    Interrupted,
     MockScriptExhausted,
     ModelError,
     NotCached,
+    Unreachable,
     redact,
 )
 from vreact.records import DB_NAME, StorageFault, Store, exclusive, io_cause, io_error
@@ -64,20 +65,26 @@ class Job:
     seed: int = 0
 
 
-def run_attempt(experiment: ResolvedExperiment, job: Job, store: Store, run_id: int) -> Outcome:
+def run_attempt(
+    experiment: ResolvedExperiment, job: Job, store: Store, run_id: int, stop: threading.Event | None = None
+) -> Outcome | None:
     """One attempt, ending in exactly one of answer, abstention or crash (never raising for a
     failure inside the attempt). A crash says which failure ended it (``crash_kind``): a model,
-    transport, time-out, context-length or mock-script failure, a storage fault (``io``: then it
-    is recorded if the disk allows and raised, for the run stops), else ``internal``, a bug in
-    vreact, kept with its whole traceback (or raised, when ``VREACT_RAISE_INTERNAL=1``)."""
+    transport, unreachable server, time-out, context-length or mock-script failure, a storage
+    fault (``io``: then it is recorded if the disk allows and raised, for the run stops), else
+    ``internal``, a bug in vreact, kept with its whole traceback (or raised, when
+    ``VREACT_RAISE_INTERNAL=1``). None when ``stop`` was set during it: the attempt is left
+    unfinished (what it wrote is discarded on resume, and it runs again)."""
     config, task, seed = job.config, job.task, job.seed
     attempt_id = store.start_attempt(run_id, config.name, task.id, job.attempt_index, seed)
     try:
         recorder = Recorder(store, attempt_id)
         assembler = ContextAssembler(experiment.roles, store)
         setup = experiment.setup(config)
-        ctx = AttemptContext(config, task, setup.models, assembler, recorder, seed)
+        ctx = AttemptContext(config, task, setup.models, assembler, recorder, seed, stop)
         outcome = Controller(setup.spec, setup.verifiers, ctx).run()
+    except Interrupted:  # the run is stopping: left unfinished, as a killed attempt is
+        return None
     except Exception as e:  # a crash is data, not the end of the run
         outcome = crash(e)
         if outcome.crash_kind == "internal" and os.environ.get(RAISE_INTERNAL) == "1":
@@ -104,6 +111,8 @@ def crash_kind(e: BaseException) -> CrashKind:
         return "script"
     if isinstance(e, NotCached):  # --cache-only met a request the cache does not hold: retryable
         return "not_cached"
+    if isinstance(e, Unreachable):  # nothing answered at its server: retryable, and the run stops
+        return "unreachable"
     if io_error(e):  # the disk, not vreact or the model: never "internal"
         return "io"
     if isinstance(e, ModelError):  # provider and transport errors left after the retry layer
@@ -122,27 +131,63 @@ def crash(e: BaseException) -> Outcome:
     return Outcome("crash", error=f"internal error: {error}"[:2000], crash_kind=kind, traceback=trace)
 
 
-def run_experiment(experiment: ResolvedExperiment, out_dir: Path, on_attempt: OnAttempt | None = None) -> int:
+class RunStopped(Exception):
+    """A run that stopped before its plan was done, resumable with the same command: asked to
+    (Ctrl-C: ``interrupted``), or because nothing answered at a model's server (``unreachable``:
+    its first error and how many attempts ended that way)."""
+
+    def __init__(self, run_id: int, why: str, message: str, attempts: int = 0) -> None:
+        super().__init__(message)
+        self.run_id, self.why, self.attempts = run_id, why, attempts
+
+
+@dataclass
+class Stop:
+    """How a run is asked to stop, and what it says meanwhile: once ``event`` is set no attempt
+    starts, and those in flight end at their next model call (one waiting on a reply ends at
+    once), unfinished: resume runs them again. ``in_flight`` is how many are running now."""
+
+    event: threading.Event = field(default_factory=threading.Event)
+    in_flight: int = 0
+
+    def request(self) -> int:
+        """Ask the run to stop; how many attempts were in flight (they run again on resume)."""
+        self.event.set()
+        return self.in_flight
+
+
+def run_experiment(
+    experiment: ResolvedExperiment,
+    out_dir: Path,
+    on_attempt: OnAttempt | None = None,
+    stop: Stop | None = None,
+) -> int:
     """Run each configuration ``attempts`` times on each task into ``out_dir/vreact.db``;
     return the run id. Attempt ``i`` runs with seed ``seed + i``.
 
     Resumable: when the folder already holds this run (the same resolved configuration, with
     the same configurations or others: vreact.experiment.history), that run continues:
-    attempts it finished are skipped, and attempts a killed process left unfinished are
-    discarded (with everything they wrote) and run again. A folder that holds another run is
-    refused (``RunMismatch``). Up to ``concurrency`` attempts run at once, each in a worker
-    thread with its own store connection.
+    attempts it finished are skipped, and attempts a killed process left unfinished (or that
+    crashed without a fair run: ``RETRYABLE_CRASHES``) are discarded and run again. A folder
+    that holds another run is refused (``RunMismatch``). The attempts are planned lazily, and
+    up to ``concurrency`` run at once, each in a worker thread with its own store connection.
+
+    It stops early, raising ``RunStopped`` with the run interrupted, when ``stop`` is requested
+    (or on KeyboardInterrupt), and when an attempt ends because nothing answers at a model's
+    server (crash kind ``unreachable``): no attempt starts after that.
     """
     out_dir = Path(out_dir)
     try:
-        return _run_experiment(experiment, out_dir, on_attempt)
+        return _run_experiment(experiment, out_dir, on_attempt, stop or Stop())
     except Exception as e:
         if io_error(e):  # one line for the user: the folder and the cause, never a traceback
             raise StorageFault(str(out_dir), io_cause(e)) from e
         raise
 
 
-def _run_experiment(experiment: ResolvedExperiment, out_dir: Path, on_attempt: OnAttempt | None) -> int:
+def _run_experiment(
+    experiment: ResolvedExperiment, out_dir: Path, on_attempt: OnAttempt | None, stop: Stop
+) -> int:
     with exclusive(out_dir):
         store = Store(out_dir / DB_NAME)
         store.discard_unfinished()
@@ -150,22 +195,26 @@ def _run_experiment(experiment: ResolvedExperiment, out_dir: Path, on_attempt: O
         store.add_tasks([t.record() for t in experiment.tasks])
         finished = store.finished_attempts(run_id)
         tally = dict(Counter(finished.values()))
-        wanted = _jobs(experiment)
-        jobs = [j for j in wanted if (j.config.name, j.task.id, j.attempt_index) not in finished]
-        resumed = len(wanted) - len(jobs)
+        total = experiment.total()
+        resumed = _planned_among(experiment, finished)
+        jobs = (j for j in planned(experiment) if (j.config.name, j.task.id, j.attempt_index) not in finished)
         if on_attempt:
-            on_attempt(Progress(resumed, len(wanted), run_id=run_id, resumed=resumed, tally=dict(tally)))
+            on_attempt(Progress(resumed, total, run_id=run_id, resumed=resumed, tally=dict(tally)))
         status = "interrupted"
+        run = _Run(experiment, out_dir / DB_NAME, run_id, on_attempt, tally, stop)
         try:
-            run = _Run(experiment, out_dir / DB_NAME, run_id, on_attempt, tally)
+            count = run.counter(resumed, total)
             if backend(experiment) == "ray":
                 from vreact.experiment.ray_backend import run_on_ray
 
-                count = run.counter(resumed, len(wanted))
-                run_on_ray(experiment, store, run_id, jobs, count)
+                run_on_ray(experiment, store, run_id, jobs, total - resumed, count, stop, run.halted)
             else:
-                asyncio.run(run.all(jobs, resumed, len(wanted)))
-            status = "completed"
+                run.local(jobs, count)
+            if not run.stopping():
+                status = "completed"
+        except KeyboardInterrupt:  # no handler of its own (the Python API): stop as asked
+            stop.request()
+            raise
         finally:
             try:
                 store.finish_run(run_id, status)
@@ -174,6 +223,7 @@ def _run_experiment(experiment: ResolvedExperiment, out_dir: Path, on_attempt: O
                     raise
                 # a failed disk may refuse this too: the fault that stopped the run stands
             store.close()
+    run.raise_stopped()
     return run_id
 
 
@@ -203,28 +253,68 @@ def _open_run(store: Store, experiment: ResolvedExperiment, out_dir: Path) -> in
     return run_id
 
 
-def _jobs(experiment: ResolvedExperiment) -> list[Job]:
-    """Every attempt of the run, task-major, so an interrupted run still compares the
-    configurations on the same tasks."""
+def planned(experiment: ResolvedExperiment) -> Iterator[Job]:
+    """Every attempt of the run, task-major (so an interrupted run still compares the
+    configurations on the same tasks), made one at a time: a plan's size never lives in memory."""
     e = experiment
-    return [
-        Job(config, task, i, e.seed + i)
-        for n, task in enumerate(e.tasks)
-        for config in e.configs
-        if config.limit is None or n < config.limit
-        for i in range(e.attempts)
-    ]
+    for n, task in enumerate(e.tasks):
+        for config in e.configs:
+            if config.limit is None or n < config.limit:
+                for i in range(e.attempts):
+                    yield Job(config, task, i, e.seed + i)
+
+
+def _planned_among(experiment: ResolvedExperiment, finished: dict[tuple[str, str, int], str]) -> int:
+    """How many of the run's planned attempts are among ``finished`` (config, task id, index)."""
+    e = experiment
+    position = {t.id: n for n, t in enumerate(e.tasks)}
+    limits = {c.name: c.limit for c in e.configs}
+    return sum(
+        1
+        for config, task, index in finished
+        if config in limits
+        and task in position
+        and index < e.attempts
+        and (limits[config] is None or position[task] < (limits[config] or 0))
+    )
 
 
 @dataclass
 class _Run:
-    """What every attempt of one run shares."""
+    """What every attempt of one run shares, and why it stops early (``stop`` asked, or a server
+    that does not answer: ``unreachable``, the errors of the attempts it ended)."""
 
     experiment: ResolvedExperiment
     db_path: Path
     run_id: int
     on_attempt: OnAttempt | None
     tally: dict[str, int]
+    stop: Stop = field(default_factory=Stop)
+    unreachable: list[str] = field(default_factory=list)
+
+    def halted(self) -> bool:
+        """Whether a server that does not answer ended an attempt: then none starts."""
+        return bool(self.unreachable)
+
+    def stopping(self) -> bool:
+        """Whether no attempt may start any more: asked to stop, or halted."""
+        return self.stop.event.is_set() or self.halted()
+
+    def raise_stopped(self) -> None:
+        """``RunStopped`` when the run ended before its plan did."""
+        if self.stop.event.is_set():
+            raise RunStopped(
+                self.run_id, "interrupted", f"run {self.run_id} interrupted; the same command resumes it"
+            )
+        if self.unreachable:
+            n, first = len(self.unreachable), self.unreachable[0].removeprefix("Unreachable: ")
+            raise RunStopped(
+                self.run_id,
+                "unreachable",
+                f"stopped: {first}; {n} attempt(s) ended that way and run again on resume: start"
+                " the server (or fix its address), then run the same command again",
+                n,
+            )
 
     def counter(self, done: int, total: int) -> Callable[[Job, Outcome], None]:
         """What to do as each attempt ends: count it, and report the progress."""
@@ -234,6 +324,8 @@ class _Run:
             nonlocal done
             done += 1
             self.tally[outcome.kind] = self.tally.get(outcome.kind, 0) + 1
+            if outcome.crash_kind == "unreachable":  # no attempt starts after it
+                self.unreachable.append(outcome.error or "")
             if self.on_attempt:
                 progress = Progress(
                     done, total, job.config.name, job.task, outcome, self.run_id, resumed, dict(self.tally)
@@ -242,31 +334,48 @@ class _Run:
 
         return count
 
-    async def all(self, jobs: list[Job], done: int, total: int) -> None:
-        """Run the jobs, at most ``concurrency`` at once, each in a worker thread with its own
-        store connection. Progress is reported from the event loop, one attempt at a time."""
+    def local(self, jobs: Iterator[Job], count: Callable[[Job, Outcome], None]) -> None:
+        """Run the jobs in this process, at most ``concurrency`` at once, each in a worker thread
+        with its own store connection; the next job is planned only when a thread is free.
+        Progress is reported from this thread, one attempt at a time."""
         local = threading.local()
         stores: list[Store] = []
+        stop = self.stop
 
-        def work(job: Job) -> Outcome:
+        def work(job: Job) -> Outcome | None:
             if not hasattr(local, "store"):
                 local.store = Store(self.db_path)
                 stores.append(local.store)  # list.append is atomic
-            return run_attempt(self.experiment, job, local.store, self.run_id)
-
-        loop = asyncio.get_running_loop()
-        count = self.counter(done, total)
-
-        async def one(job: Job) -> None:
-            outcome = await loop.run_in_executor(pool, work, job)  # the pool bounds concurrency
-            count(job, outcome)
+            return run_attempt(self.experiment, job, local.store, self.run_id, stop.event)
 
         concurrency = self.experiment.concurrency
         pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="vreact-attempt")
+        in_flight: dict[Future[Outcome | None], Job] = {}
+
+        def reap() -> None:
+            ended, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for f in ended:
+                job = in_flight.pop(f)
+                stop.in_flight = len(in_flight)
+                outcome = f.result()  # an io fault, or an internal error under the test suite
+                if outcome is not None:  # None: the run is stopping, the attempt left unfinished
+                    count(job, outcome)
+
         try:
-            await asyncio.gather(*(one(j) for j in jobs))
+            for job in jobs:
+                while len(in_flight) >= concurrency:
+                    reap()
+                if self.stopping():
+                    break
+                in_flight[pool.submit(work, job)] = job
+                stop.in_flight = len(in_flight)
+            while in_flight:
+                reap()
+        except BaseException:
+            stop.event.set()  # those in flight end at their next call, unfinished
+            raise
         finally:
-            # on Ctrl-C: attempts not started are dropped; those in flight finish and are recorded
             pool.shutdown(wait=True, cancel_futures=True)
+            stop.in_flight = 0
             for s in stores:
                 s.close()

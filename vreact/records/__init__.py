@@ -1,12 +1,13 @@
 """The records of a run folder: the folder (database name, lock), the store and its migrations,
 and one typed reader of a run (:func:`read_run`)."""
 
-from vreact.records.faults import RETRYABLE_CRASHES, StorageFault, io_cause, io_error
+from vreact.records.faults import CRASH_KINDS, RETRYABLE_CRASHES, StorageFault, io_cause, io_error
 from vreact.records.folder import DB_NAME, LOCK_NAME, RunDirBusy, exclusive
 from vreact.records.migrations import MIGRATIONS
 from vreact.records.reader import (
     AttemptRecord,
     CallRecord,
+    CrashKinds,
     DiagnosisRecord,
     EventRecord,
     LedgerRecord,
@@ -16,6 +17,7 @@ from vreact.records.reader import (
     StepRecord,
     TaskRecord,
     VerdictRecord,
+    crash_kinds,
     latest_run_id,
     read_run,
     run_list,
@@ -31,12 +33,14 @@ from vreact.records.store import (
 )
 
 __all__ = [
+    "CRASH_KINDS",
     "DB_NAME",
     "LOCK_NAME",
     "MIGRATIONS",
     "RETRYABLE_CRASHES",
     "AttemptRecord",
     "CallRecord",
+    "CrashKinds",
     "DamagedRecords",
     "DiagnosisRecord",
     "EventRecord",
@@ -54,6 +58,7 @@ __all__ = [
     "Store",
     "TaskRecord",
     "VerdictRecord",
+    "crash_kinds",
     "exclusive",
     "io_cause",
     "io_error",

@@ -8,9 +8,22 @@ import sqlite3
 
 #: Crash kinds re-run on resume (their rows discarded, as an unfinished attempt's): the attempt
 #: never got a fair run. ``io``: the disk was full, read-only or failing; ``not_cached``: a run
-#: with ``--cache-only`` met a request the response cache did not hold. Every other crash kind
-#: is final.
-RETRYABLE_CRASHES = ("io", "not_cached", "worker_lost")
+#: with ``--cache-only`` met a request the response cache did not hold; ``worker_lost``: its Ray
+#: worker was lost three times; ``unreachable``: nothing answered at a model's server. Every
+#: other crash kind is final.
+RETRYABLE_CRASHES = ("io", "not_cached", "worker_lost", "unreachable")
+#: Every crash kind a record may hold (vreact.controller.CrashKind says what each means).
+CRASH_KINDS = (
+    "model",
+    "timeout",
+    "context_length",
+    "script",
+    "io",
+    "not_cached",
+    "worker_lost",
+    "unreachable",
+    "internal",
+)
 
 #: The errno values of a storage fault: full, over quota or a file-size limit, read-only, failing.
 _IO_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})

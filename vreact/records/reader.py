@@ -12,6 +12,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from vreact.records.faults import RETRYABLE_CRASHES
 from vreact.records.folder import DB_NAME
 from vreact.records.store import Store, open_to_read
 
@@ -290,6 +291,35 @@ def run_list(store_or_path: Store | str | Path) -> list[RunSummary]:
         names += [n for n in counts if n not in names]
         out.append(RunSummary(row["id"], names, row["started"], row["status"], sum(counts.values())))
     return out
+
+
+@dataclass(frozen=True)
+class CrashKinds:
+    """The crashes of one kind in a run: how many, the first one's error, and whether a resume
+    runs them again (``RETRYABLE_CRASHES``)."""
+
+    kind: str
+    attempts: int
+    first_error: str
+    rerun: bool
+
+    def line(self) -> str:
+        again = "run again on resume" if self.rerun else "final"
+        return f"{self.attempts} {self.kind} ({again}); the first: {self.first_error}"
+
+
+def crash_kinds(store_or_path: Store | str | Path, run_id: int) -> list[CrashKinds]:
+    """The run's crashes by kind, most first."""
+    store = _open(store_or_path)
+    rows = store.query(
+        "select coalesce(crash_kind, 'unknown') as kind, count(*) as n,"
+        " (select error from attempts f where f.run_id = a.run_id and f.outcome = 'crash'"
+        " and coalesce(f.crash_kind, 'unknown') = coalesce(a.crash_kind, 'unknown') order by f.id limit 1)"
+        " as first from attempts a where run_id = ? and outcome = 'crash' group by kind"
+        " order by n desc, kind",
+        [run_id],
+    )
+    return [CrashKinds(r["kind"], r["n"], r["first"] or "", r["kind"] in RETRYABLE_CRASHES) for r in rows]
 
 
 def latest_run_id(store: Store) -> int | None:

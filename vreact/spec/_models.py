@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from typing import Any, Literal, NamedTuple
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -25,7 +26,7 @@ from vreact.config import (
     SettingError,
     known_roles,
 )
-from vreact.model import DEFAULT_MODEL, CallPolicy, Watchdog, provider_reads, providers_reading
+from vreact.model import DEFAULT_MODEL, CallPolicy, Watchdog, provider_reads, providers_reading, refused_by
 from vreact.spec._plugins import PluginError, load_plugin
 from vreact.tasks.attacks import Attack, unique_names
 from vreact.verify.gates import check_gate_args, gate_factory, prompt_of
@@ -305,6 +306,14 @@ _DEFAULT_CALL = Configuration(name="default").settings_for("executor")
 _CALL = CallPolicy()
 
 
+#: The largest run vreact plans: attempts per task and configuration, attempts in flight (and
+#: requests per endpoint), and attempts in all (configurations x tasks x attempts). Past them a
+#: file or a flag is refused before anything is made.
+MAX_ATTEMPTS = 1_000_000
+MAX_CONCURRENCY = 1024
+MAX_PLANNED = 1_000_000
+
+
 class RunLimits(_Strict):
     """How model calls are made (the same as vreact run's flags)."""
 
@@ -315,7 +324,9 @@ class RunLimits(_Strict):
     call_timeout: float = Field(
         _CALL.call_timeout or 0.0, ge=0, description="seconds for all tries of one call (0: none)"
     )
-    endpoint_concurrency: int = Field(_CALL.concurrency, ge=1, description="requests in flight per endpoint")
+    endpoint_concurrency: int = Field(
+        _CALL.concurrency, ge=1, le=MAX_CONCURRENCY, description="requests in flight per endpoint"
+    )
     reasoning_only_timeout_s: float = Field(
         0.0, ge=0, description="abort a streamed reply that has produced only reasoning this long (0: off)"
     )
@@ -381,11 +392,19 @@ class Experiment(_Plugged):
     base_url: str | None = Field(
         None, description="the provider's server for every model without a base_url of its own (models_file)"
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, url: str | None) -> str | None:
+        return base_url(url)
+
     spec: str = Field("musique", description="L1 spec: a shipped name or a YAML file")
     verifiers: str = Field("musique", description="verifier set: a shipped name or a YAML file")
-    attempts: int = Field(1, ge=1, description="attempts per task and configuration (Pass@k uses k = this)")
+    attempts: int = Field(
+        1, ge=1, le=MAX_ATTEMPTS, description="attempts per task and configuration (Pass@k uses k = this)"
+    )
     seed: int = Field(0, description="attempt i of every task runs with seed + i")
-    concurrency: int = Field(4, ge=1, description="attempts in flight")
+    concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY, description="attempts in flight")
     cache: bool = Field(True, description="use the response cache")
     limits: RunLimits = Field(default_factory=RunLimits)
     runner: RunnerSettings = Field(default_factory=RunnerSettings)
@@ -486,6 +505,7 @@ class Experiment(_Plugged):
             ):
                 why = " or runs no gates or judges" if name == "verifiers" else ""
                 out.append(((name,), f"{name} is read by no configuration: each names its own{why}"))
+        out += self._unsent_temperatures(chosen)
         called = {c for roles in chosen.values() for c in roles.values()}
         for path, setting in self._model_settings():
             if not any(c.reads(setting) for c in called):
@@ -504,6 +524,36 @@ class Experiment(_Plugged):
                         )
                     )
         return out
+
+    def _unsent_temperatures(self, chosen: dict[str, dict[str, Called]]) -> list[tuple[Loc, str]]:
+        """(where, why) of each explicit temperature (a configuration's, ``calls.<role>``'s,
+        ``retry_temperature``) given to a role whose model would never be sent one."""
+        out: list[tuple[Loc, str]] = []
+        given: list[tuple[Loc, str, list[str]]] = []  # where, the setting's name, the roles it reaches
+        for i, config in enumerate(self.configurations):
+            for path, roles in _temperatures(config):
+                given.append((("configurations", i, *path), config.name, roles))
+        for role, settings in self.calls.items():
+            if "temperature" in settings.model_fields_set:
+                reached = list(CALL_ROLES) if role == "default" else [role]
+                given += [(("calls", role, "temperature"), c.name, reached) for c in self.configurations]
+        seen: set[Loc] = set()
+        for path, name, roles in given:
+            for role in roles:
+                called = chosen[name].get(role)
+                why = refused_by(called.model, "temperature") if called is not None else None
+                if called is not None and why and path not in seen:
+                    seen.add(path)
+                    where = ".".join(str(p) for p in path if not isinstance(p, int) and p != "configurations")
+                    out.append(
+                        (path, f"{where}: {called.model} (the {role}'s model) takes no temperature: {why}")
+                    )
+        return out
+
+    def unseeded(self) -> list[str]:
+        """The models the experiment calls that take no seed: their calls are never seeded."""
+        called = {c.model for roles in self._role_models().values() for c in roles.values()}
+        return sorted(m for m in called if refused_by(m, "seed"))
 
     def roles_run(self) -> set[str]:
         """The roles that call a model in at least one of the configurations."""
@@ -538,6 +588,18 @@ class Experiment(_Plugged):
         """(path, name) of each model setting the experiment gives: base_url and its limits."""
         given: list[tuple[Loc, str]] = [(("base_url",), "base_url")] if self.base_url is not None else []
         return given + [(("limits", k), k) for k in sorted(self.limits.model_fields_set)]
+
+
+def _temperatures(config: Configuration) -> list[tuple[Loc, list[str]]]:
+    """(where, the roles it reaches) of each temperature ``config`` gives explicitly."""
+    out: list[tuple[Loc, list[str]]] = []
+    own = {r: c for r, c in config.calls.items() if "temperature" in c.model_fields_set}
+    if "temperature" in config.model_fields_set:
+        out.append((("temperature",), [r for r in config.roles_called() if r not in own]))
+    out += [(("calls", r, "temperature"), [r]) for r in own]
+    if "retry_temperature" in config.model_fields_set and config.retry_temperature is not None:
+        out.append((("retry_temperature",), ["executor"]))
+    return out
 
 
 def with_calls(
@@ -638,6 +700,16 @@ def _catalog(path: str | None) -> ModelsFile | None:
 # --- models.yaml ----------------------------------------------------------------------
 
 
+def base_url(url: str | None) -> str | None:
+    """``url`` when it is an http(s) URL with a host (a server's base URL), else the error."""
+    if url is None:
+        return None
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{url!r} is not a server's base URL: expected http(s)://HOST[:PORT][/PATH]")
+    return url.strip()
+
+
 class PriceSpec(_Strict):
     input: float = Field(ge=0, description="US dollars per million prompt tokens")
     output: float = Field(ge=0, description="US dollars per million completion tokens")
@@ -655,6 +727,16 @@ class ModelEntry(_Strict):
         " Ray each worker calls its node's, else one by its index); the alias, not a URL, is the"
         " run's endpoint and the cache's key, and each call records the URL it used",
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, url: str | None) -> str | None:
+        return base_url(url)
+
+    @field_validator("pool")
+    @classmethod
+    def _urls(cls, pool: list[str] | None) -> list[str] | None:
+        return None if pool is None else [str(base_url(u)) for u in pool]
 
     @model_validator(mode="after")
     def _one_place(self) -> ModelEntry:
