@@ -23,6 +23,7 @@ from tests.fakes.chaos_server import ChaosServer
 from vreact.cli import cli
 
 GOLDEN = REPO / "tests" / "data" / "golden" / "pilot_report.json"
+MODELS = GOLDEN.parent / "models.yaml"
 #: Mostly schema-valid nonsense, some prose, and errors that repeat for the same request.
 MIX = {"nonsense": 0.86, "prose": 0.08, "http500": 0.03, "http429": 0.03}
 
@@ -35,7 +36,8 @@ def run_pilot(out: Path, monkeypatch: pytest.MonkeyPatch, *more: str) -> dict[st
         sets = {
             "dataset.path": str(FULL),
             "dataset.limit": "20",
-            "models.default": "openai/chaos",
+            "models.default": "chaos",  # openai/chaos, priced: the dollars are pinned too
+            "models_file": str(MODELS),
             "base_url": server.base_url,
             "attempts": "2",
             "concurrency": "4",

@@ -179,6 +179,7 @@ ADDED = {
         f"alter table tasks drop column {c}"
         for c in ("attack", "base_id", "attack_kind", "goal", "target", "added")
     ],
+    "_m022_call_charges": [f"alter table model_calls drop column {c}" for c in ("verifier", "caused_by")],
 }
 
 

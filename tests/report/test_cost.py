@@ -142,3 +142,97 @@ def test_a_failed_call_of_a_priced_model_is_priced_at_nothing(store):
         recorder.failed_call("executor", Failing(price), [], ModelError("HTTP 500"))
     costs = [r["cost_usd"] for r in store.query("select cost_usd from model_calls order by id")]
     assert costs == [0.0, None]
+
+
+def test_the_usd_distribution_of_a_mixed_run_is_a_lower_bound(store, tasks):
+    run = store.new_run({}, "mock/x", "test")
+    calls(store, run, tasks, [0.25, None, 0.125])
+    report = compute(store, run)
+    d = report.model_dump(mode="json")["configs"]["VG"]["cost_distribution"]["cost_usd"]
+    assert d["lower_bound"] is True and d["mean"] == pytest.approx(0.4375)
+    assert "| VG | >= $0.4375 | >= $0.4375 |" in render_markdown(report)  # never a bare $0.00
+    run = store.new_run({}, "mock/x", "test")
+    record(
+        store,
+        run,
+        tasks[NISSEDAL],
+        "answer",
+        "north",
+        ["6", "10"],
+        calls=[(("executor", "mock/x", 1, 1, 1.0), {"cost_usd": 0.00012})],
+    )
+    exact = compute(store, run)
+    assert (
+        "lower_bound" not in exact.model_dump(mode="json")["configs"]["VG"]["cost_distribution"]["cost_usd"]
+    )
+    assert "| VG | $0.0001 |" in render_markdown(exact)
+
+
+def test_cost_by_level_and_role_charges_each_judge_to_its_verifier(store, tasks):
+    run = store.new_run({}, "mock/x", "test")
+    made = [
+        (("planner", "mock/x", 100, 10, 1.0), {"cost_usd": 0.1}),
+        (("judge", "mock/x", 50, 5, 1.0), {"cost_usd": 0.01, "verifier": "plan"}),
+        (("executor", "mock/x", 200, 20, 1.0), {"cost_usd": 0.2}),
+        (("judge", "mock/x", 60, 6, 1.0), {"cost_usd": None, "verifier": "R1"}),
+        (("judge", "mock/x", 70, 7, 1.0), {"cost_usd": 0.03, "verifier": "R3"}),
+        (("critic", "mock/x", 80, 8, 1.0), {"cost_usd": 0.04}),
+        (("context_manager", "mock/x", 90, 9, 1.0), {"cost_usd": 0.05}),
+    ]
+    record(store, run, tasks[NISSEDAL], "answer", "north", ["6", "10"], calls=made)
+    by_role = compute(store, run).model_dump(mode="json")["configs"]["VG"]["cost_by_role"]
+    assert [(r["level"], role) for role, r in by_role.items()] == [
+        ("L2", "planner"),
+        ("L2", "plan judge"),
+        ("L3", "executor"),
+        ("L3", "R1 judge"),
+        ("L3", "critic"),
+        ("L1", "R3 judge"),
+        ("L1", "context manager"),
+    ]
+    assert by_role["R1 judge"] == {
+        "level": "L3",
+        "role": "R1 judge",
+        "llm_calls": 1,
+        "prompt_tokens": 60,
+        "completion_tokens": 6,
+        "tokens": 66,
+        "cost_usd": None,
+        "unpriced_calls": 1,
+    }
+    assert by_role["planner"]["cost_usd"] == 0.1
+
+
+def test_a_retry_s_calls_are_charged_to_the_check_that_caused_it(tmp_path):
+    """VG on one real task through the runner and a scripted model: the first try finishes with
+    evidence it never retrieved (R1's evidence_retrieved rejects), the second solves it. Every call
+    of the second try is charged to that check; the first try's calls to nothing."""
+    from tests.conftest import FULL
+    from tests.helpers import finish, solve
+    from vreact.config import Configuration
+    from vreact.experiment import ResolvedExperiment, run_experiment
+    from vreact.model import MockModel
+    from vreact.spec import load_roles, load_spec, load_verifiers
+    from vreact.tasks.dataset import load_tasks
+
+    task = next(t for t in load_tasks(FULL) if t.id == NISSEDAL)
+    model = MockModel([finish(task.answer, ["6", "10"]), *solve(task)])
+    config = Configuration(name="VG", guards=True, gates=True)
+    experiment = ResolvedExperiment(
+        [task], [config], {"default": model}, load_spec("musique"), load_verifiers("musique"), load_roles()
+    )
+    run_experiment(experiment, tmp_path)
+    db = tmp_path / "vreact.db"
+    report = compute(db).model_dump(mode="json")["configs"]["VG"]
+    assert list(report["caused_retries"]) == ["R1:gate:evidence_retrieved"]
+    retry = report["caused_retries"]["R1:gate:evidence_retrieved"]
+    assert retry["llm_calls"] == len(solve(task)) and (retry["verifier"], retry["source"]) == ("R1", "gate")
+    assert report["cost_by_source"]["gate"]["caused"]["llm_calls"] == len(solve(task))
+    assert report["cost_by_source"]["gate"]["own"]["llm_calls"] == 0
+    rows_ = [
+        r[0]
+        for r in __import__("sqlite3").connect(db).execute("select caused_by from model_calls order by id")
+    ]
+    assert rows_ == [None] + ["R1:gate:evidence_retrieved"] * len(solve(task))
+    text = render_markdown(compute(db))
+    assert "| VG | gate | R1 evidence_retrieved |" in text

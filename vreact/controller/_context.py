@@ -44,7 +44,17 @@ class Recorder:
     last_call: RowId | None = None  # the id of the last model call recorded (once written)
     last_reject: dict[str, Verdict] = field(default_factory=dict)  # by component
 
-    def call(self, role: str, model: Model, messages: list[Message], c: Completion) -> None:
+    def call(
+        self,
+        role: str,
+        model: Model,
+        messages: list[Message],
+        c: Completion,
+        verifier: str | None = None,
+        caused_by: str | None = None,
+    ) -> None:
+        """A call that answered: what it cost, its transcript, and who it is charged to (a judge's
+        ``verifier``; the check whose rejection ``caused_by`` the try it was made in)."""
         self.last_call = self.store.defer_call(
             self.attempt_id,
             role,
@@ -60,9 +70,19 @@ class Recorder:
             response=c.text,
             cached_tokens=c.cached_tokens,
             cut=c.cut,
+            verifier=verifier,
+            caused_by=caused_by,
         )
 
-    def failed_call(self, role: str, model: Model, messages: list[Message], e: ModelError) -> None:
+    def failed_call(
+        self,
+        role: str,
+        model: Model,
+        messages: list[Message],
+        e: ModelError,
+        verifier: str | None = None,
+        caused_by: str | None = None,
+    ) -> None:
         """A call that failed: no tokens, and no money where the model has a price (a report
         then counts it as priced, not as a call whose cost is unknown)."""
         priced = getattr(model, "price", None) is not None
@@ -79,6 +99,8 @@ class Recorder:
             cost_usd=0.0 if priced else None,
             endpoint=called_at(model),
             messages=messages,
+            verifier=verifier,
+            caused_by=caused_by,
         )
 
     def verdict(self, verdict: Verdict, artifact: Any = None, given: Any = None) -> None:
@@ -145,6 +167,9 @@ class AttemptContext:
     stop: threading.Event | None = None
     budgets: Budgets = field(init=False)
     cutoff: Cutoff | None = field(init=False)
+    #: the check whose rejection caused the work now under way (a try, a plan, a re-descent), as
+    #: VERIFIER:SOURCE:CHECK: every call made for it is charged to it (None: nothing caused it)
+    caused_by: str | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.budgets = Budgets(self.config.budgets)
@@ -165,15 +190,21 @@ class AttemptContext:
         return Scope(self.attempt_id, components, sources)
 
     def call(
-        self, role: str, messages: list[Message], schema: dict[str, Any], temperature: float | None = None
+        self,
+        role: str,
+        messages: list[Message],
+        schema: dict[str, Any],
+        temperature: float | None = None,
+        verifier: str | None = None,
     ) -> Completion:
         """The only way a model is invoked, and its guard: no call starts once the attempt's
         tokens or wall clock are spent (``BudgetStop``), a call's completion tokens are capped
         by the tokens left, and it is cut at the wall clock's deadline (a ``BudgetStop`` too,
         never a time-out); once the run is asked to stop, none starts and one in flight ends
         (``Interrupted``). Every call is recorded, failed ones too. ``temperature`` overrides
-        the role's (a re-sampled try's, ``retry_temperature``). An in-process llama.cpp call is
-        cut between two generated tokens; its prompt's evaluation cannot be interrupted."""
+        the role's (a re-sampled try's, ``retry_temperature``); a judge's call names its
+        ``verifier``. An in-process llama.cpp call cannot be interrupted mid-generation: the
+        attempt stops waiting for it, and its completion cap bounds it."""
         if self.stop is not None and self.stop.is_set():
             raise Interrupted
         model = self.models.get(role) or self.models["default"]
@@ -189,16 +220,16 @@ class AttemptContext:
                 c = model.generate(messages, schema, settings, cutoff=self.cutoff)  # type: ignore[call-arg]
             c = c.within(MAX_REPLY_CHARS)
         except OutOfTime as e:
-            self.recorder.failed_call(role, model, messages, e)
+            self.recorder.failed_call(role, model, messages, e, verifier, self.caused_by)
             raise BudgetStop("wall_clock", self.budgets.wall_clock_detail()) from None
         except ReasoningRunaway as e:
-            self.recorder.failed_call(role, model, messages, e)
+            self.recorder.failed_call(role, model, messages, e, verifier, self.caused_by)
             if role == "executor":
                 raise  # the try's guard stop
             return Completion("")  # the planner's or a judge's unparseable output: it fails closed
         except ModelError as e:
-            self.recorder.failed_call(role, model, messages, e)
+            self.recorder.failed_call(role, model, messages, e, verifier, self.caused_by)
             raise
-        self.recorder.call(role, model, messages, c)
+        self.recorder.call(role, model, messages, c, verifier, self.caused_by)
         self.budgets.tokens.spend(c.prompt_tokens + c.completion_tokens)
         return c

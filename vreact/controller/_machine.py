@@ -32,11 +32,17 @@ from vreact.roles import planner
 from vreact.roles.designer import Designer, Subtask
 from vreact.spec import AnswerRequirements, TaskSpec, VerifierSet
 from vreact.v import V
+from vreact.verdict import Verdict
 from vreact.verify.gates import Artifact, ChainArtifact, Plan, PlanArtifact
 from vreact.verify.verifier import Rejection, Verifiers
 
 #: The component whose verdicts are the plan's and the chain's.
 PLANNER = "planner"
+
+
+def charge(rejection: Rejection | Verdict) -> str:
+    """What the calls a rejection caused are charged to: its check, ``VERIFIER:SOURCE:CHECK``."""
+    return f"{rejection.verifier}:{rejection.source}:{rejection.check_name}"
 
 
 class LedgerError(RuntimeError):
@@ -54,6 +60,8 @@ class Controller:
         self.corpus = ctx.corpus
         self.plan_fallback = False
         self._plans = 0
+        #: the R2 or R3 rejection that caused the descent under way: its calls are charged to it
+        self._descent: str | None = None
         self._declined_by: str | None = None  # the executor whose abstain ended the attempt
 
     # --- the state machine ----------------------------------------------------------------
@@ -76,6 +84,7 @@ class Controller:
             if not self._route(ANSWER, rejection):
                 return self._abstain("R3", ANSWER)
             # re-descend from the top: the planner, or the single-task executor
+            self._descent = charge(rejection)
 
     def _descend(self) -> Artifact | Outcome:
         """Plan, run every subtask under R1, and check the chain under R2 (with a planner)."""
@@ -94,6 +103,7 @@ class Controller:
             if not self._route(PLANNER, rejection):
                 return self._abstain("R2", PLANNER)
             # re-descend from L2: the planner reads this rejection
+            self._descent = charge(rejection)
 
     def _plan(self) -> tuple[list[Subtask], bool]:
         """L2: a plan that passed the plan gates (and judge), designed into L3 subtasks; the
@@ -101,6 +111,7 @@ class Controller:
         if not self.config.planner or self.plan_fallback:
             return [self.designer.single_task(self.task.question)], False
         budget = self.budgets.plan
+        self.ctx.caused_by = self._descent
         while not budget.spent:
             budget.spend()
             self._plans += 1
@@ -122,6 +133,7 @@ class Controller:
                 l2 = self._read("designer", (), {"l2": plan})["l2"]
                 return self.designer.design(l2, self._plans), True
             self._reject(PLANNER, rejection)
+            self.ctx.caused_by = charge(rejection)  # the next plan is this rejection's cost
         self.plan_fallback = True
         return [self.designer.single_task(self.task.question)], False
 
@@ -133,6 +145,7 @@ class Controller:
         for st in subtasks:
             st = self._substituted(st, subtasks)
             artifact = self._unit(st)
+            self.ctx.caused_by = self._descent  # what follows is no retry of that unit
             if isinstance(artifact, Outcome):
                 return artifact
             if artifact.kind == "abstain":  # R3 still checks that declining is allowed
@@ -187,6 +200,7 @@ class Controller:
     def _unit(self, subtask: Subtask) -> Artifact | Outcome:
         """L3 tries of one subtask until R1 accepts or the L3 budget is spent."""
         tries = self.budgets.r1(subtask.component)
+        retry = False  # this unit's first try is the descent's; each later one, a rejection's
         while True:
             spent = self.budgets.attempt_spent()
             if spent is not None:  # the attempt's steps, tokens or wall clock: the attempt ends
@@ -194,6 +208,9 @@ class Controller:
             if tries.spent:  # the last reject recorded says why
                 return self._abstain("R1", subtask.component)
             tries.spend()
+            last = self.ctx.recorder.last_reject.get(subtask.component) if retry else None
+            self.ctx.caused_by = charge(last) if last is not None else self._descent  # a retry's cost
+            retry = True
             artifact = ExecutorTry(self.ctx, self.corpus, subtask, tries).run()
             if artifact is None:  # the try was stopped; its verdict is recorded
                 continue

@@ -355,6 +355,15 @@ def _m021_task_attacks(db: sqlite_utils.Database) -> None:
         db.table("tasks").add_column(column, str)
 
 
+def _m022_call_charges(db: sqlite_utils.Database) -> None:
+    # who a call is charged to (issue 33): a judge's call names its verifier (plan, R1, R2, R3),
+    # so the report gives cost by level; a call made in the try (or re-plan, or re-descent) that
+    # a rejection caused names that check, VERIFIER:SOURCE:CHECK. NULL in records made before,
+    # and where nothing caused it
+    db.table("model_calls").add_column("verifier", str)
+    db.table("model_calls").add_column("caused_by", str)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -378,4 +387,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m019_gate_inputs,
     _m020_step_source,
     _m021_task_attacks,
+    _m022_call_charges,
 ]

@@ -148,6 +148,8 @@ class CallRecord:
     endpoint: str | None
     response: str | None
     messages: list[dict[str, str]] | None = None
+    verifier: str | None = None  # a judge's call: the verifier it judged for (plan, R1, R2, R3)
+    caused_by: str | None = None  # the check (VERIFIER:SOURCE:CHECK) whose rejection caused its try
 
 
 @dataclass(frozen=True)

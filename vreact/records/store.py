@@ -525,6 +525,8 @@ class Store:
         response: str | None = None,
         cached_tokens: int | None = None,
         cut: bool = False,
+        verifier: str | None = None,
+        caused_by: str | None = None,
     ) -> Callable[[sqlite3.Connection], int]:
         """The writer of one call's row and its transcript's messages (made now, written later);
         the call counts towards its attempt's ``calls`` from now."""
@@ -551,6 +553,8 @@ class Store:
             "latency_ms": round(latency_ms, 1),
             "status": status,
             "error": error,
+            "verifier": verifier,
+            "caused_by": caused_by,
         }
 
         def write(conn: sqlite3.Connection) -> int:

@@ -29,6 +29,7 @@ from vreact.report.model import (
     AttackReport,
     AttackRow,
     Attribution,
+    CheckSpend,
     ConfigReport,
     Correction,
     DiagnosisReport,
@@ -40,6 +41,9 @@ from vreact.report.model import (
     Rates,
     Report,
     RiskPoint,
+    RoleSpend,
+    SourceSpend,
+    Spend,
 )
 from vreact.report.model import Comparison as ComparisonRow
 from vreact.report.stats import compare, distribution, mean_se, pass_at_k, to_dict
@@ -52,7 +56,7 @@ from vreact.tasks.metrics import (
     normalize_answer,
     support_f1,
 )
-from vreact.v import ABSTAIN_LEVELS, LEVELS, SOURCES
+from vreact.v import ABSTAIN_LEVELS, LEVELS, SOURCES, V
 
 COST_FIELDS = ("llm_calls", "prompt_tokens", "completion_tokens")
 #: Per-attempt figures reported with mean, median, P90 and P95 (USD over all attempts, the rest
@@ -546,7 +550,12 @@ def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> Hop
         answerable_tasks=len({a.task_id for a in attempts if tasks[a.task_id].answerable}),
         cost_distribution={
             k: distribution(t.per_attempt[k]) if k != "cost_usd" or priced else None for k in DISTRIBUTED
-        },
+        }
+        | (  # USD leaves out the unpriced calls: a lower bound, and said so
+            {"cost_usd": {**distribution(t.per_attempt["cost_usd"]), "lower_bound": True}}
+            if priced and t.spend["unpriced_calls"]
+            else {}
+        ),
         risk_coverage=_risk_coverage(t.answers, scoreable),
     )
 
@@ -592,13 +601,114 @@ def _config_report(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) 
     """The figures of one configuration, and the same figures per hop count."""
     hops = sorted({_hops(tasks[a.task_id]) for a in attempts})
     by_hops = {str(h): _figures([a for a in attempts if _hops(tasks[a.task_id]) == h], tasks) for h in hops}
+    by_role, by_source, by_check = _spending(attempts)
     return ConfigReport(
         **dict(_figures(attempts, tasks)),
         by_hops=by_hops,
+        cost_by_role=by_role,
+        cost_by_source=by_source,
+        caused_retries=by_check,
         guards=_guards(attempts, tasks),
         dereact=dereact.rates(attempts),
         diagnosis=_diagnosis(attempts, tasks),
     )
+
+
+#: The labels of the roles whose calls the report costs, in the order the V's descent calls them.
+_ROLES = (
+    "planner",
+    "plan judge",
+    "executor",
+    "R1 judge",
+    "critic",
+    "R2 judge",
+    "R3 judge",
+    "context manager",
+)
+
+
+@dataclass
+class _Spending:
+    """Calls added up: how many, their tokens, their priced dollars and the unpriced ones."""
+
+    calls: int = 0
+    prompt: int = 0
+    completion: int = 0
+    usd: float = 0.0
+    priced: int = 0
+
+    def add(self, call: CallRecord) -> None:
+        self.calls += 1
+        self.prompt += call.prompt_tokens or 0
+        self.completion += call.completion_tokens or 0
+        if call.cost_usd is not None:
+            self.priced += 1
+            self.usd += call.cost_usd
+
+    def figures(self) -> dict[str, Any]:
+        return {
+            "llm_calls": self.calls,
+            "prompt_tokens": self.prompt,
+            "completion_tokens": self.completion,
+            "tokens": self.prompt + self.completion,
+            "cost_usd": round(self.usd, 6) if self.priced else None,
+            "unpriced_calls": self.calls - self.priced,
+        }
+
+
+def role_of(call: CallRecord) -> tuple[str, str]:
+    """(level, role label) of a call: a judge's at its verifier's level, DeReAct's critic and
+    context manager at theirs (vreact/v.py); a judge's recorded before its verifier was, "-"."""
+    if call.role == "judge":
+        verifier = call.verifier or ""
+        return (V[verifier].level, f"{verifier} judge") if verifier in V else ("-", "judge")
+    if call.role in ("critic", "context_manager"):
+        return V[call.role].level, call.role.replace("_", " ")
+    return ("L2" if call.role == "planner" else "L3"), call.role
+
+
+def _source_of(charge: str) -> tuple[str, str, str, str]:
+    """(verifier, source, check, the source it is credited to) of a ``caused_by`` charge."""
+    verifier, _, rest = charge.partition(":")
+    source, _, check = rest.partition(":")
+    credited = verifier if source == "judge" and verifier in _DEREACT else source
+    return verifier, source, check, credited
+
+
+def _spending(
+    attempts: list[AttemptRecord],
+) -> tuple[dict[str, RoleSpend], dict[str, SourceSpend], dict[str, CheckSpend]]:
+    """Every attempt's own calls (crashed ones too: they were paid for) by level and role; by
+    source, its own calls and the retries its rejections caused; and by the check that caused
+    them."""
+    roles: dict[tuple[str, str], _Spending] = defaultdict(_Spending)
+    own: dict[str, _Spending] = defaultdict(_Spending)
+    caused: dict[str, _Spending] = defaultdict(_Spending)
+    checks: dict[str, _Spending] = defaultdict(_Spending)
+    for a in attempts:
+        for call in _own(a.calls):
+            level, role = role_of(call)
+            roles[level, role].add(call)
+            if call.role in JUDGING:
+                own["judge" if call.role == "judge" else call.role].add(call)
+            if call.caused_by:
+                checks[call.caused_by].add(call)
+                caused[_source_of(call.caused_by)[3]].add(call)
+    order = {r: i for i, r in enumerate(_ROLES)}
+    by_role = {
+        role: RoleSpend(level=level, role=role, **spent.figures())
+        for (level, role), spent in sorted(roles.items(), key=lambda kv: order.get(kv[0][1], len(order)))
+    }
+    by_source = {
+        s: SourceSpend(own=Spend(**own[s].figures()), caused=Spend(**caused[s].figures()))
+        for s in ATTRIBUTED
+        if s not in _DEREACT or own[s].calls or caused[s].calls
+    }
+    by_check = {}
+    for charge, spent in sorted(checks.items(), key=lambda kv: (-kv[1].calls, kv[0])):
+        verifier, source, check, _ = _source_of(charge)
+        by_check[charge] = CheckSpend(verifier=verifier, source=source, check=check, **spent.figures())
+    return by_role, by_source, by_check
 
 
 def _guards(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> GuardReport:

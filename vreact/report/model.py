@@ -62,12 +62,50 @@ class PassAtK(_Figures):
 
 
 class Distribution(_Figures):
-    """Mean, median, 90th and 95th percentile of a per-attempt figure."""
+    """Mean, median, 90th and 95th percentile of a per-attempt figure (``lower_bound``: of USD,
+    when some calls had no price, so each attempt's dollars leave them out)."""
 
     mean: float | None
     median: float | None
     p90: float | None
     p95: float | None
+    lower_bound: bool = Field(False, exclude_if=lambda v: not v)
+
+
+class Spend(_Figures):
+    """What some model calls cost: how many, their tokens, and their dollars (of the priced calls:
+    a lower bound when ``unpriced_calls`` had no price; None when none had one)."""
+
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    tokens: int  # prompt + completion
+    cost_usd: float | None
+    unpriced_calls: int
+
+
+class RoleSpend(Spend):
+    """One role's own calls, at the level it works at (a judge's: its verifier's level)."""
+
+    level: str
+    role: str
+
+
+class SourceSpend(_Figures):
+    """One source of corrections (gate, judge, critic, context_manager, guard, budget): its own
+    model calls, and the calls of the tries its rejections caused (a rejection routed back makes a
+    generator try again: that try's calls, judges' included, are charged to it)."""
+
+    own: Spend
+    caused: Spend
+
+
+class CheckSpend(Spend):
+    """The calls of the tries one check's rejections caused."""
+
+    verifier: str
+    source: str
+    check: str
 
 
 class RiskPoint(_Figures):
@@ -195,6 +233,11 @@ class ConfigReport(HopsReport):
     DeReAct rates (when a critic or a context manager ran)."""
 
     by_hops: dict[str, HopsReport]
+    #: every attempt's calls (crashed ones too) by level and role, by source, and by the check
+    #: whose rejection caused them (issue 33)
+    cost_by_role: dict[str, RoleSpend] = Field(default_factory=dict)
+    cost_by_source: dict[str, SourceSpend] = Field(default_factory=dict)
+    caused_retries: dict[str, CheckSpend] = Field(default_factory=dict)
     guards: GuardReport | None = None
     dereact: DeReActRates | None = None
     diagnosis: DiagnosisReport | None = None

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 LEFT = (
     *("config", "by", "vs", "figure", "guard", "stop causes"),
     *("task", "component", "source", "check", "cause", "rejected", "accepted", "right"),
-    *("attack", "stopped by"),
+    *("attack", "stopped by", "level", "role"),
 )
 
 
@@ -140,8 +140,39 @@ def _over_abstaining(report: Report) -> Iterator[Row]:
 def _distributions(report: Report) -> Iterator[Row]:
     for n, r in _configs(report):
         for k, d in r.cost_distribution.items():
-            if d is not None:
+            if d is not None and k != "cost_usd":
                 yield Row(n, (n, k), d, key=f"cost_distribution.{k}.")
+
+
+def _usd_distributions(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        d = r.cost_distribution.get("cost_usd")
+        if d is not None:  # none priced: no dollars to show
+            yield Row(n, (n,), d, key="cost_distribution.cost_usd.")
+
+
+def _by_role(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        for role, spent in r.cost_by_role.items():
+            yield Row(n, (n, spent.level, role), spent, key=f"cost_by_role.{role}.")
+
+
+def _by_source(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        for source, spent in r.cost_by_source.items():
+            if spent.own.llm_calls or spent.caused.llm_calls:  # a source that cost nothing: no row
+                yield Row(n, (n, source), spent, key=f"cost_by_source.{source}.")
+
+
+def _by_check(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        for charge, spent in r.caused_retries.items():
+            yield Row(
+                n,
+                (n, spent.source, f"{spent.verifier} {spent.check}"),
+                spent,
+                key=f"caused_retries.{charge}.",
+            )
 
 
 def _attribution(report: Report) -> Iterator[Row]:
@@ -342,7 +373,7 @@ TABLES: tuple[Table, ...] = (
         _per_config,
     ),
     Table(
-        "Cost distribution per attempt (USD over all attempts, the rest over scoreable ones)",
+        "Cost distribution per attempt, over scoreable attempts",
         "Percentiles interpolate linearly between closest ranks.",
         ("config", "figure"),
         (
@@ -352,6 +383,65 @@ TABLES: tuple[Table, ...] = (
             Column("P95", "p95"),
         ),
         _distributions,
+    ),
+    Table(
+        "USD per attempt, over all attempts",
+        "Of the priced calls: with '>=' a lower bound, some calls had no price.",
+        ("config",),
+        (
+            Column("mean", ("mean", "lower_bound"), "usd"),
+            Column("median", ("median", "lower_bound"), "usd"),
+            Column("P90", ("p90", "lower_bound"), "usd"),
+            Column("P95", ("p95", "lower_bound"), "usd"),
+        ),
+        _usd_distributions,
+        optional=True,
+    ),
+    Table(
+        "Cost by level and role (all attempts)",
+        "Each role's own model calls: the planner and the plan judge at L2, the executor and the R1 "
+        "judge at L3, the critic (L3), the R2 judge (L2), the R3 judge and the context manager (L1). "
+        "USD with '>=' is a lower bound: some calls had no price.",
+        ("config", "level", "role"),
+        (
+            Column("LLM calls", "llm_calls"),
+            Column("prompt tok", "prompt_tokens"),
+            Column("compl tok", "completion_tokens"),
+            Column("USD", ("cost_usd", "unpriced_calls"), "usd"),
+        ),
+        _by_role,
+        optional=True,
+    ),
+    Table(
+        "Cost by source: its own model calls, and the retries its rejections caused",
+        "A rejection routed back makes a generator try again (a new try, plan or descent): every call "
+        "of that try, its judges' included, is charged to the check that rejected (caused retries, "
+        "apart from the transport retries of the cost table). Gates, guards and budgets make no "
+        "calls of their own.",
+        ("config", "source"),
+        (
+            Column("own calls", "own.llm_calls"),
+            Column("own tok", "own.tokens"),
+            Column("own USD", ("own.cost_usd", "own.unpriced_calls"), "usd"),
+            Column("caused calls", "caused.llm_calls"),
+            Column("caused tok", "caused.tokens"),
+            Column("caused USD", ("caused.cost_usd", "caused.unpriced_calls"), "usd"),
+        ),
+        _by_source,
+        optional=True,
+    ),
+    Table(
+        "Caused retries by check: the calls of the tries each check's rejections caused",
+        "Most first.",
+        ("config", "source", "check"),
+        (
+            Column("calls", "llm_calls"),
+            Column("prompt tok", "prompt_tokens"),
+            Column("compl tok", "completion_tokens"),
+            Column("USD", ("cost_usd", "unpriced_calls"), "usd"),
+        ),
+        _by_check,
+        optional=True,
     ),
     Table(
         "Attribution: by source and level; model calls and tokens, total and per attempt",

@@ -145,7 +145,7 @@ class Verifiers:
             prompt = judge.prompt or "built-in"
             result = reject("verifier_error", f"judge prompt {prompt}: {type(e).__name__}: {e}")
             return Rejection(verifier, "judge", name, result, args, ident, time.perf_counter() - start, given)
-        completion = ctx.call("judge", messages, judges.JUDGE_SCHEMA)
+        completion = ctx.call("judge", messages, judges.JUDGE_SCHEMA, verifier=verifier)
         result = judges.decide(completion.text, judge.min_confidence)
         seconds = time.perf_counter() - start
         if not result.ok:
