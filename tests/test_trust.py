@@ -200,8 +200,10 @@ def test_a_cli_run_records_an_internal_error_and_says_so(monkeypatch, tmp_path):
     report = json.loads(CliRunner().invoke(cli, ["report", str(out), "--json"]).stdout)
     assert report["configs"]["VG"]["internal_errors"] == len(internal)
     assert report["configs"]["N"]["internal_errors"] == 0
-    summary = [ln for ln in result.stdout.splitlines() if "internal error" in ln]
+    summary = [ln for ln in result.stdout.splitlines() if "internal error(s)" in ln]
     assert len(summary) == 1 and summary[0].startswith(f"{len(internal)} internal error(s)")
+    kinds = [ln for ln in result.stdout.splitlines() if ln.startswith(f"  {len(internal)} internal (final)")]
+    assert len(kinds) == 1 and "KeyError: 'planted_missing_key'" in kinds[0]  # among the crash kinds
     assert "crash_kind = 'internal'" in summary[0]
 
 

@@ -246,7 +246,9 @@ def resolved_by(args: list[str], monkeypatch: pytest.MonkeyPatch) -> ResolvedExp
     """What the command would run: the ResolvedExperiment it hands the runner."""
     seen: list[ResolvedExperiment] = []
 
-    def capture(experiment: ResolvedExperiment, out_dir: Path, on_attempt: Any = None) -> int:
+    def capture(
+        experiment: ResolvedExperiment, out_dir: Path, on_attempt: Any = None, stop: Any = None
+    ) -> int:
         seen.append(experiment)
         raise _Captured
 

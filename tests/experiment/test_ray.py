@@ -187,7 +187,9 @@ def test_a_pool_and_a_base_url_are_refused_together():
     from vreact.spec import ModelsFile
 
     with pytest.raises(ValueError, match="a base_url or a pool, not both"):
-        ModelsFile.model_validate({"models": {"x": {"model": "openai/x", "base_url": "u", "pool": ["v"]}}})
+        ModelsFile.model_validate(
+            {"models": {"x": {"model": "openai/x", "base_url": "http://a:1/v1", "pool": ["http://b:1/v1"]}}}
+        )
 
 
 def test_no_cluster_at_the_address_or_no_ray_is_one_line(tmp_path, monkeypatch):

@@ -214,10 +214,12 @@ class AttemptContext:
             temperature = settings.temperature if temperature is None else temperature
             settings = dataclasses.replace(settings, temperature=temperature, max_tokens=max_tokens)
         try:
-            if self.cutoff is None:
-                c = model.generate(messages, schema, settings)
-            else:  # the retry layer and the mock take a cutoff
+            if self.cutoff is not None and getattr(
+                model, "takes_cutoff", False
+            ):  # the retry layer's, the mock's
                 c = model.generate(messages, schema, settings, cutoff=self.cutoff)  # type: ignore[call-arg]
+            else:  # a model of the protocol alone: nothing can cut it
+                c = model.generate(messages, schema, settings)
             c = c.within(MAX_REPLY_CHARS)
         except OutOfTime as e:
             self.recorder.failed_call(role, model, messages, e, verifier, self.caused_by)

@@ -92,8 +92,8 @@ class Model(Protocol):
         settings: GenerateSettings = DEFAULT_SETTINGS,
     ) -> Completion:
         """Answer ``messages`` as ``settings`` say; with ``schema``, ask for JSON against it natively.
-        The retry layer and the mock also take ``cutoff``
-        (:class:`Cutoff`): what ends the call early."""
+        A model whose ``takes_cutoff`` is true (the retry layer, the mock) also takes
+        ``cutoff`` (:class:`Cutoff`): what ends the call early."""
         ...
 
 

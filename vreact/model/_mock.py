@@ -24,6 +24,8 @@ class MockModel:
     read what each role was shown and how it was asked.
     """
 
+    takes_cutoff = True  # generate() takes a Cutoff (one already passed ends the call)
+
     def __init__(self, outputs: Script, name: str = "mock/scripted") -> None:
         self.name = name
         self.endpoint = "mock"

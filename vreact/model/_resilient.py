@@ -214,6 +214,8 @@ def _slot(endpoint: str, limit: int) -> threading.BoundedSemaphore:
 class ResilientModel:
     """A provider model behind the retry layer and the response cache (same Model protocol)."""
 
+    takes_cutoff = True  # generate() takes a Cutoff: a deadline or a stop ends the wait
+
     def __init__(
         self,
         inner: Model,
