@@ -28,22 +28,30 @@ def tag(value: str, origin: str) -> Tagged:
     return Tagged(value, origin)
 
 
+#: Values that hold no other value and can carry no tag (a ``Tagged`` is not a plain ``str``).
+_PLAIN = frozenset({str, int, float, bool, type(None), bytes})
+
+
 def origins_in(value: Any) -> Iterator[str]:
     """The origins tagged anywhere inside ``value``: in strings, containers (lists, tuples, sets,
     dicts: keys and values) and the fields of objects (dataclasses, pydantic models). A tag
-    marks that string object: a string made from it (sliced, formatted, joined) carries none."""
-    if isinstance(value, str):
-        if isinstance(value, Tagged):
-            yield value.origin
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from origins_in(k)
-            yield from origins_in(v)
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for v in value:
-            yield from origins_in(v)
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            yield from origins_in(getattr(value, f.name))
-    elif hasattr(value, "__dict__") and not isinstance(value, type):  # a pydantic model, a plain object
-        yield from origins_in(vars(value))
+    marks that string object: a string made from it (sliced, formatted, joined) carries none.
+    Walked without recursion, plain values skipped at once: it runs on every prompt."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t in _PLAIN:
+            continue
+        if isinstance(v, str):
+            if isinstance(v, Tagged):
+                yield v.origin
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple, set, frozenset)):
+            stack.extend(v)
+        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+            stack.extend(getattr(v, f.name) for f in dataclasses.fields(v))
+        elif hasattr(v, "__dict__") and not isinstance(v, type):  # a pydantic model, a plain object
+            stack.append(vars(v))

@@ -177,10 +177,12 @@ def test_a_unit_missing_from_the_ledger_gives_the_dependent_subtask_nothing(
 
         def deleting(self, kind, verifier, component, artifact, slot="", delete=delete):
             unit(self, kind, verifier, component, artifact, slot)
-            if delete and slot == "s1":
+            if delete and slot == "s1":  # from the file, and from what the store keeps of it
                 self.store.flush()
                 self.store.db.execute("delete from ledger where slot = 's1'")
                 self.store.db.conn.commit()
+                kept = self.store._units[self.attempt_id]
+                kept[:] = [u for u in kept if u["slot"] != "s1"]
 
         monkeypatch.setattr(Recorder, "unit", deleting)
         scripts = {k: v for k, v in SCRIPTS.items() if k in ("planner", "executor")}

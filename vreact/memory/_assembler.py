@@ -82,8 +82,8 @@ class ContextAssembler:
         return out
 
     def _own_failures(self, scope: Scope) -> list[dict[str, str]]:
-        rows = [r for c in scope.components for r in self.store.failures(scope.attempt_id, c)]
-        return _causes(sorted(rows, key=lambda r: r["id"]))
+        own = scope.components  # the attempt's index is oldest first: its rows of these components
+        return _causes([r for r in self.store.failures(scope.attempt_id) if r["component"] in own])
 
     def _l2_failures(self, scope: Scope) -> list[dict[str, str]]:
         # rejections the planner answers for: those routed to it or to the top (plan, R2, R3)

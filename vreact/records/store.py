@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -25,13 +26,18 @@ from sqlite_utils.db import NotFoundError
 
 from vreact.records.faults import RETRYABLE_CRASHES
 from vreact.records.migrations import MIGRATIONS
-from vreact.verdict import Unit, Verdict, artifact_hash
+from vreact.verdict import Unit, Verdict
 
 
 def message_hash(message: dict[str, str]) -> str:
     """The key of one chat message in ``messages``: the same role and text are stored once."""
-    blob = f"{message.get('role', '')}\0{message.get('content', '')}".encode()
-    return hashlib.sha256(blob).hexdigest()[:20]
+    return _message_hash(message.get("role", ""), message.get("content", ""))
+
+
+@functools.lru_cache(maxsize=4096)
+def _message_hash(role: str, content: str) -> str:
+    # kept: a try's system prompt and earlier steps come back in every later call
+    return hashlib.sha256(f"{role}\0{content}".encode()).hexdigest()[:20]
 
 
 @functools.lru_cache(maxsize=256)
@@ -56,7 +62,9 @@ _VERDICT_COLUMNS = (
     "seconds",
     "input_hash",
 )
-#: A verdict and its place in the attempt (``seq``: how many verdicts the attempt had before it).
+#: A verdict and its place in the attempt (``seq``: how many verdicts the attempt had before it),
+#: counted by the store for an attempt it started (``_SEQ_SQL``), else by the file.
+_SEQ_SQL = _insert_sql("verdicts", (*_VERDICT_COLUMNS, "seq"))
 _VERDICT_SQL = (
     f"insert into verdicts ({', '.join(_VERDICT_COLUMNS)}, seq)"
     f" values ({', '.join('?' * len(_VERDICT_COLUMNS))},"
@@ -149,6 +157,9 @@ def connect_read_only(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(uri, uri=True, timeout=60, check_same_thread=False)
 
 
+_SCALARS = frozenset({str, int, float, type(None), bool})
+
+
 def _value(v: Any) -> Any:
     """A column value as sqlite-utils would store it: dicts, lists and tuples as JSON."""
     if isinstance(v, (dict, list, tuple)):
@@ -162,6 +173,9 @@ _CHECK_HINT = "the file was left as it is"
 
 #: Writes held back at most before a read of memory writes them anyway.
 _HOLD_MAX = 64
+#: The last attempt id this process handed out, by database file (``Store.start_attempt``).
+_ATTEMPT_IDS: dict[str, int] = {}
+_ATTEMPT_IDS_LOCK = threading.Lock()
 
 
 class RowId:
@@ -230,6 +244,13 @@ class Store:
         self._memory_pending = False  # a verdict among them: memory reads must see it
         self._held_units: dict[int, list[dict[str, Any]]] = {}  # ledger rows among them, by attempt
         self._failures: dict[int, list[dict[str, Any]]] = {}  # read failure indexes, by attempt
+        #: the attempts this store started and has not finished: their verdicts' count (the next
+        #: seq), and their failure index and ledger as written through it, read without the file
+        self._seq: dict[int, int] = {}
+        self._messages: set[str] = set()  # the hashes of the messages this store has written
+        #: whose attempt ids this store takes from (_ATTEMPT_IDS): the file's, or its own in memory
+        self._ids_key = str(self.path.resolve()) if str(self.path) != ":memory:" else f":memory:{id(self)}"
+        self._units: dict[int, list[dict[str, Any]]] = {}
         if not read_only:
             self._migrate()
 
@@ -262,12 +283,14 @@ class Store:
             yield conn
         except BaseException:
             conn.rollback()
+            self._messages.clear()  # some it took for written were not
             raise
         conn.commit()
 
     def _row(self, conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> int:
         """Insert one row inside the caller's transaction; its rowid."""
-        cur = conn.execute(_insert_sql(table, tuple(row)), [_value(v) for v in row.values()])
+        values = [v if type(v) in _SCALARS else _value(v) for v in row.values()]  # most are scalars
+        cur = conn.execute(_insert_sql(table, tuple(row)), values)
         assert cur.lastrowid is not None
         return cur.lastrowid
 
@@ -318,15 +341,15 @@ class Store:
     def _migrate(self) -> None:
         migrations = self.db.table("_migrations")
         done = {r["name"] for r in migrations.rows} if migrations.exists() else set()
-        for m in MIGRATIONS:
-            if m.__name__ not in done:
-                # one transaction each (SQLite's DDL is transactional): a migration is recorded
-                # exactly when it was applied, even when the disk fills half-way
-                with self._transaction():
-                    m(self.db)
-                    self.db.table("_migrations").insert(
-                        {"name": m.__name__, "applied": time.time()}, pk="name"
-                    )
+        missing = [m for m in MIGRATIONS if m.__name__ not in done]
+        if not missing:
+            return
+        # one transaction (SQLite's DDL is transactional): the migrations are recorded exactly
+        # when they were applied, all of them or none, even when the disk fills half-way
+        with self._transaction():
+            for m in missing:
+                m(self.db)
+                self.db.table("_migrations").insert({"name": m.__name__, "applied": time.time()}, pk="name")
 
     # --- runs and tasks -----------------------------------------------------------------
 
@@ -390,7 +413,16 @@ class Store:
     # --- attempts -----------------------------------------------------------------------
 
     def start_attempt(self, run_id: int, config: str, task_id: str, attempt_index: int, seed: int) -> int:
+        """A new attempt's id. Its row is held back with the attempt's other writes (written first,
+        with them), so an attempt costs one transaction, not two; a killed process leaves nothing
+        of it. The id is taken here, above the file's largest and any this process handed out for
+        it (one process writes a folder's attempts at a time: the run folder's lock)."""
+        with _ATTEMPT_IDS_LOCK:
+            key = self._ids_key
+            largest = self.db.execute("select coalesce(max(id), 0) from attempts").fetchone()[0]
+            attempt_id = _ATTEMPT_IDS[key] = max(largest, _ATTEMPT_IDS.get(key, 0)) + 1
         row = {
+            "id": attempt_id,
             "run_id": run_id,
             "config": config,
             "task_id": task_id,
@@ -399,12 +431,17 @@ class Store:
             "outcome": "running",
             "started": time.time(),
         }
-        return self._insert("attempts", row)
+        self._pending.append(lambda conn: self._row(conn, "attempts", row))
+        # it is written through this store alone until it ends: its memory is kept here too
+        self._seq[attempt_id], self._failures[attempt_id], self._units[attempt_id] = 0, [], []
+        return attempt_id
 
     def finish_attempt(self, attempt_id: int, fields: dict[str, Any]) -> None:
         """End an attempt: its outcome's columns, and ``calls``, how many model calls this store
         was given for it (what ``vreact check`` holds its ``model_calls`` rows to)."""
         self._failures.pop(attempt_id, None)
+        self._seq.pop(attempt_id, None)
+        self._units.pop(attempt_id, None)
         calls = self._calls.pop(attempt_id, 0)
         self._update("attempts", attempt_id, {"calls": calls, **fields, "finished": time.time()})
 
@@ -424,6 +461,8 @@ class Store:
                     f"delete from {table} where attempt_id in (select id from attempts where {redo})"
                 )
             conn.execute(f"delete from attempts where {redo}")
+        self._seq.clear()
+        self._units.clear()
         return len(ids)
 
     # --- an attempt made elsewhere (a Ray worker's store) ---------------------------------
@@ -558,10 +597,12 @@ class Store:
         }
 
         def write(conn: sqlite3.Connection) -> int:
-            if rows:
+            new = [r for r in rows if r[0] not in self._messages]  # a try repeats most of its prompt
+            if new:
                 conn.executemany(
-                    _insert_sql("messages", ("hash", "role", "content"), "insert or ignore"), rows
+                    _insert_sql("messages", ("hash", "role", "content"), "insert or ignore"), new
                 )
+                self._messages.update(r[0] for r in new)
             return self._row(conn, "model_calls", row)
 
         return write
@@ -616,8 +657,11 @@ class Store:
         transaction (as ``record_verdict`` does one); return their ids."""
         blob = json.dumps(artifact, default=str)
         kept = _given(given)
+        kept_rows = self._remember(attempt_id, verdicts)
         with self._transaction() as conn:
-            return self._verdicts(conn, attempt_id, verdicts, blob if artifact is not None else None, kept)
+            return self._verdicts(
+                conn, attempt_id, verdicts, blob if artifact is not None else None, kept, kept_rows
+            )
 
     def defer_verdicts(
         self, attempt_id: int, verdicts: list[Verdict], artifact: Any = None, given: Any = None
@@ -626,8 +670,36 @@ class Store:
         reject and its failure row still go in one transaction."""
         blob = json.dumps(artifact, default=str)  # now: what the verdicts' hash is of
         kept, inputs = (blob if artifact is not None else None), _given(given)
-        self._pending.append(lambda conn: self._verdicts(conn, attempt_id, list(verdicts), kept, inputs))
-        self._memory_pending = True
+        rows = self._remember(attempt_id, verdicts)  # a live attempt's index: read with no write first
+        self._pending.append(
+            lambda conn: self._verdicts(conn, attempt_id, list(verdicts), kept, inputs, rows)
+        )
+        if attempt_id not in self._seq:
+            self._memory_pending = True
+
+    def _remember(self, attempt_id: int, verdicts: list[Verdict]) -> list[dict[str, Any]] | None:
+        """The failure rows of ``verdicts``, added to the failure index kept for a live attempt
+        (their ids filled in when they are written); None for an attempt not kept here."""
+        if attempt_id not in self._seq:
+            return None
+        rows = [
+            {
+                "id": None,  # known once written; the list is in the order they were
+                "verdict_id": None,
+                "attempt_id": attempt_id,
+                "level": v.level,
+                "component": v.component,
+                "source": v.source,
+                "verifier": v.verifier,
+                "check_name": v.check_name,
+                "cause": v.cause,
+                "detail": v.detail,
+            }
+            for v in verdicts
+            if not v.accepted
+        ]
+        self._failures[attempt_id] += rows
+        return rows
 
     def _verdicts(
         self,
@@ -636,6 +708,7 @@ class Store:
         verdicts: list[Verdict],
         artifact: str | None,
         given: tuple[str, str] | None = None,
+        kept: list[dict[str, Any]] | None = None,
     ) -> list[int]:
         """The verdicts' rows; ``artifact`` is the artifact's JSON (None: no artifact), ``given``
         the gate input's hash and JSON (None: not kept)."""
@@ -649,32 +722,28 @@ class Store:
         if given is not None:
             conn.execute("insert or ignore into inputs (hash, json) values (?, ?)", given)
         input_hash = given[0] if given is not None else None
-        if not all(v.accepted for v in verdicts):
+        live = attempt_id in self._seq
+        if not live and not all(v.accepted for v in verdicts):
             self._failures.pop(attempt_id, None)  # read again, with the new rows
         for v in verdicts:
             row = (attempt_id, v.level, v.component, v.source, v.verifier, v.check_name)
-            args = json.dumps(v.args, default=str)
-            cur = conn.execute(
-                _VERDICT_SQL,
-                (
-                    *row,
-                    args,
-                    v.decision,
-                    v.cause,
-                    v.detail,
-                    v.budget_left,
-                    v.artifact_hash,
-                    v.seconds,
-                    input_hash,
-                    attempt_id,
-                ),
-            )
+            values: tuple[Any, ...] = (*row, _args_json(v.args), v.decision, v.cause, v.detail)
+            values += (v.budget_left, v.artifact_hash, v.seconds, input_hash)
+            if live:  # the store counts its attempt's verdicts: no count over the file
+                cur = conn.execute(_SEQ_SQL, (*values, self._seq[attempt_id]))
+                self._seq[attempt_id] += 1
+            else:
+                cur = conn.execute(_VERDICT_SQL, (*values, attempt_id))
             assert cur.lastrowid is not None
             vid = cur.lastrowid
             ids.append(vid)
             if not v.accepted:
                 where = (vid, attempt_id, v.level, v.component)
-                conn.execute(_FAILURE_SQL, (*where, v.source, v.verifier, v.check_name, v.cause, v.detail))
+                cur = conn.execute(
+                    _FAILURE_SQL, (*where, v.source, v.verifier, v.check_name, v.cause, v.detail)
+                )
+                if kept:  # the row the store keeps for it: its ids, now they are known
+                    kept.pop(0).update(id=cur.lastrowid, verdict_id=vid)
         return ids
 
     def defer_unit(self, attempt_id: int, unit: Unit) -> None:
@@ -684,16 +753,30 @@ class Store:
         accepted_by = (attempt_id, unit.component, unit.verifier, h)  # the accept of this very artifact
         artifact, given = json.dumps(unit.artifact, default=str), json.dumps(unit.input, default=str)
         row = (attempt_id, unit.level, unit.component, h, artifact, unit.kind, unit.slot, given)
-        self._pending.append(lambda conn: conn.execute(_LEDGER_SQL, (*accepted_by, *row)))
         held = {"id": None, "verdict_id": None, **dict(zip(_UNIT_COLUMNS, row, strict=True))}
-        self._held_units.setdefault(attempt_id, []).append(held)
+
+        def write(conn: sqlite3.Connection) -> None:
+            written = conn.execute(_LEDGER_SQL + " returning id, verdict_id", (*accepted_by, *row)).fetchone()
+            held.update(id=written[0], verdict_id=written[1])  # as the file holds it now
+
+        self._pending.append(write)
+        if attempt_id in self._units:  # a live attempt's ledger is kept here whole
+            self._units[attempt_id].append(held)
+        else:
+            self._held_units.setdefault(attempt_id, []).append(held)
 
     # --- reads (the assembler's and the reports') ----------------------------------------
 
     def failures(self, attempt_id: int, component: str | None = None) -> list[dict[str, Any]]:
         """The attempt's failure index (of one component), oldest first. It is read once and kept
         until this store writes a rejection of the attempt, or the attempt ends: an attempt's
-        verdicts are all written through the store its recorder holds."""
+        verdicts are all written through the store its recorder holds. An attempt this store
+        started is read from what it kept (``id`` then None), with nothing written first."""
+        if attempt_id in self._seq:
+            if len(self._pending) > _HOLD_MAX:
+                self.flush()
+            kept = self._failures[attempt_id]
+            return [r for r in kept if component is None or r["component"] == component]
         if self._memory_pending or len(self._pending) > _HOLD_MAX:
             self.flush()
         rows = self._failures.get(attempt_id)
@@ -706,7 +789,10 @@ class Store:
         """The attempt's success ledger (of one component), oldest first: the rows in the file,
         read each time, then the units this store holds back for it (written with the next
         transaction, after the verdicts that accepted them; until then without ``id`` or
-        ``verdict_id``). Reading it writes nothing: a unit held back needs no commit to be read."""
+        ``verdict_id``). Reading it writes nothing: a unit held back needs no commit to be read.
+        An attempt this store started is read from what it kept, with no read of the file."""
+        if attempt_id in self._units:
+            return [u for u in self._units[attempt_id] if component is None or u["component"] == component]
         sql = "select * from ledger where attempt_id = ?"
         params: list[Any] = [attempt_id]
         if component is not None:
@@ -732,11 +818,27 @@ class Store:
 
 
 def _given(given: Any) -> tuple[str, str] | None:
-    """A gate input as kept in ``inputs``: its hash (``artifact_hash``, as a verdict's) and its
-    JSON (None: none given)."""
+    """A gate input as kept in ``inputs``: its hash (``artifact_hash``, as a verdict's, of the same
+    JSON) and its JSON (None: none given)."""
     if given is None:
         return None
-    return artifact_hash(given), json.dumps(given, sort_keys=True, default=str)
+    blob = json.dumps(given, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16], blob
+
+
+_ARGS: dict[int, tuple[Any, str]] = {}  # id(args) -> (args, its JSON): a gate's args are one dict
+
+
+def _args_json(args: dict[str, Any]) -> str:
+    """A verdict's arguments as JSON: a gate's, built once per run, are dumped once."""
+    hit = _ARGS.get(id(args))
+    if hit is not None and hit[0] is args:
+        return hit[1]
+    text = json.dumps(args, default=str)
+    if len(_ARGS) > 4096:
+        _ARGS.clear()
+    _ARGS[id(args)] = (args, text)  # the dict is kept: its id stays its own
+    return text
 
 
 def open_to_read(path: str | Path) -> Store:

@@ -6,6 +6,7 @@ rendered from its assembled context, and what a tool call returns.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Literal
 
@@ -296,12 +297,19 @@ SUMMARY = "\x00summary"
 
 
 def _step_line(n: int, text: str, observation: str) -> str:
+    return f"{n}. {_step_head(text)}\n   -> {observation}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _step_head(text: str) -> str:
+    """How a reply reads in the try's history: its action and input (parsed once: every later
+    prompt of the try shows it again)."""
     if text == SUMMARY:
-        return f"{n}. (earlier steps, summarised)\n   -> {observation}"
+        return "(earlier steps, summarised)"
     step = parse_step(text)
     if step is None:
-        return f"{n}. (not a JSON step)\n   -> {observation}"
-    return f"{n}. {step.action} {json.dumps(step.input)}\n   -> {observation}"
+        return "(not a JSON step)"
+    return f"{step.action} {json.dumps(step.input)}"
 
 
 def run_tool(step: Step, corpus: Corpus, retrieved: set[str], marked: bool = False) -> tuple[str, bool]:

@@ -323,6 +323,8 @@ def hop_chain(min_overlap: float = 0.3, question_words: int = 2, linked: bool = 
     (French: France, Mexican: Mexico). An artifact without hops passes."""
 
     def check(a: Artifact) -> GateResult:
+        if len(a.hops) < 2:  # nothing to link
+            return accept()
         question = {_stem(w) for w in tokenize(a.question)}
         for i, hop in enumerate(a.hops[1:], 2):
             pid = hop.get("paragraph", "")
