@@ -23,11 +23,12 @@ from tests.attacks.obedient import final_step, gold_ids, steps_taken
 from tests.conftest import FULL
 from tests.fakes.scripted_server import ScriptedServer
 from tests.helpers import read, role_of, search
+from vreact.marking import DATA_CLOSE, DATA_OPEN
 from vreact.records import DB_NAME, Store, read_run
 from vreact.roles.executor import Step, run_tool
 from vreact.spec import load_experiment
 from vreact.tasks.dataset import Task
-from vreact.tools import DATA_CLOSE, DATA_OPEN, corpus_of
+from vreact.tools import corpus_of
 
 LIMIT = 20
 

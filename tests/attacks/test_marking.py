@@ -7,7 +7,7 @@ import re
 
 from tests.helpers import attempt, by_role, criticised, judged, managed, role_of, solve
 from vreact.config import Configuration
-from vreact.tools import DATA_CLOSE, DATA_OPEN, DATA_RULE, mark
+from vreact.marking import DATA_CLOSE, DATA_OPEN, DATA_RULE, mark
 
 #: A paragraph shown marked (the rule that names the mark is not one).
 SHOWN = re.compile(re.escape(DATA_OPEN) + r" (?!and )")

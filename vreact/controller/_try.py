@@ -9,6 +9,7 @@ from typing import Any
 from vreact.budget import Budget, BudgetStop
 from vreact.config import Configuration
 from vreact.controller._context import AttemptContext
+from vreact.marking import told
 from vreact.model import ReasoningRunaway
 from vreact.pipeline import (
     ContextManager,
@@ -27,7 +28,7 @@ from vreact.pipeline import (
 )
 from vreact.roles.designer import Subtask, bridge_query, first_query
 from vreact.roles.executor import HOP_CHECKS, Step, parse_step, render_messages, run_tool, step_schema
-from vreact.tools import Corpus, told
+from vreact.tools import Corpus
 from vreact.v import V
 from vreact.verdict import Verdict, artifact_hash
 from vreact.verify.gates import Artifact

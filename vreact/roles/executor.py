@@ -12,9 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from vreact.marking import mark
 from vreact.model import Message, parse_json_object
 from vreact.roles.prompts import failure_lines
-from vreact.tools import Corpus, mark, paragraph_id
+from vreact.tools import Corpus, paragraph_id
 
 
 class Hop(BaseModel):

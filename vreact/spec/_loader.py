@@ -12,8 +12,8 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from vreact.config import SettingError
+from vreact.inputs import InputFileError, read_text
 from vreact.spec._models import KINDS
-from vreact.tasks.dataset import InputFileError, read_text
 
 M = TypeVar("M", bound=BaseModel)
 Loc = tuple[str | int, ...]

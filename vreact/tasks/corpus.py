@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from vreact.tasks.dataset import DatasetError, InputFileError, Paragraph, read_text
+from vreact.inputs import InputFileError, read_text
+from vreact.tasks.dataset import DatasetError, Paragraph
 
 
 class CorpusError(DatasetError):

@@ -5,13 +5,13 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import stat
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator, model_validator
 
+from vreact.inputs import InputFileError, check_file, decode_text
 from vreact.origin import tag
 
 #: The longest paragraph text vreact keeps, in characters (MuSiQue's run to about 1,500): a longer
@@ -158,84 +158,9 @@ class DatasetError(ValueError):
     """A dataset line that is not a MuSiQue record: ``FILE:LINE: field: message``."""
 
 
-#: The largest dataset or corpus file read, in megabytes; ``VREACT_MAX_FILE_MB`` changes it.
-MAX_FILE_MB = 1024.0
 #: ``VREACT_DATASET_EXTRA_FIELDS=allow`` admits dataset records carrying fields MuSiQue's
 #: schema lacks (they are ignored); by default an unknown field is an error naming it.
 EXTRA_FIELDS_ENV = "VREACT_DATASET_EXTRA_FIELDS"
-
-
-class InputFileError(Exception):
-    """A file that cannot be read as text: ``line`` (0: the file as a whole) and the message."""
-
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(message)
-        self.line = line
-        self.message = message
-
-
-def cap_mb(env: str, default: float) -> float:
-    """The size cap (megabytes) that ``env`` sets, else ``default``."""
-    raw = os.environ.get(env, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise InputFileError(0, f"{env}={raw!r}: expected a positive number of megabytes")
-    return value
-
-
-def check_file(path: Path, env: str = "VREACT_MAX_FILE_MB", default_mb: float = MAX_FILE_MB) -> None:
-    """Refuse, before opening it, what is not a regular file of at most the cap's size (a
-    missing file, a directory, a symlink loop, a FIFO or a device, a file too big)."""
-    try:
-        st = path.stat()
-    except OSError as e:
-        raise InputFileError(0, f"cannot read: {e.strerror or e}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise InputFileError(0, "cannot read: a directory, not a file")
-    if not stat.S_ISREG(st.st_mode):
-        raise InputFileError(0, "cannot read: not a regular file (a FIFO, a socket or a device)")
-    cap = cap_mb(env, default_mb)
-    if st.st_size > cap * 2**20:
-        raise InputFileError(
-            0, f"too big: {st.st_size:,} bytes, over the cap of {cap:g} MB (raise it: {env}=MB)"
-        )
-
-
-def decode_text(raw: bytes, first_line: int = 1) -> str:
-    """``raw`` as UTF-8 text (a byte-order mark dropped), refusing other encodings and NUL
-    bytes with the line they are on."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = first_line + raw.count(b"\n", 0, e.start)
-        raise InputFileError(
-            line, f"not UTF-8 text (byte 0x{raw[e.start]:02x}: {e.reason}); save the file as UTF-8"
-        ) from None
-    nul = text.find("\0")
-    if nul >= 0:
-        raise InputFileError(first_line + text.count("\n", 0, nul), "a NUL byte: not a text file")
-    return text.removeprefix("\ufeff") if first_line == 1 else text
-
-
-def read_text(
-    path: Path, env: str = "VREACT_MAX_FILE_MB", default_mb: float = MAX_FILE_MB
-) -> tuple[bytes, str]:
-    """A whole input file: its bytes and its text (:func:`check_file`, :func:`decode_text`);
-    an empty (or blank) file is refused."""
-    check_file(path, env, default_mb)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise InputFileError(0, f"cannot read: {e.strerror or e}") from None
-    text = decode_text(raw)
-    if not text.strip():
-        raise InputFileError(1, "the file is empty")
-    return raw, text
 
 
 def _sample_path() -> Path:

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vreact.config import Configuration
+from vreact.marking import mark, told
 from vreact.model import Message
 from vreact.spec import JudgeSpec, TaskSpec, VerifierSet
-from vreact.tools import mark, told
 from vreact.v import CONFIGURED, Source, V, judge_name
 from vreact.verdict import Verdict, artifact_hash
 from vreact.verify import judges
