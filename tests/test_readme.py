@@ -335,7 +335,8 @@ def test_demo_is_described_by_its_own_options(readme):
     assert "same options as run" not in readme.lower()
     run, demo = flags(commands()[("run",)]), flags(commands()[("demo",)])
     assert run - demo == {
-        *("--dataset", "--task-ids", "--attempts", "--seed", "--concurrency", "--cache-only"),
+        *("--dataset", "--family", "--format", "--task-ids", "--attempts", "--seed", "--concurrency"),
+        "--cache-only",
         *("--backend", "--ray-address", "--dry-run"),
     }
     for flag in run - demo:

@@ -1,8 +1,8 @@
 """vreact: a V-model verification layer for LLM agents.
 
-The short API: write a gate (``gate``, ``accept``, ``reject``) or a member of the executor's
-step pipeline (``member``, ``Member`` and its outcomes), name them in an experiment file, run
-it, and read the run back::
+The short API: write a gate (``gate``, ``accept``, ``reject``), a member of the executor's
+step pipeline (``member``, ``Member`` and its outcomes) or a task family (``family``,
+``TaskFamily``, ``Score``), name them in an experiment file, run it, and read the run back::
 
     import vreact
 
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vreact.experiment import ResolvedExperiment, resolve, run_experiment
+    from vreact.family import Score, TaskFamily, family, family_names
     from vreact.pipeline import (
         PASS,
         Member,
@@ -62,6 +63,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
             "veto",
         )
     },
+    **{n: ("vreact.family", n) for n in ("Score", "TaskFamily", "family", "family_names")},
     **{n: ("vreact.records", n) for n in ("RunRecords", "read_run")},
     "Report": ("vreact.report", "Report"),
     "load_experiment": ("vreact.spec", "load_experiment"),
@@ -116,10 +118,14 @@ __all__ = [
     "Report",
     "ResolvedExperiment",
     "RunRecords",
+    "Score",
     "StepOutcome",
+    "TaskFamily",
     "Turn",
     "accept",
     "block",
+    "family",
+    "family_names",
     "gate",
     "gate_names",
     "hint",

@@ -180,6 +180,11 @@ ADDED = {
         for c in ("attack", "base_id", "attack_kind", "goal", "target", "added")
     ],
     "_m022_call_charges": [f"alter table model_calls drop column {c}" for c in ("verifier", "caused_by")],
+    "_m023_task_families": [
+        "drop table scores",
+        *(f"alter table runs drop column {c}" for c in ("family", "family_version")),
+        *(f"alter table tasks drop column {c}" for c in ("family", "record")),
+    ],
 }
 
 

@@ -10,8 +10,9 @@ from vreact.cli._common import console, plugin_option
 @click.command()
 @plugin_option
 def plugins() -> None:
-    """List the registered gates, pipeline members and judges' prompts and where each came from
-    (built in, or the plugin that registered it)."""
+    """List the registered task families, gates, pipeline members and judges' prompts and where
+    each came from (built in, or the plugin that registered it)."""
+    from vreact.family import family_names, family_of
     from vreact.pipeline import member_class, member_names
     from vreact.spec import loaded
     from vreact.verify.gates import gate_factory, gate_names, prompt_names, prompt_of
@@ -30,6 +31,7 @@ def plugins() -> None:
         return f"plugin {plugin.name}{version} ({plugin.via})"
 
     for kind, names, module_of in (
+        ("family", family_names(), lambda n: type(family_of(n)).__module__),
         ("gate", gate_names(), lambda n: gate_factory(n).factory.__module__),
         ("member", member_names(), lambda n: member_class(n).__module__),
         ("prompt", prompt_names(), lambda n: prompt_of(n).__module__),

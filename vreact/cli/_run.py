@@ -34,6 +34,7 @@ from vreact.experiment import (
     run_experiment,
 )
 from vreact.experiment.ray_backend import ClusterUnavailable
+from vreact.family import family_of
 from vreact.model import DEFAULT_MODEL, ModelConfigError, refused_by
 from vreact.records import RecordsError, RunDirBusy, StorageFault, io_cause, io_error
 from vreact.spec import (
@@ -48,7 +49,7 @@ from vreact.spec import (
     warn,
 )
 from vreact.spec._loader import located
-from vreact.tasks.dataset import DatasetError, Task, load_tasks, select_tasks
+from vreact.tasks.dataset import DatasetError, Task, select_tasks
 
 INPUT_ERRORS = (
     ClusterUnavailable,
@@ -85,6 +86,8 @@ def experiment_of_flags(
     *,
     dataset: str,
     configs: str,
+    family: str | None = None,
+    format: str | None = None,
     experiment: str | None,
     limit: int | None,
     task_ids: str | None = None,
@@ -110,7 +113,13 @@ def experiment_of_flags(
     models = {"default": model_name} if model_name else {}
     data = {
         "name": "run",
-        "dataset": {"path": str(dataset), "task_ids": ids or None, "limit": limit},
+        "dataset": {
+            "path": str(dataset),
+            "task_ids": ids or None,
+            "limit": limit,
+            **({"family": family} if family else {}),
+            **({"format": format} if format else {}),
+        },
         "configurations": resolve_configs(configs, experiment),
         "models": {**models, **_role_models(role_model)},
         "models_file": str(models_file) if models_file else None,
@@ -147,9 +156,12 @@ def run_tasks(exp: Experiment) -> list[Task]:
     """The tasks of ``vreact run``: the first ``--limit`` records of the file (a pair cut by
     the limit keeps its first member only), or the ``--task-ids`` in their order."""
     d = exp.dataset
+    family = family_of(d.family)
     if not d.task_ids:
-        return load_tasks(d.path, d.limit)
-    return select_tasks(load_tasks(d.path), task_ids=d.task_ids, limit=d.limit, source=d.path)
+        return family.read(d.path, d.record_format, d.limit)
+    return select_tasks(
+        family.read(d.path, d.record_format), task_ids=d.task_ids, limit=d.limit, source=d.path
+    )
 
 
 def _launch(
@@ -491,7 +503,15 @@ _attempts = [
 
 
 @click.command()
-@click.option("--dataset", required=True, help="a MuSiQue .jsonl file, or 'sample'")
+@click.option(
+    "--dataset", required=True, help="a file of the family's records (qa: MuSiQue .jsonl, or 'sample')"
+)
+@click.option(
+    "--family", default=None, help="the task family of its records (default qa; 'vreact plugins' lists them)"
+)
+@click.option(
+    "--format", default=None, help="the format of its records (default: the family's first; qa: musique)"
+)
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="first N tasks only")
 @click.option("--task-ids", default=None, help="comma-separated task ids to run, in that order")
 @_with_common
@@ -516,7 +536,8 @@ def demo(**options: Any) -> None:
     """Answer a few built-in sample questions (default N and VG+chain) on the embedded model; end
     with what verification did: the answers it kept, and the wrong answers it stopped, by check.
 
-    The options of run, but for --dataset (always the built-in sample), --task-ids, --attempts
+    The options of run, but for --dataset (always the built-in sample), --family and --format
+    (its questions are the qa family's, in MuSiQue's format), --task-ids, --attempts
     (1), --seed (0), --concurrency (1), --cache-only (the demo asks its model), --backend and
     --ray-address (it runs here) and --dry-run (it runs); --limit is how many sample questions."""
     _execute(dataset="sample", attempts=1, seed=0, concurrency=1, summary=True, **options)

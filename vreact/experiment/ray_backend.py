@@ -43,6 +43,7 @@ from vreact.controller import Outcome
 from vreact.experiment.models import INDEX_ENV, NODE_ENV
 from vreact.experiment.resolved import Loaded, ResolvedExperiment, resolve
 from vreact.experiment.runner import Stop
+from vreact.family import family_of
 from vreact.records import DB_NAME, Store
 from vreact.spec import Experiment, RunnerSettings
 from vreact.spec import sources as plugin_sources
@@ -110,7 +111,7 @@ class Worker:
         self.configs = {c.name: c for c in self.experiment.configs}
         self.store = Store(Path(self.folder) / DB_NAME)
         self.run_id = self.store.new_run({}, self.experiment.model_name(), self.experiment.dataset)
-        self.store.add_tasks([t.record() for t in payload.tasks])
+        self.store.add_tasks([family_of(self.experiment.family).row(t) for t in payload.tasks])
 
     def attempt(self, config: str, task: str, index: int, seed: int) -> tuple[Outcome, dict[str, Any]]:
         """One attempt (vreact.experiment.runner.run_attempt), and its records as a batch."""

@@ -11,6 +11,8 @@ from typing import Any
 
 from vreact.config import RESOLVED, Configuration
 from vreact.experiment.models import build_models
+from vreact.family import DEFAULT as DEFAULT_FAMILY
+from vreact.family import family_of
 from vreact.model import Model, ModelConfigError, ResponseCache, endpoint_of
 from vreact.spec import (
     MAX_PLANNED,
@@ -29,7 +31,7 @@ from vreact.spec import (
 )
 from vreact.spec import loaded as loaded_plugins
 from vreact.tasks.attacks import with_attacks
-from vreact.tasks.dataset import DatasetError, Task, load_tasks, select_tasks
+from vreact.tasks.dataset import DatasetError, Task, select_tasks
 from vreact.tools import OpenCorpus, in_corpus, load_corpus
 
 
@@ -72,6 +74,7 @@ class ResolvedExperiment:
     verifiers: VerifierSet
     roles: RoleSchema
     dataset: str = ""
+    family: str = DEFAULT_FAMILY  # the task family of its tasks (vreact.family)
     attempts: int = 1
     seed: int = 0  # attempt i runs with seed + i
     concurrency: int = 1  # attempts in flight
@@ -120,6 +123,8 @@ class ResolvedExperiment:
             "models": {role: m.name for role, m in self.models.items()},
             "endpoints": {role: endpoint_of(m) for role, m in self.models.items()},
             "dataset": self.dataset,
+            # as before families existed for question answering, so those run folders still resume
+            **({"family": self.family} if self.family != DEFAULT_FAMILY else {}),
             **where,
             # as before attacks existed when there are none, so those run folders still resume
             **({"attacks": attacks} if attacks else {}),
@@ -223,7 +228,7 @@ def _called(names: dict[str, str], config: Configuration) -> dict[str, str]:
 def experiment_tasks(selection: DatasetSelection) -> list[Task]:
     """An experiment file's tasks: its dataset filtered as it says; none is an error."""
     d = selection
-    loaded = load_tasks(d.path)
+    loaded = family_of(d.family).read(d.path, d.record_format)
     tasks = select_tasks(
         loaded,
         hops=d.hops,
@@ -327,6 +332,7 @@ def resolve(
         verifiers,
         roles,
         dataset=exp.dataset.path,
+        family=exp.dataset.family,
         attempts=exp.attempts,
         seed=exp.seed,
         concurrency=exp.concurrency,

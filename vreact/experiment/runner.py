@@ -18,6 +18,7 @@ from vreact.config import Configuration
 from vreact.controller import AttemptContext, Controller, CrashKind, Outcome, Recorder
 from vreact.experiment.history import grown, plain, refusal
 from vreact.experiment.resolved import ResolvedExperiment
+from vreact.family import Score, family_of
 from vreact.memory import ContextAssembler
 from vreact.model import (
     CallTimeoutError,
@@ -93,8 +94,23 @@ def run_attempt(
             with contextlib.suppress(Exception):
                 store.finish_attempt(attempt_id, outcome.record())
             raise
-    store.finish_attempt(attempt_id, outcome.record())
+    try:
+        score = scored(experiment, task, outcome)
+    except Exception as e:  # the family's scorer failed: a crash, never an unscored answer
+        outcome, score = crash(e), None
+    store.finish_attempt(attempt_id, outcome.record(), score)
     return outcome
+
+
+def scored(experiment: ResolvedExperiment, task: Task, outcome: Outcome) -> Score | None:
+    """An ended attempt's score under the run's family (none for a crash): its answer (None for
+    an abstention) and the evidence it cited."""
+    if outcome.kind == "crash":
+        return None
+    answer = outcome.answer if outcome.kind == "answer" else None
+    return family_of(experiment.family).score(
+        task, answer, list(outcome.evidence) if answer is not None else []
+    )
 
 
 #: Set to 1 (the test suite does) and an internal error raises instead of becoming a crash record.
@@ -192,7 +208,8 @@ def _run_experiment(
         store = Store(out_dir / DB_NAME)
         store.discard_unfinished()
         run_id = _open_run(store, experiment, out_dir)
-        store.add_tasks([t.record() for t in experiment.tasks])
+        family = family_of(experiment.family)
+        store.add_tasks([family.row(t) for t in experiment.tasks])
         finished = store.finished_attempts(run_id)
         tally = dict(Counter(finished.values()))
         total = experiment.total()
@@ -248,7 +265,8 @@ def _open_run(store: Store, experiment: ResolvedExperiment, out_dir: Path) -> in
         latest = refusals[max(runs)] if runs else None
         if latest is not None:
             raise latest
-        return store.new_run(identity, experiment.model_name(), experiment.dataset)
+        family = family_of(experiment.family).record()
+        return store.new_run(identity, experiment.model_name(), experiment.dataset, family)
     store.reopen_run(run_id, grown(runs[run_id], identity))
     return run_id
 

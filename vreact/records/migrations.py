@@ -364,6 +364,24 @@ def _m022_call_charges(db: sqlite_utils.Database) -> None:
     db.table("model_calls").add_column("caused_by", str)
 
 
+def _m023_task_families(db: sqlite_utils.Database) -> None:
+    # task families (issue 34): the family (and its version) that made a run and that each task
+    # belongs to, NULL in records made before (question answering, the only family then); a
+    # task's own record as its family gives it (JSON, gold fields included: for scoring and the
+    # report, never a role); and each attempt's score, written by its family's scorer when the
+    # attempt ends, so reading a run never needs the machinery that made it. The QA columns of
+    # ``tasks`` stay, and a run without scores is scored from them as before
+    db.table("runs").add_column("family", str)
+    db.table("runs").add_column("family_version", str)
+    db.table("tasks").add_column("family", str)
+    db.table("tasks").add_column("record", str)
+    db.table("scores").create(
+        {"attempt_id": int, "correct": int, "metrics": str},
+        pk="attempt_id",
+        foreign_keys=[("attempt_id", "attempts")],
+    )
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -388,4 +406,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m020_step_source,
     _m021_task_attacks,
     _m022_call_charges,
+    _m023_task_families,
 ]

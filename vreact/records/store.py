@@ -24,6 +24,7 @@ from typing import Any
 import sqlite_utils
 from sqlite_utils.db import NotFoundError
 
+from vreact.family import Score
 from vreact.records.faults import RETRYABLE_CRASHES
 from vreact.records.migrations import MIGRATIONS
 from vreact.verdict import Unit, Verdict
@@ -38,6 +39,16 @@ def message_hash(message: dict[str, str]) -> str:
 def _message_hash(role: str, content: str) -> str:
     # kept: a try's system prompt and earlier steps come back in every later call
     return hashlib.sha256(f"{role}\0{content}".encode()).hexdigest()[:20]
+
+
+def _set(conn: sqlite3.Connection, table: str, pk: int, fields: dict[str, Any]) -> None:
+    """Update the row ``pk`` of ``table``; ``NotFoundError`` when there is none."""
+    sets = ", ".join(f'"{c}" = ?' for c in fields)
+    cur = conn.execute(
+        f'update "{table}" set {sets} where id = ?', [*(_value(v) for v in fields.values()), pk]
+    )
+    if cur.rowcount == 0:
+        raise NotFoundError(f"no {table} row with id {pk}")
 
 
 @functools.lru_cache(maxsize=256)
@@ -89,7 +100,7 @@ _FAILURE_SQL = _insert_sql(
 
 
 #: The tables of an attempt's own rows, in an order where each row's references come first.
-_ATTEMPT_TABLES = ("model_calls", "steps", "verdicts", "failures", "ledger", "events")
+_ATTEMPT_TABLES = ("model_calls", "steps", "verdicts", "failures", "ledger", "events", "scores")
 
 
 def _without_id(row: dict[str, Any]) -> dict[str, Any]:
@@ -299,13 +310,8 @@ class Store:
             return self._row(conn, table, row)
 
     def _update(self, table: str, pk: int, fields: dict[str, Any]) -> None:
-        sets = ", ".join(f'"{c}" = ?' for c in fields)
         with self._transaction() as conn:
-            cur = conn.execute(
-                f'update "{table}" set {sets} where id = ?', [*(_value(v) for v in fields.values()), pk]
-            )
-            if cur.rowcount == 0:
-                raise NotFoundError(f"no {table} row with id {pk}")
+            _set(conn, table, pk, fields)
 
     def _pending_migrations(self) -> list[Callable[[sqlite_utils.Database], None]]:
         """The migrations the file lacks (reading only); ``RecordsError`` when it is not this
@@ -353,13 +359,17 @@ class Store:
 
     # --- runs and tasks -----------------------------------------------------------------
 
-    def new_run(self, config: dict[str, Any], model: str, dataset: str) -> int:
+    def new_run(
+        self, config: dict[str, Any], model: str, dataset: str, family: dict[str, str] | None = None
+    ) -> int:
+        """A new run; ``family``: the family that makes it, with its version (``TaskFamily.record``)."""
         row = {
             "started": time.time(),
             "config_json": json.dumps(config),
             "model": model,
             "dataset": dataset,
             "status": "running",
+            **(family or {}),
         }
         return self._insert("runs", row)
 
@@ -436,14 +446,22 @@ class Store:
         self._seq[attempt_id], self._failures[attempt_id], self._units[attempt_id] = 0, [], []
         return attempt_id
 
-    def finish_attempt(self, attempt_id: int, fields: dict[str, Any]) -> None:
+    def finish_attempt(self, attempt_id: int, fields: dict[str, Any], score: Score | None = None) -> None:
         """End an attempt: its outcome's columns, and ``calls``, how many model calls this store
-        was given for it (what ``vreact check`` holds its ``model_calls`` rows to)."""
+        was given for it (what ``vreact check`` holds its ``model_calls`` rows to); with
+        ``score``, its family's score, in the same transaction."""
         self._failures.pop(attempt_id, None)
         self._seq.pop(attempt_id, None)
         self._units.pop(attempt_id, None)
         calls = self._calls.pop(attempt_id, 0)
-        self._update("attempts", attempt_id, {"calls": calls, **fields, "finished": time.time()})
+        with self._transaction() as conn:
+            _set(conn, "attempts", attempt_id, {"calls": calls, **fields, "finished": time.time()})
+            if score is not None:
+                correct = None if score.correct is None else int(score.correct)
+                conn.execute(
+                    "insert or replace into scores (attempt_id, correct, metrics) values (?, ?, ?)",
+                    [attempt_id, correct, json.dumps(dict(score.metrics))],
+                )
 
     def discard_unfinished(self) -> int:
         """Delete attempts a killed process left running, and those that crashed without a fair
@@ -456,7 +474,16 @@ class Store:
             return 0
         self._failures.clear()
         with self._transaction() as conn:  # all or nothing
-            for table in ("ledger", "failures", "steps", "events", "diagnoses", "verdicts", "model_calls"):
+            for table in (
+                "ledger",
+                "failures",
+                "steps",
+                "events",
+                "diagnoses",
+                "verdicts",
+                "model_calls",
+                "scores",
+            ):
                 conn.execute(
                     f"delete from {table} where attempt_id in (select id from attempts where {redo})"
                 )

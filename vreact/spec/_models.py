@@ -26,6 +26,8 @@ from vreact.config import (
     SettingError,
     known_roles,
 )
+from vreact.family import DEFAULT as DEFAULT_FAMILY
+from vreact.family import UnknownFamily, family_of, settings_of_families
 from vreact.model import DEFAULT_MODEL, CallPolicy, Watchdog, provider_reads, providers_reading, refused_by
 from vreact.spec._plugins import PluginError, load_plugin
 from vreact.tasks.attacks import Attack, unique_names
@@ -265,9 +267,16 @@ class RoleSchema(_Strict):
 
 
 class DatasetSelection(_Strict):
-    """Which tasks an experiment runs: a MuSiQue file and a filter, applied in this order."""
+    """Which tasks an experiment runs: a file of a task family's records and a filter, applied in
+    this order. ``hops``, ``answerable``, ``corpus`` and ``attacks`` are the ``qa`` family's."""
 
-    path: str = Field("sample", description="a MuSiQue .jsonl file or 'sample'")
+    family: str = Field(
+        DEFAULT_FAMILY, description="the task family of its records ('vreact plugins' lists them)"
+    )
+    format: str | None = Field(None, description="the format of its records (default: the family's first)")
+    path: str = Field(
+        "sample", description="a file of the family's records (qa: a MuSiQue .jsonl file or 'sample')"
+    )
     hops: list[int] | None = Field(None, description="keep only these hop counts, e.g. [2, 3]")
     answerable: bool | None = Field(None, description="keep only answerable (true) or unanswerable (false)")
     task_ids: list[str] | None = Field(None, description="keep only these ids, in this order")
@@ -288,6 +297,31 @@ class DatasetSelection(_Strict):
     def _named(cls, attacks: list[Attack]) -> list[Attack]:
         unique_names(attacks)
         return attacks
+
+    @model_validator(mode="after")
+    def _of_its_family(self) -> DatasetSelection:
+        """A known family, one of its formats, and no setting another family declares."""
+        try:
+            family = family_of(self.family)
+        except UnknownFamily as e:
+            raise SettingError(("family",), str(e)) from None
+        if self.format is not None and self.format not in family.formats:
+            raise SettingError(
+                ("format",),
+                f"the {family.name} family reads no format {self.format!r} (its formats:"
+                f" {', '.join(family.formats)})",
+            )
+        declared = settings_of_families()
+        for name in sorted(self.model_fields_set & declared.keys()):
+            if family.name not in declared[name]:
+                owners = " and ".join(sorted(declared[name]))
+                raise IdleSetting((name,), f"a setting of the {owners} family, not of {family.name!r}")
+        return self
+
+    @property
+    def record_format(self) -> str:
+        """The format its records are read in: the one it names, else its family's first."""
+        return self.format or family_of(self.family).formats[0]
 
     @model_validator(mode="after")
     def _attacks_alone(self) -> DatasetSelection:
