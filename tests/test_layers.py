@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -147,3 +149,56 @@ def test_a_module_outside_every_layer_is_refused(design):
     layers, allowed = design
     with pytest.raises(AssertionError, match=r"vreact\.plugins is in no layer"):
         violations({**sources(), "vreact.plugins": ""}, layers, allowed)
+
+
+# --- the core imports no family -----------------------------------------------------------------
+
+#: The packages of task families that ship with vreact (a plugin's family is outside the package).
+FAMILIES = ("vreact.qa",)
+
+
+def core() -> list[str]:
+    """The core's modules, as docs/design.md's "The core" names them."""
+    section = re.search(r"^### The core.*?(?=^## )", DESIGN.read_text(), re.M | re.S)
+    assert section, "docs/design.md has no section on the core"
+    block = re.search(r"^```\w*\n(.*?)^```", section.group(0), re.M | re.S)
+    assert block, "the core's section has no block of modules"
+    return block.group(1).split()
+
+
+def family_imports(modules: dict[str, str], named: list[str]) -> list[tuple[str, int, str]]:
+    """Each import of a family package by a module of the core: (module, line, imported)."""
+    names = set(modules)
+    mine = [m for m in names if any(m == c or m.startswith(c + ".") for c in named)]
+    return [
+        (m, line, name)
+        for m in sorted(mine)
+        for line, name in imports(m, modules[m], names)
+        if any(name == f or name.startswith(f + ".") for f in FAMILIES)
+    ]
+
+
+def test_the_core_imports_no_family():
+    named = core()
+    modules = sources()
+    for c in named:  # every name is a module or package of vreact
+        assert any(m == c or m.startswith(c + ".") for m in modules), c
+    assert family_imports(modules, named) == []
+
+
+def test_the_check_finds_a_family_imported_by_the_core():
+    modules = sources()
+    modules["vreact.controller._try"] += "\n\ndef _planted():\n    from vreact.qa._kit import QAKit\n"
+    assert [(m, n) for m, _, n in family_imports(modules, core())] == [
+        ("vreact.controller._try", "vreact.qa._kit")
+    ]
+
+
+def test_importing_the_controller_pipeline_and_verifier_loads_no_family():
+    code = (
+        "import sys, vreact.controller, vreact.pipeline, vreact.verify.verifier, vreact.families;"
+        f" print(sorted(m for m in sys.modules if m.startswith({FAMILIES!r})))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -158,14 +158,14 @@ from tests.properties.test_properties import (
     task,
     test_every_attempt_ends_in_exactly_one_outcome_and_answers_only_through_verdicts,
 )
-from vreact.controller import _try
+from vreact.qa import _kit
 
 
 @pytest.fixture(autouse=True)
 def planted(monkeypatch):
     def broken(messages, *step_format):
         return {}["planted_missing_key"]
-    monkeypatch.setattr(_try, "render_messages", broken)
+    monkeypatch.setattr(_kit, "render_messages", broken)
 """
 
 

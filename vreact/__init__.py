@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vreact.experiment import ResolvedExperiment, resolve, run_experiment
-    from vreact.family import Score, TaskFamily, family, family_names
+    from vreact.families import Score, Step, StepKit, Subtask, TaskFamily, family, family_names
     from vreact.pipeline import (
         PASS,
         Member,
@@ -63,7 +63,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
             "veto",
         )
     },
-    **{n: ("vreact.family", n) for n in ("Score", "TaskFamily", "family", "family_names")},
+    **{
+        n: ("vreact.families", n)
+        for n in ("Score", "Step", "StepKit", "Subtask", "TaskFamily", "family", "family_names")
+    },
     **{n: ("vreact.records", n) for n in ("RunRecords", "read_run")},
     "Report": ("vreact.report", "Report"),
     "load_experiment": ("vreact.spec", "load_experiment"),
@@ -119,7 +122,10 @@ __all__ = [
     "ResolvedExperiment",
     "RunRecords",
     "Score",
+    "Step",
+    "StepKit",
     "StepOutcome",
+    "Subtask",
     "TaskFamily",
     "Turn",
     "accept",

@@ -12,7 +12,7 @@ from vreact.cli._common import console, plugin_option
 def plugins() -> None:
     """List the registered task families, gates, pipeline members and judges' prompts and where
     each came from (built in, or the plugin that registered it)."""
-    from vreact.family import family_names, family_of
+    from vreact.families import family_names, family_of
     from vreact.pipeline import member_class, member_names
     from vreact.spec import loaded
     from vreact.verify.gates import gate_factory, gate_names, prompt_names, prompt_of

@@ -34,7 +34,7 @@ from vreact.experiment import (
     run_experiment,
 )
 from vreact.experiment.ray_backend import ClusterUnavailable
-from vreact.family import family_of
+from vreact.families import family_of
 from vreact.model import DEFAULT_MODEL, ModelConfigError, refused_by
 from vreact.records import RecordsError, RunDirBusy, StorageFault, io_cause, io_error
 from vreact.spec import (

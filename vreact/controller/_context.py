@@ -10,6 +10,8 @@ from typing import Any
 
 from vreact.budget import Budgets, BudgetStop
 from vreact.config import Configuration
+from vreact.families import DEFAULT as DEFAULT_FAMILY
+from vreact.families import TaskFamily, family_of
 from vreact.memory import ContextAssembler, Scope
 from vreact.model import (
     MAX_REPLY_CHARS,
@@ -25,8 +27,6 @@ from vreact.model import (
 )
 from vreact.records import Store
 from vreact.records.store import RowId
-from vreact.tasks.dataset import Task
-from vreact.tools import Corpus, corpus_of
 from vreact.verdict import Unit, UnitKind, Verdict, artifact_hash
 
 
@@ -158,13 +158,15 @@ class AttemptContext:
     """One attempt of one configuration on one task."""
 
     config: Configuration
-    task: Task
+    task: Any  # a task of its family: an id and the text the roles read
     models: dict[str, Model]  # by role, with "default" for the others
     assembler: ContextAssembler
     recorder: Recorder
     seed: int = 0
     #: set when the run is asked to stop (Ctrl-C): no call starts, and one in flight ends at once
     stop: threading.Event | None = None
+    #: the task's family (vreact.families): the designer, the step kit, the assembly of the answer
+    family: TaskFamily = field(default_factory=lambda: family_of(DEFAULT_FAMILY))
     budgets: Budgets = field(init=False)
     cutoff: Cutoff | None = field(init=False)
     #: the check whose rejection caused the work now under way (a try, a plan, a re-descent), as
@@ -175,12 +177,6 @@ class AttemptContext:
         self.budgets = Budgets(self.config.budgets)
         deadline = self.budgets.deadline
         self.cutoff = Cutoff(deadline, self.stop) if deadline is not None or self.stop is not None else None
-
-    @property
-    def corpus(self) -> Corpus:
-        """What the executor searches: the run's corpus, else the task's paragraphs (one index
-        per task, shared by its attempts)."""
-        return corpus_of(self.task)
 
     @property
     def attempt_id(self) -> int:

@@ -23,17 +23,16 @@ import json
 from typing import Any
 
 from vreact.budget import BudgetStop
-from vreact.controller import _levels
 from vreact.controller._context import AttemptContext
 from vreact.controller._outcome import Outcome
 from vreact.controller._try import ANSWER, ExecutorTry
+from vreact.families import Artifact, Subtask
 from vreact.model import Completion, Message, parse_json_object
 from vreact.roles import planner
-from vreact.roles.designer import Designer, Subtask
-from vreact.spec import AnswerRequirements, TaskSpec, VerifierSet
+from vreact.spec import TaskSpec, VerifierSet
 from vreact.v import V
 from vreact.verdict import Verdict
-from vreact.verify.gates import Artifact, ChainArtifact, Plan, PlanArtifact
+from vreact.verify.gates import ChainArtifact, Plan, PlanArtifact
 from vreact.verify.verifier import Rejection, Verifiers
 
 #: The component whose verdicts are the plan's and the chain's.
@@ -45,6 +44,11 @@ def charge(rejection: Rejection | Verdict) -> str:
     return f"{rejection.verifier}:{rejection.source}:{rejection.check_name}"
 
 
+def l2(subtasks: list[Subtask]) -> list[dict[str, Any]]:
+    """L2 as R2's judge reads it beside the chain: each subtask's objective and dependencies."""
+    return [{"id": s.id, "objective": s.objective, "depends_on": list(s.depends_on)} for s in subtasks]
+
+
 class LedgerError(RuntimeError):
     """The ledger lacks a unit the controller accepted: the attempt's records are broken."""
 
@@ -54,10 +58,10 @@ class Controller:
 
     def __init__(self, spec: TaskSpec, verifiers: VerifierSet, ctx: AttemptContext) -> None:
         self.ctx, self.spec, self.config, self.task = ctx, spec, ctx.config, ctx.task
+        self.family = ctx.family
         self.budgets = ctx.budgets
         self.verifiers = Verifiers(ctx.config, spec, verifiers)
         self.designer = self._designer()
-        self.corpus = ctx.corpus
         self.plan_fallback = False
         self._plans = 0
         #: the R2 or R3 rejection that caused the descent under way: its calls are charged to it
@@ -77,7 +81,7 @@ class Controller:
             final = self._descend()  # L2 -> L3 -> R1 -> R2
             if isinstance(final, Outcome):
                 return final
-            rejection = self._check("R3", ANSWER, final, _levels.l1(self.task, self.spec))
+            rejection = self._check("R3", ANSWER, final, self.family.l1(self.task, self.spec))
             if rejection is None:
                 self.ctx.recorder.unit("answer", "R3", ANSWER, final)
                 return self._outcome_of(final, ANSWER)
@@ -90,13 +94,13 @@ class Controller:
         """Plan, run every subtask under R1, and check the chain under R2 (with a planner)."""
         while True:
             subtasks, planned = self._plan()
-            done = self._execute(subtasks)
+            done = self._execute(subtasks, planned)
             if isinstance(done, Outcome):
                 return done
             chain, final = done
-            if not planned or final.kind == "abstain":
+            if chain is None or final.kind == "abstain":
                 return final
-            rejection = self._check("R2", PLANNER, chain, _levels.l2(subtasks))
+            rejection = self._check("R2", PLANNER, chain, l2(subtasks))
             if rejection is None:
                 self.ctx.recorder.unit("chain", "R2", PLANNER, chain)
                 return final
@@ -109,17 +113,17 @@ class Controller:
         """L2: a plan that passed the plan gates (and judge), designed into L3 subtasks; the
         single task when there is no planner or the plan budget is spent."""
         if not self.config.planner or self.plan_fallback:
-            return [self.designer.single_task(self.task.question)], False
+            return [self.designer.single_task(self.task.text)], False
         budget = self.budgets.plan
         self.ctx.caused_by = self._descent
         while not budget.spent:
             budget.spend()
             self._plans += 1
-            l1 = _levels.l1(self.task, self.spec)
+            l1 = self.family.l1(self.task, self.spec)
             scope = self.ctx.scope((PLANNER,), {"l1": l1, "tools": planner.TOOL_NAMES})
             messages = planner.render_messages(self.ctx.assembler.build("planner", scope))
             completion = self._call("planner", PLANNER, messages, planner.PLAN_SCHEMA)
-            proposal = PlanArtifact(self.task.question, parse_json_object(completion.text))
+            proposal = PlanArtifact(self.task.text, parse_json_object(completion.text))
             # the plan gates (if on), then the plan judge (if on): NP has neither
             rejection = self._check("plan", PLANNER, proposal, l1)
             if rejection is None:
@@ -135,12 +139,14 @@ class Controller:
             self._reject(PLANNER, rejection)
             self.ctx.caused_by = charge(rejection)  # the next plan is this rejection's cost
         self.plan_fallback = True
-        return [self.designer.single_task(self.task.question)], False
+        return [self.designer.single_task(self.task.text)], False
 
-    def _execute(self, subtasks: list[Subtask]) -> tuple[ChainArtifact, Artifact] | Outcome:
+    def _execute(
+        self, subtasks: list[Subtask], planned: bool
+    ) -> tuple[ChainArtifact | None, Artifact] | Outcome:
         """Each subtask in plan order, upstream answers substituted into its objective. Returns
-        the chain and the final artifact (an abstain when a subtask declined), both read back
-        from the ledger's accepted units."""
+        the chain (``planned`` only: R2 checks none otherwise) and the final artifact (an abstain
+        when a subtask declined), both read back from the ledger's accepted units."""
         done: list[Subtask] = []
         for st in subtasks:
             st = self._substituted(st, subtasks)
@@ -150,19 +156,19 @@ class Controller:
                 return artifact
             if artifact.kind == "abstain":  # R3 still checks that declining is allowed
                 self._declined_by = st.component
-                declined = dataclasses.replace(artifact, question=self.task.question)
-                return self._chain(done, subtasks, self._accepted_units(done)), declined
+                declined = self.family.declined(self.task, artifact)
+                chain = self._chain(done, subtasks, self._accepted_units(done)) if planned else None
+                return chain, declined
             self.ctx.recorder.unit("unit", "R1", st.component, artifact, st.id)
             done.append(st)
         units = self._accepted_units(done)  # one read of the ledger for the chain and the final answer
-        return self._chain(done, subtasks, units), self._final(done, units)
+        return (self._chain(done, subtasks, units) if planned else None), self._final(done, units)
 
     def _chain(
         self, done: list[Subtask], subtasks: list[Subtask], units: dict[str, Artifact]
     ) -> ChainArtifact:
         """The chain R2 checks: each accepted subtask's link, from its unit in the ledger."""
-        steps = [_levels.chain_step(st, units[st.id]) for st in done if st.id in units]
-        return _levels.chain(self.task.question, steps, subtasks)
+        return self.family.chain(self.task, done, subtasks, units)
 
     def _final(self, done: list[Subtask], units: dict[str, Artifact]) -> Artifact:
         """The final answer, from the ledger: the final subtask's unit, with the evidence of every
@@ -171,7 +177,7 @@ class Controller:
         last = next((s for s in reversed(done) if s.final), done[-1])
         if last.id not in units:
             raise LedgerError(f"the ledger holds no accepted unit of {last.component}, the final subtask")
-        return _levels.final(self.task.question, [units[s.id] for s in done if s.id in units])
+        return self.family.final(self.task, [units[s.id] for s in done if s.id in units])
 
     def _accepted_units(self, subtasks: list[Subtask]) -> dict[str, Artifact]:
         """The accepted units of ``subtasks`` by subtask id (the latest of each), as the
@@ -179,7 +185,7 @@ class Controller:
         rows = self._read("controller", tuple(s.component for s in subtasks), {})["ledger"]
         by_component = {s.component: s.id for s in subtasks}
         return {
-            by_component[r["component"]]: Artifact.from_input(json.loads(r["input"]))
+            by_component[r["component"]]: self.family.unit(json.loads(r["input"]))
             for r in rows
             if r["kind"] == "unit"
         }
@@ -188,14 +194,13 @@ class Controller:
         """What a deterministic role (the designer, the controller) reads, under its row."""
         return self.ctx.assembler.build(role, self.ctx.scope(components, sources))
 
-    def _designer(self) -> Designer:
-        """The L3 designer, made from what its row lets it read: L1's answer requirements and the
-        checks R1 applies."""
+    def _designer(self) -> Any:
+        """The L3 designer of the task's family, made from what its row lets it read: L1 and
+        the checks R1 applies."""
         checks = list(self.verifiers.answer_checks())
-        seen = self._read("designer", (), {"l1": _levels.l1(self.task, self.spec), "subtask.checks": checks})
-        return Designer(
-            AnswerRequirements.model_validate(seen["l1"]["answer"]), tuple(seen["subtask.checks"])
-        )
+        l1 = self.family.l1(self.task, self.spec)
+        seen = self._read("designer", (), {"l1": l1, "subtask.checks": checks})
+        return self.family.designer(seen["l1"], tuple(seen["subtask.checks"]))
 
     def _unit(self, subtask: Subtask) -> Artifact | Outcome:
         """L3 tries of one subtask until R1 accepts or the L3 budget is spent."""
@@ -211,7 +216,7 @@ class Controller:
             last = self.ctx.recorder.last_reject.get(subtask.component) if retry else None
             self.ctx.caused_by = charge(last) if last is not None else self._descent  # a retry's cost
             retry = True
-            artifact = ExecutorTry(self.ctx, self.corpus, subtask, tries).run()
+            artifact = ExecutorTry(self.ctx, subtask, tries).run()
             if artifact is None:  # the try was stopped; its verdict is recorded
                 continue
             rejection = self._check("R1", subtask.component, artifact, subtask.l3())
@@ -228,14 +233,14 @@ class Controller:
             st = self._substituted(st, subtasks)
             tries = self.budgets.r1(st.component)
             tries.spend()
-            executor = ExecutorTry(self.ctx, self.corpus, st, tries)
+            executor = ExecutorTry(self.ctx, st, tries)
             artifact = executor.run()
             if artifact is None:  # a budget ended it: the step cap, tokens or the wall clock
                 cause = executor.stop_cause
                 cap = Outcome("abstain", level="cap", component=st.component, cause=cause)
                 return dataclasses.replace(cap, plan_fallback=self.plan_fallback)
             if artifact.kind == "abstain":  # taken as it is, as the final answer
-                declined = dataclasses.replace(artifact, question=self.task.question)
+                declined = self.family.declined(self.task, artifact)
                 self.ctx.recorder.unit("answer", "R3", ANSWER, declined)
                 return self._outcome_of(artifact, st.component)
             self.ctx.recorder.unit("unit", "R1", st.component, artifact, st.id)

@@ -3,12 +3,12 @@ until the executor proposes a final, a member stops the try, or a budget is spen
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Any
 
 from vreact.budget import Budget, BudgetStop
 from vreact.config import Configuration
 from vreact.controller._context import AttemptContext
+from vreact.families import Artifact, Subtask
 from vreact.marking import told
 from vreact.model import ReasoningRunaway
 from vreact.pipeline import (
@@ -26,20 +26,11 @@ from vreact.pipeline import (
     Turn,
     build_member,
 )
-from vreact.roles.designer import Subtask, bridge_query, first_query
-from vreact.roles.executor import HOP_CHECKS, Step, parse_step, render_messages, run_tool, step_schema
-from vreact.tools import Corpus
 from vreact.v import V
 from vreact.verdict import Verdict, artifact_hash
-from vreact.verify.gates import Artifact
 
 #: The component whose failures an answer-producing subtask also reads (R3's rejections).
 ANSWER = "answer"
-#: What final-answer recovery asks when a try hits its step cap.
-RECOVER = (
-    "Your steps for this question are spent. Reply now with ONE JSON object whose action is "
-    '"finish" (the answer and the ids of the paragraphs it rests on) or "abstain" (why).'
-)
 
 
 def pipeline_of(config: Configuration) -> Pipeline:
@@ -73,25 +64,19 @@ class ExecutorTry:
     stopped (``stop_cause`` says why; the stop's verdict is recorded, unverified runs record
     none)."""
 
-    def __init__(self, ctx: AttemptContext, corpus: Corpus, subtask: Subtask, tries: Budget) -> None:
-        self.ctx, self.corpus, self.subtask, self.tries = ctx, corpus, subtask, tries
+    def __init__(self, ctx: AttemptContext, subtask: Subtask, tries: Budget) -> None:
+        self.ctx, self.subtask, self.tries = ctx, subtask, tries
         config = ctx.config
         self.verified = config.verified
         self.pipeline = pipeline_of(config)
-        # the designer's searches pass the guards, not the critic (no model proposed them)
+        # the designer's steps pass the guards, not the critic (no model proposed them)
         self.designer_pipeline = Pipeline([m for m in self.pipeline.members if not isinstance(m, Critic)])
-        self.hops = config.finish == "hops"
-        self.bridge = config.designer.follow_up == "bridge"
+        #: the family's kit for this try: the step's schema, its tools, the designer's steps
+        self.kit = ctx.family.kit(ctx, subtask, tries.used > 1)
         self.marked = config.observation_marking
-        self.schema = step_schema(self.hops, self.bridge, subtask.min_hops)
-        self.checks = [c for c in subtask.checks if self.hops or c not in HOP_CHECKS]
         # a try after a rejection routed like R1's is re-sampled (retry_temperature)
         self.temperature = config.retry_temperature if tries.used > 1 else None
-        #: the designer's next search: the question's at the start (first_search), then each bridge's
-        self.designed: list[str] = [first_query(subtask.objective)] if config.designer.first_search else []
         self.history: list[tuple[str, str]] = []  # (reply, observation) of every spent step
-        self.retrieved: set[str] = set()
-        self.searches = 0
         self.reask: list[str] = []  # the note of a rolled-back step, for the next prompt
         self.rollbacks = 0  # at most the step cap's worth in one try
         self.stop_cause = ""
@@ -113,10 +98,9 @@ class ExecutorTry:
                 return None
             st = self.subtask
             turn = Turn(st.component, st.objective, cap.used, [], list(self.history), ask=self._ask)
-            turn.retrieved = frozenset(self.retrieved)
-            if self.designed:  # a search the designer issues: a step of the try, no model call
-                query = self.designed.pop(0)
-                turn.step, turn.source = Step(action="search", input=query), "designer"
+            turn.retrieved = frozenset(self.kit.retrieved)
+            if self.kit.designed:  # a step the designer issues (a search): no model call
+                turn.step, turn.source = self.kit.designed.pop(0), "designer"
                 turn.text = turn.step.model_dump_json(include={"thought", "action", "input", "evidence"})
             else:
                 turn.messages = self._messages(turn.history)
@@ -147,7 +131,9 @@ class ExecutorTry:
                 if turn.history != self.history or turn.sources:  # a context member shaped it
                     turn.messages = self._messages(turn.history, turn.sources)
                 try:
-                    turn.text = self.ctx.call("executor", turn.messages, self.schema, self.temperature).text
+                    turn.text = self.ctx.call(
+                        "executor", turn.messages, self.kit.schema, self.temperature
+                    ).text
                 except ReasoningRunaway as e:  # the watchdog cut the reply off: a guard stop
                     self.ctx.budgets.steps.spend()
                     cap.spend()
@@ -157,11 +143,7 @@ class ExecutorTry:
                         self._write("guard", "guard", "reasoning_watchdog", self.stop_cause, detail, detail)
                     return True, None
             elif phase == "proposal" and not designer:
-                turn.step = parse_step(turn.text)
-                if turn.step is not None and turn.step.action == "bridge" and not self.bridge:
-                    turn.step = None  # an action the step's schema does not have: not a step
-                elif turn.step is not None and turn.step.hops and not self.hops:
-                    turn.step = turn.step.model_copy(update={"hops": []})  # not asked for: not read
+                turn.step = self.kit.parse(turn.text)
             d = pipeline.run(phase, turn)
             self._member_verdicts(turn)
             hints += self._hinted(turn, d.hints)
@@ -183,13 +165,9 @@ class ExecutorTry:
             self._verdict(d.outcome, d.member)
             self._keep(turn, d.outcome.note, hints)
             return False, None
-        if step.action == "bridge":  # the designer answers it with a search, the next step
-            self.designed.append(bridge_query(step.input, self.subtask.objective, self._covered))
-            turn.observation = f"the designer searches for {step.input.strip()!r}"
-        elif not turn.final:
-            self.searches += step.action == "search"
-            turn.observation, turn.cut = run_tool(step, self.corpus, self.retrieved, self.marked)
-            turn.retrieved = frozenset(self.retrieved)
+        if not turn.final:
+            turn.observation, turn.cut = self.kit.act(step)
+            turn.retrieved = frozenset(self.kit.retrieved)
         d = pipeline.run("result", turn)
         self._member_verdicts(turn)
         hints += self._hinted(turn, d.hints)
@@ -202,31 +180,22 @@ class ExecutorTry:
             return False, None
         if turn.final:
             self._record(turn, "")
-            return True, self._artifact(step)
+            return True, self.kit.artifact(step)
         self._keep(turn, turn.observation or "", hints)
         return False, None
-
-    @cached_property
-    def _covered(self) -> str:
-        """The hop the try's first search found: its best paragraph's text (none without
-        ``first_search``); searched once per try, at its first bridge."""
-        if not self.ctx.config.designer.first_search:
-            return ""
-        best = self.corpus.search(first_query(self.subtask.objective), k=1)
-        return self.corpus.text(best[0].id) if best else ""
 
     def _recover(self, cap: Budget) -> Artifact | None:
         """Final-answer recovery: one more call that may only finish or abstain."""
         turn = Turn(self.subtask.component, self.subtask.objective, cap.used, [], self.history)
-        turn.messages = [*self._messages(self.history), {"role": "user", "content": RECOVER}]
-        turn.text = self.ctx.call("executor", turn.messages, self.schema, self.temperature).text
+        turn.messages = [*self._messages(self.history), {"role": "user", "content": self.kit.recover}]
+        turn.text = self.ctx.call("executor", turn.messages, self.kit.schema, self.temperature).text
         self.ctx.budgets.steps.spend()
-        turn.step = parse_step(turn.text)
+        turn.step = self.kit.parse(turn.text)
         if turn.step is None or not turn.final:
             self._record(turn, "final-answer recovery: not a finish or abstain")
             return None
         self._record(turn, "")
-        return self._artifact(turn.step)
+        return self.kit.artifact(turn.step)
 
     def _messages(
         self, history: list[tuple[str, str]], extra: dict[str, Any] | None = None
@@ -237,12 +206,12 @@ class ExecutorTry:
             {
                 "subtask.objective": self.subtask.objective,
                 "subtask.contract": self.subtask.contract,
-                "subtask.checks": list(self.checks),
+                "subtask.checks": list(self.kit.checks),
                 "try.steps": list(history),
                 **(extra or {}),
             },
         )
-        messages = render_messages(self.ctx.assembler.build("executor", scope), self.hops, self.bridge)
+        messages = self.kit.messages(self.ctx.assembler.build("executor", scope))
         messages = told(messages) if self.marked else messages
         if self.reask:  # a rolled-back step: say why, so the re-ask differs
             messages.append({"role": "user", "content": "\n".join(self.reask)})
@@ -261,8 +230,8 @@ class ExecutorTry:
             if step is not None
             else {"thought": turn.text, "action": None}
         )
-        if step is not None and step.hops:
-            fields["hops"] = [h.model_dump() for h in step.hops]
+        if step is not None:
+            fields.update(self.kit.record(step))
         fields["cut"] = int(turn.cut)
         self.ctx.recorder.step(
             self.subtask.component,
@@ -349,24 +318,3 @@ class ExecutorTry:
             dict(args or {}),
         )
         self.ctx.recorder.verdict(verdict, artifact)
-
-    def _artifact(self, step: Step) -> Artifact:
-        """The try's final: an answer with its cited paragraphs' text, or an abstention."""
-        retrieved = frozenset(self.retrieved)
-        if step.action == "abstain":
-            reason = step.input or step.thought
-            return Artifact(
-                "abstain", self.subtask.objective, reason=reason, retrieved=retrieved, searches=self.searches
-            )
-        evidence = step.cited()
-        cited = {e: self.corpus.text(e) for e in evidence if self.corpus.read(e)}
-        return Artifact(
-            "answer",
-            self.subtask.objective,
-            answer=step.input,
-            evidence=evidence,
-            cited=cited,
-            retrieved=retrieved,
-            searches=self.searches,
-            hops=tuple(h.model_dump() for h in step.hops),
-        )

@@ -43,7 +43,7 @@ from vreact.controller import Outcome
 from vreact.experiment.models import INDEX_ENV, NODE_ENV
 from vreact.experiment.resolved import Loaded, ResolvedExperiment, resolve
 from vreact.experiment.runner import Stop
-from vreact.family import family_of
+from vreact.families import family_of
 from vreact.records import DB_NAME, Store
 from vreact.spec import Experiment, RunnerSettings
 from vreact.spec import sources as plugin_sources

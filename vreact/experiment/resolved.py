@@ -11,8 +11,8 @@ from typing import Any
 
 from vreact.config import RESOLVED, Configuration
 from vreact.experiment.models import build_models
-from vreact.family import DEFAULT as DEFAULT_FAMILY
-from vreact.family import family_of
+from vreact.families import DEFAULT as DEFAULT_FAMILY
+from vreact.families import family_of
 from vreact.model import Model, ModelConfigError, ResponseCache, endpoint_of
 from vreact.spec import (
     MAX_PLANNED,
@@ -74,7 +74,7 @@ class ResolvedExperiment:
     verifiers: VerifierSet
     roles: RoleSchema
     dataset: str = ""
-    family: str = DEFAULT_FAMILY  # the task family of its tasks (vreact.family)
+    family: str = DEFAULT_FAMILY  # the task family of its tasks (vreact.families)
     attempts: int = 1
     seed: int = 0  # attempt i runs with seed + i
     concurrency: int = 1  # attempts in flight

@@ -18,7 +18,7 @@ from vreact.config import Configuration
 from vreact.controller import AttemptContext, Controller, CrashKind, Outcome, Recorder
 from vreact.experiment.history import grown, plain, refusal
 from vreact.experiment.resolved import ResolvedExperiment
-from vreact.family import Score, family_of
+from vreact.families import Score, family_of
 from vreact.memory import ContextAssembler
 from vreact.model import (
     CallTimeoutError,
@@ -82,7 +82,8 @@ def run_attempt(
         recorder = Recorder(store, attempt_id)
         assembler = ContextAssembler(experiment.roles, store)
         setup = experiment.setup(config)
-        ctx = AttemptContext(config, task, setup.models, assembler, recorder, seed, stop)
+        family = family_of(experiment.family)
+        ctx = AttemptContext(config, task, setup.models, assembler, recorder, seed, stop, family)
         outcome = Controller(setup.spec, setup.verifiers, ctx).run()
     except Interrupted:  # the run is stopping: left unfinished, as a killed attempt is
         return None

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar
 
 from vreact.budget import BudgetStop
+from vreact.families import Step
 from vreact.model import Message
-from vreact.roles.executor import Step
 from vreact.v import Source
 
 Phase = Literal["context", "call", "proposal", "result"]

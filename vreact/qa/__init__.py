@@ -1,14 +1,20 @@
 """Question answering over paragraphs: vreact's built-in task family ``qa`` (multi-hop QA with
 abstention; MuSiQue's records). It registers itself when this module loads: the core never
-imports it, it finds it by name (``vreact.family.BUILT_IN``)."""
+imports it, it finds it by name (``vreact.families.BUILT_IN``)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from vreact.family import Score, TaskFamily, family
+from vreact.families import Score, StepKit, TaskFamily, family
+from vreact.qa import _levels
+from vreact.qa._kit import QAKit
+from vreact.roles.designer import Designer, Subtask
+from vreact.spec import AnswerRequirements, TaskSpec
 from vreact.tasks.dataset import Task, load_tasks
 from vreact.tasks.metrics import best_em, best_f1, support_f1
+from vreact.verify.gates import Artifact
 
 
 @family
@@ -42,3 +48,27 @@ class QuestionAnswering(TaskFamily):
                 "support_f1": support_f1(evidence if answered else [], task.supporting_ids),
             },
         )
+
+    # --- what an attempt asks of it -------------------------------------------------------
+
+    def l1(self, task: Task, spec: TaskSpec) -> dict[str, Any]:
+        return _levels.l1(task, spec)
+
+    def designer(self, l1: dict[str, Any], checks: tuple[str, ...]) -> Designer:
+        return Designer(AnswerRequirements.model_validate(l1["answer"]), checks)
+
+    def kit(self, ctx: Any, subtask: Subtask, retry: bool) -> StepKit:
+        return QAKit(ctx, subtask)
+
+    def unit(self, data: dict[str, Any]) -> Artifact:
+        return Artifact.from_input(data)
+
+    def final(self, task: Task, accepted: list[Any]) -> Artifact:
+        return _levels.final(task.question, accepted)
+
+    def declined(self, task: Task, artifact: Any) -> Artifact:
+        return dataclasses.replace(artifact, question=task.question)
+
+    def chain(self, task: Task, done: list[Any], subtasks: list[Any], units: dict[str, Any]) -> Any:
+        steps = [_levels.chain_step(st, units[st.id]) for st in done if st.id in units]
+        return _levels.chain(task.question, steps, subtasks)

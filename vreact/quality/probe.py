@@ -12,8 +12,8 @@ from typing import Any
 
 from vreact.config import Configuration
 from vreact.controller._context import AttemptContext, Recorder
-from vreact.controller._levels import l1
 from vreact.controller._outcome import Outcome
+from vreact.families import family_of
 from vreact.memory import ContextAssembler
 from vreact.model import Model, ModelError
 from vreact.quality.faults import FaultClass, build
@@ -203,7 +203,7 @@ def paired(verifier: str, task: Task, spec: TaskSpec, verifiers: Verifiers) -> A
     """What the verifier's judge reads beside the artifact: L3's design of the whole question
     for R1, L1 for R3 (as in a run without a plan)."""
     if verifier == "R3":
-        return l1(task, spec)
+        return family_of("qa").l1(task, spec)  # the probe's fault classes are question answering's
     designer = Designer(spec.requirements.answer, verifiers.answer_checks())
     return designer.single_task(task.question).l3()
 

@@ -70,6 +70,16 @@ class RunRow:
     status: str | None
     started: float | None
     finished: float | None
+    family: str | None = None  # the task family that made it (None: made before families, qa)
+    family_version: str | None = None
+
+
+@dataclass(frozen=True)
+class ScoreRecord:
+    """An attempt's score, as its family's scorer gave it when the attempt ended."""
+
+    correct: bool | None
+    metrics: dict[str, float]
 
 
 @dataclass(frozen=True)
@@ -92,6 +102,13 @@ class TaskRecord:
     goal: str | None = None
     target: str | None = None
     added: list[str] = field(default_factory=list)
+    family: str | None = None  # its task family (None: made before families, qa)
+    record: Any = None  # the task as a family other than qa records it (JSON parsed)
+
+    @property
+    def qa(self) -> bool:
+        """A question-answering task (its question, gold answer and support are the columns)."""
+        return self.family in (None, "qa")
 
     @property
     def golds(self) -> list[str]:
@@ -245,6 +262,8 @@ class AttemptRecord:
     ledger: list[LedgerRecord] = field(default_factory=list)
     events: list[EventRecord] = field(default_factory=list)
     diagnoses: list[DiagnosisRecord] = field(default_factory=list)
+    #: its family's score, written when it ended (None: a crash, or records made before families)
+    score: ScoreRecord | None = None
 
 
 @dataclass(frozen=True)
@@ -375,6 +394,8 @@ def _run(row: dict[str, Any] | None) -> RunRow | None:
         row["status"],
         row["started"],
         row["finished"],
+        row.get("family"),
+        row.get("family_version"),
     )
 
 
@@ -418,7 +439,28 @@ def _children(
         "ledger": _grouped(_ledger(r) for r in rows("ledger", "id")),
         "events": _grouped(_event(r) for r in rows("events", "id")),
         "diagnoses": _grouped(_diagnosis(r) for r in rows("diagnoses", "id")),
+        "scores": _grouped(
+            _score(r) for r in (rows("scores", "attempt_id") if _has(store, "scores") else ())
+        ),
     }
+
+
+def _has(store: Store, table: str) -> bool:
+    """Whether the records have ``table`` (a folder an older vreact made, read as it is, may not)."""
+    found = store.db.execute("select 1 from sqlite_master where type = 'table' and name = ?", [table])
+    return found.fetchone() is not None
+
+
+@dataclass(frozen=True)
+class _Score:
+    attempt_id: int
+    score: ScoreRecord
+
+
+def _score(r: dict[str, Any]) -> _Score:
+    correct = None if r["correct"] is None else bool(r["correct"])
+    metrics = _json(r["metrics"], {})
+    return _Score(r["attempt_id"], ScoreRecord(correct, metrics if isinstance(metrics, dict) else {}))
 
 
 def _tasks(store: Store, ids: set[str]) -> dict[str, TaskRecord]:
@@ -430,7 +472,10 @@ def _tasks(store: Store, ids: set[str]) -> dict[str, TaskRecord]:
         for t in store.query(f"select * from tasks where id in ({marks})", chunk):
             lists = {"aliases": _list(t["aliases"]), "support": _list(t["support"])}
             lists["added"] = _list(t.get("added"))
-            out[t["id"]] = _record(TaskRecord, t, answerable=bool(t["answerable"]), **lists)
+            # a task of another family has no answerability column: it has an answer to find
+            answerable = bool(t["answerable"]) if t["answerable"] is not None else True
+            record = _json(t["record"]) if t.get("record") else None
+            out[t["id"]] = _record(TaskRecord, t, answerable=answerable, record=record, **lists)
     return out
 
 
@@ -473,4 +518,6 @@ def _ledger(r: dict[str, Any]) -> LedgerRecord:
 def _attempt(a: dict[str, Any], children: dict[str, list[Any]]) -> AttemptRecord:
     """An attempt with its verdicts, calls, steps, ledger rows, events and diagnoses."""
     evidence, fallback = _list(a["evidence"]), bool(a.get("plan_fallback"))
-    return _record(AttemptRecord, a, evidence=evidence, plan_fallback=fallback, **children)
+    scores = children.pop("scores", [])
+    score = scores[0].score if scores else None
+    return _record(AttemptRecord, a, evidence=evidence, plan_fallback=fallback, score=score, **children)

@@ -24,7 +24,7 @@ from typing import Any
 import sqlite_utils
 from sqlite_utils.db import NotFoundError
 
-from vreact.family import Score
+from vreact.families import Score
 from vreact.records.faults import RETRYABLE_CRASHES
 from vreact.records.migrations import MIGRATIONS
 from vreact.verdict import Unit, Verdict

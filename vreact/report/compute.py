@@ -139,7 +139,7 @@ def correction_list(
         for rejection, accept in corrected(a.verdicts):
             answer = _answer(accept.artifact)
             final = last is not None and accept.artifact_hash == last
-            right = (task.answerable and best_em(answer or "", task.golds) == 1.0) if final else None
+            right = correct_answer(a, task, answer or "") if final else None
             out.append(
                 Correction(
                     config=a.config,
@@ -253,6 +253,7 @@ def compute(
     over = _comparisons([*attempts, *abstaining], tasks, [ALWAYS_ABSTAIN, *names], ALWAYS_ABSTAIN, iterations)
     return Report(
         run=records.id,
+        family=records.run.family if records.run else None,
         configs=configs,
         comparisons=comparisons,
         veto_yield=yields,
@@ -327,11 +328,25 @@ def config_order(records: RunRecords) -> list[str]:
     return [n for n in declared if n in present] + [n for n in present if n not in declared]
 
 
+def correct_answer(attempt: AttemptRecord, task: TaskRecord, answer: str | None = None) -> bool | None:
+    """Whether ``answer`` (default: the attempt's own) is right: its family's score when it is
+    the answer the attempt ended with (written when it ended), else, for question answering,
+    the gold answer (exact match) to an answerable question; None when nothing can say (another
+    family's answer that the attempt did not end with: its scorer does not run at report time)."""
+    own = answer is None or (attempt.outcome == "answer" and answer == (attempt.answer or ""))
+    if own and attempt.score is not None:
+        return attempt.score.correct is True
+    if task.qa:
+        text = attempt.answer or "" if answer is None else answer
+        return task.answerable and best_em(text, task.golds) == 1.0
+    return None
+
+
 def success(attempt: AttemptRecord, task: TaskRecord) -> bool:
-    """A correct outcome: the gold answer (exact match) to an answerable question, or an
-    abstention on an unanswerable one. A crash is a failure."""
+    """A correct outcome: a right answer (``correct_answer``), or an abstention on a task with
+    no answer (an unanswerable question). A crash is a failure."""
     if attempt.outcome == "answer":
-        return task.answerable and best_em(attempt.answer or "", task.golds) == 1.0
+        return correct_answer(attempt, task) is True
     return attempt.outcome == "abstain" and not task.answerable
 
 
@@ -418,6 +433,9 @@ class _Tally:
     f1: float = 0.0
     sup: float = 0.0
     n_answerable: int = 0
+    n_qa: int = 0  # the answerable ones that are question answering's (EM, F1, support F1)
+    #: each family metric's values over the attempts its scorer gave it for
+    metrics: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     money: float = 0.0
     cost: Counter[str] = field(default_factory=Counter)
     roles: dict[str, Counter[str]] = field(default_factory=lambda: {r: Counter() for r in JUDGING})
@@ -470,11 +488,13 @@ class _Tally:
         self.answerable_preds.append((answered, answerable))
         pair = (task.pair_id or task.id, a.attempt_index)
         self.members.append(GroupMember(pair, answerable, answered, answer_f1, attempt_sup))
+        for name, value in (a.score.metrics if a.score is not None else {}).items():
+            self.metrics[name].append(value)
         if answered:
             self.c["answered"] += 1
-            right = answerable and best_em(a.answer or "", golds) == 1.0
+            right = correct_answer(a, task) is True
             self.c["correct_answer" if right else "silent_error"] += 1
-            if answerable:
+            if answerable and task.qa:
                 self.em += best_em(a.answer or "", golds)
                 self.f1 += answer_f1
         else:
@@ -483,7 +503,8 @@ class _Tally:
             self.by_level[level] = self.by_level.get(level, 0) + 1
             self.c["false_abstention" if answerable else "correct_abstention"] += 1
         self.n_answerable += answerable
-        self.sup += attempt_sup if answerable else 0.0
+        self.n_qa += answerable and task.qa
+        self.sup += attempt_sup if answerable and task.qa else 0.0
         gold = {_pid(g) for g in task.support}
         if answerable and gold:
             found = len(gold & retrieved(a.steps))
@@ -527,8 +548,8 @@ def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> Hop
         abstained_by_level=t.by_level,
         coverage=_mean(c["answered"], scoreable),
         selective_accuracy=_mean(c["correct_answer"], c["answered"]),
-        em=_mean(t.em, t.n_answerable),
-        f1=_mean(t.f1, t.n_answerable),
+        em=_mean(t.em, t.n_qa),
+        f1=_mean(t.f1, t.n_qa),
         **{k: _mean(t.cost[k], scoreable) for k in ("llm_calls", "exec_steps", *COST_FIELDS[1:])},
         cost_usd=round(t.money, 6) if priced else None,
         cost_usd_per_attempt=_mean(t.money, c["executed"]) if priced else None,
@@ -536,7 +557,8 @@ def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> Hop
         retries=t.spend["retries"],
         rejections={s: _by(t.rejections, 0, s) for s in ATTRIBUTED},
         corrections={s: _by(t.corrected, 0, s) for s in ATTRIBUTED},
-        support_f1=_mean(t.sup, t.n_answerable),
+        support_f1=_mean(t.sup, t.n_qa),
+        family_metrics={k: _mean(sum(v), len(v)) for k, v in sorted(t.metrics.items())},
         retrieval_ceiling=_mean(t.gold["found"], t.gold["paragraphs"]),
         all_gold_retrieved=_mean(t.gold["all"], t.gold["attempts"]),
         answerability={k: _round(v) for k, v in answerability(t.answerable_preds).items()},
@@ -938,7 +960,7 @@ def what_verification_did(db: Path | str, run_id: int | None = None) -> list[Ver
         for a in attempts:
             task = tasks[a.task_id]
             if a.outcome == "answer":
-                ok = task.answerable and best_em(a.answer or "", task.golds) == 1.0
+                ok = correct_answer(a, task) is True
                 right, wrong = right + ok, wrong + (not ok)
             elif a.outcome == "abstain":
                 abstained += 1
@@ -948,9 +970,10 @@ def what_verification_did(db: Path | str, run_id: int | None = None) -> list[Ver
                 if not v.rejected or answer is None or v.artifact_hash in seen:
                     continue
                 seen.add(v.artifact_hash)
-                if task.answerable and best_em(answer, task.golds) == 1.0:
+                was_right = correct_answer(a, task, answer)
+                if was_right:
                     stopped_right += 1
-                else:
+                elif was_right is not None:  # another family's answer its scorer never saw: unknown
                     stopped[f"{v.verifier}.{v.check_name}"] += 1
         out[config] = VerificationDid(config, len(attempts), right, wrong, abstained, stopped, stopped_right)
     return list(out.values())

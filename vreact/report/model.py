@@ -148,6 +148,9 @@ class HopsReport(_Figures):
     #: scoreable attempts; and the share of those attempts shown every gold paragraph
     retrieval_ceiling: float | None = None
     all_gold_retrieved: float | None = None
+    #: the means of the task family's own metrics over the attempts its scorer scored (written
+    #: when each ended; qa: em, f1, support_f1); none in records made before families
+    family_metrics: dict[str, float | None] = {}
     answerability: Answerability
     pairs: int
     group_answer_sufficiency_f1: float | None
@@ -327,6 +330,8 @@ class Report(_Figures):
     run: int | None
     configs: dict[str, ConfigReport]
     comparisons: list[Comparison]
+    #: the task family that made the run (None: records made before families, all qa)
+    family: str | None = None
     veto_yield: list[VetoYield] = []
     #: the trivial baselines, computed from the tasks: ``always_abstain`` (declines every task)
     #: and ``always_answer`` (the answers of the run's plain configuration, N: never abstaining,

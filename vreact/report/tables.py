@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 LEFT = (
     *("config", "by", "vs", "figure", "guard", "stop causes"),
     *("task", "component", "source", "check", "cause", "rejected", "accepted", "right"),
-    *("attack", "stopped by", "level", "role"),
+    *("attack", "stopped by", "level", "role", "metric"),
 )
 
 
@@ -98,6 +98,15 @@ def _configs(report: Report) -> Iterator[tuple[str, ConfigReport]]:
 def _per_config(report: Report) -> Iterator[Row]:
     for n, r in _configs(report):
         yield Row(n, (n,), r)
+
+
+def _family_metrics(report: Report) -> Iterator[Row]:
+    """A family's own metrics, a row each (qa's are EM, F1 and support F1, in their own tables)."""
+    if report.family in (None, "qa"):
+        return
+    for n, r in _configs(report):
+        for metric in r.family_metrics:
+            yield Row(n, (n, metric), r, {"metric": metric})
 
 
 def _per_hop(report: Report) -> Iterator[Row]:
@@ -281,6 +290,15 @@ TABLES: tuple[Table, ...] = (
             Column("F1", "f1"),
         ),
         _per_config,
+    ),
+    Table(
+        "Family metrics (means over the attempts its scorer scored)",
+        "Each attempt is scored by its family's scorer when it ends; a metric's mean is over the "
+        "attempts that scorer gave it for.",
+        ("config", "metric"),
+        (Column("mean", "family_metrics.{metric}"),),
+        _family_metrics,
+        optional=True,
     ),
     Table(
         "Pass@1 and Pass@k (%, mean ± standard error over tasks; success = a correct outcome)",

@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from vreact.families import Step
 from vreact.model import Message, parse_json_object
-from vreact.roles.executor import Step
 
 CRITIC_SCHEMA: dict[str, Any] = {
     "type": "object",

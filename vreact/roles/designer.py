@@ -5,30 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vreact.families import Subtask
 from vreact.spec import AnswerRequirements
 from vreact.tools import tokenize
 from vreact.verify.gates import Plan, expected_answer_type, reference_ids
-
-
-@dataclass(frozen=True)
-class Subtask:
-    """One L3 step design: objective, contract and the checks R1 applies."""
-
-    id: str
-    objective: str
-    contract: str
-    checks: tuple[str, ...]
-    component: str
-    depends_on: tuple[str, ...] = ()
-    final: bool = True
-    plan_ids: tuple[str, ...] = ()
-    #: the hops a finish that names them must have (finish: hops): the whole question's answer
-    #: rests on L1's min_paragraphs, a planned subtask's on one
-    min_hops: int = 1
-
-    def l3(self) -> dict[str, str]:
-        """The level R1's judge reads beside the artifact."""
-        return {"objective": self.objective, "contract": self.contract}
 
 
 @dataclass(frozen=True)

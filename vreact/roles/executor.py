@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from vreact.families import Step as CoreStep
 from vreact.marking import mark
 from vreact.model import Message, parse_json_object
 from vreact.roles.prompts import failure_lines
@@ -37,23 +38,13 @@ class Hop(BaseModel):
         return paragraph_id(v)
 
 
-class Step(BaseModel):
+class Step(CoreStep):
     """One executor action: a thought, the action and its input (and evidence on finish; with
     ``finish: hops``, the hops from the question to the answer). ``bridge`` (with the designer's
     ``follow_up: bridge``) names an intermediate entity for the designer to search for."""
 
-    model_config = ConfigDict(extra="ignore")
-
-    thought: str = ""
     action: Literal["search", "read", "finish", "abstain", "bridge"]
-    input: str = ""
-    evidence: list[str] = Field(default_factory=list)
     hops: list[Hop] = Field(default_factory=list)
-
-    @field_validator("input", mode="before")
-    @classmethod
-    def _text(cls, v: Any) -> Any:
-        return "" if v is None else str(v) if isinstance(v, int | float) else v
 
     @field_validator("evidence", mode="before")
     @classmethod
@@ -75,10 +66,6 @@ class Step(BaseModel):
         if self.hops:
             return list(dict.fromkeys(h.paragraph for h in self.hops))
         return list(self.evidence)
-
-    def call(self) -> str:
-        """The tool call as one canonical string (for the repetition guard)."""
-        return json.dumps([self.action, self.input.strip(), sorted(self.cited())])
 
 
 #: The longest entity a hop may name (the schema's limit keeps a grammar-constrained answer short).

@@ -26,8 +26,8 @@ from vreact.config import (
     SettingError,
     known_roles,
 )
-from vreact.family import DEFAULT as DEFAULT_FAMILY
-from vreact.family import UnknownFamily, family_of, settings_of_families
+from vreact.families import DEFAULT as DEFAULT_FAMILY
+from vreact.families import UnknownFamily, family_of, settings_of_families
 from vreact.model import DEFAULT_MODEL, CallPolicy, Watchdog, provider_reads, providers_reading, refused_by
 from vreact.spec._plugins import PluginError, load_plugin
 from vreact.tasks.attacks import Attack, unique_names

@@ -102,6 +102,11 @@ class Task(BaseModel):
         self._attack = value
 
     @property
+    def text(self) -> str:
+        """What the roles read of it (a task of any family has one): the question."""
+        return self.question
+
+    @property
     def golds(self) -> list[str]:
         return [self.answer, *self.answer_aliases]
 

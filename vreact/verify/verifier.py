@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vreact.config import Configuration
-from vreact.marking import mark, told
+from vreact.marking import told
 from vreact.model import Message
 from vreact.spec import JudgeSpec, TaskSpec, VerifierSet
 from vreact.v import CONFIGURED, Source, V, judge_name
 from vreact.verdict import Verdict, artifact_hash
 from vreact.verify import judges
-from vreact.verify.gates import ChainArtifact, Gate, GateResult, PlanArtifact, build_gate, prompt_of, reject
+from vreact.verify.gates import Gate, GateResult, build_gate, prompt_of, reject
 
 if TYPE_CHECKING:
     from vreact.controller._context import AttemptContext
@@ -134,7 +134,7 @@ class Verifiers:
         kind = V[verifier].judge
         assert kind is not None
         start = time.perf_counter()
-        scope = ctx.scope((component,), {"artifact": _show(artifact, self.marked), "paired_level": paired})
+        scope = ctx.scope((component,), {"artifact": artifact.shown(self.marked), "paired_level": paired})
         args = judge.model_dump()
         name = judge_name(verifier)
         context = ctx.assembler.build("judge", scope)  # a context-schema breach raises, as it must
@@ -184,16 +184,3 @@ def _messages(messages: Any) -> list[Message]:
     if not ok:
         raise TypeError("a judge prompt returns a list of {role, content} messages")
     return messages
-
-
-def _show(artifact: Any, marked: bool = False) -> Any:
-    """What a judge is shown of an artifact: its content and cited evidence, nothing else (the
-    cited paragraphs delimited as data when ``marked``)."""
-    if isinstance(artifact, PlanArtifact):
-        return artifact.plan
-    if isinstance(artifact, ChainArtifact):
-        return [{"id": s.id, "question": s.objective, "answer": s.answer} for s in artifact.steps]
-    if artifact.kind == "abstain":
-        return {"abstain": artifact.reason}
-    cited = {pid: mark(text) for pid, text in artifact.cited.items()} if marked else artifact.cited
-    return {"answer": artifact.answer, "evidence": cited}

@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vreact.marking import mark
+
 
 @dataclass(frozen=True)
 class Artifact:
@@ -55,6 +57,14 @@ class Artifact:
     def from_input(cls, data: dict[str, Any]) -> Artifact:
         hops = tuple(dict(h) for h in data.get("hops") or ())
         return cls(**{**data, "retrieved": frozenset(data.get("retrieved") or ()), "hops": hops})
+
+    def shown(self, marked: bool = False) -> Any:
+        """What a judge is shown: the answer and its cited paragraphs (delimited as data when
+        ``marked``), or the abstention's reason; nothing else."""
+        if self.kind == "abstain":
+            return {"abstain": self.reason}
+        cited = {pid: mark(text) for pid, text in self.cited.items()} if marked else self.cited
+        return {"answer": self.answer, "evidence": cited}
 
 
 ANSWER_TYPES = ("person", "date", "number", "place", "any")
@@ -112,6 +122,10 @@ class PlanArtifact:
     def from_input(cls, data: dict[str, Any]) -> PlanArtifact:
         return cls(data.get("question", ""), data.get("plan"))
 
+    def shown(self, marked: bool = False) -> Any:
+        """What a judge is shown: the plan."""
+        return self.plan
+
 
 @dataclass(frozen=True)
 class ChainStep:
@@ -158,6 +172,10 @@ class ChainArtifact:
             for s in data.get("steps", [])
         )
         return cls(data.get("question", ""), steps, data.get("final_id", ""), data.get("final_answer", ""))
+
+    def shown(self, marked: bool = False) -> Any:
+        """What a judge is shown: each link's question and answer."""
+        return [{"id": s.id, "question": s.objective, "answer": s.answer} for s in self.steps]
 
     def identity(self) -> dict[str, Any]:
         return {

@@ -1,5 +1,5 @@
-"""What each verifier is paired with (the L1 and L2 specifications as the judges read them)
-and the artifacts the ascent assembles from accepted subtasks (the chain, the final answer)."""
+"""What each verifier is paired with (L1 as the judges read it) and the artifacts the ascent
+assembles from accepted subtasks (the chain, the final answer), for question answering."""
 
 from __future__ import annotations
 
@@ -17,10 +17,6 @@ def l1(task: Task, spec: TaskSpec) -> dict[str, Any]:
         "task": spec.requirements.task,
         "answer": spec.requirements.answer.model_dump(),
     }
-
-
-def l2(subtasks: list[Subtask]) -> list[dict[str, Any]]:
-    return [{"id": s.id, "objective": s.objective, "depends_on": list(s.depends_on)} for s in subtasks]
 
 
 def chain_step(subtask: Subtask, artifact: Artifact) -> ChainStep:

@@ -1,0 +1,268 @@
+"""A second task family with no edit to the core for it (tests/families/arith.py: arithmetic word
+problems, a calc tool, the gate ``computed`` and a scorer), run through the real command line
+in a subprocess against a loopback OpenAI-compatible server: loaded with ``--plugin`` and
+from an installed package's entry point; N and VG; the report with the family's own metrics;
+the HTML view; a SIGKILL and a resume; and the bad inputs a family brings."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO
+from tests.fakes.scripted_server import ScriptedServer
+from vreact.origin import origins_in
+from vreact.records import DB_NAME
+
+DATA = REPO / "tests" / "data" / "arith"
+PLUGIN = "tests.families.arith"
+#: What the scripted model computes for each problem (by a word of its text), and the problem
+#: on which it first finishes with a number it never computed (the gate's to stop).
+EXPRESSIONS = {
+    "apples": "3*4-2",
+    "train": "60*2.5",
+    "teams": "28/4",
+    "change": "10-5*1.2",
+    "sheep": "12+2*12",
+    "pages": "240/30",
+}
+TRAP = "teams"
+
+
+def reply(body: dict[str, Any]) -> str:
+    """The executor's next step, a function of its prompt alone: on the trap problem a first try
+    that finishes with a number it never computed; otherwise calc, then finish with its value."""
+    prompt = body["messages"][-1]["content"]
+    word = next(w for w in EXPRESSIONS if w in prompt)
+    values = re.findall(r"-> = (\S+)", prompt)
+    if values:
+        return json.dumps({"thought": "done", "action": "finish", "input": values[-1]})
+    if word == TRAP and "rejected" not in prompt:
+        return json.dumps({"thought": "guess", "action": "finish", "input": "6"})
+    return json.dumps({"thought": "compute", "action": "calc", "input": EXPRESSIONS[word]})
+
+
+@pytest.fixture
+def server():
+    with ScriptedServer(reply) as s:
+        yield s
+
+
+def run_args(base_url: str, out: Path, *extra: str, plugin: bool = True) -> list[str]:
+    return [
+        "run",
+        *("--dataset", str(DATA / "problems.jsonl"), "--family", "arith"),
+        *(("--plugin", PLUGIN) if plugin else ()),
+        *("--spec", str(DATA / "spec.yaml"), "--verifiers", str(DATA / "verifiers.yaml")),
+        *("--configs", "N,VG", "--model", "openai/arith", "--base-url", base_url),
+        *("--no-cache", "--concurrency", "1", "--out", str(out), *extra),
+    ]
+
+
+def vreact(*args: str, python: str = sys.executable, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    return subprocess.run(
+        [python, "-m", "vreact.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def rows(out: Path, sql: str) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(out / DB_NAME) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_the_family_runs_n_and_vg_and_reports_its_own_metrics(server, tmp_path):
+    out = tmp_path / "run"
+    done = vreact(*run_args(server.base_url, out))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert rows(out, "select family, family_version from runs") == [("arith", "0.1")]
+    assert {r[0] for r in rows(out, "select family from tasks")} == {"arith"}
+    # every attempt ended and was scored by the family's scorer when it did
+    outcomes = dict(rows(out, "select config || ':' || task_id, outcome from attempts"))
+    assert len(outcomes) == 12 and set(outcomes.values()) == {"answer"}
+    scores = dict(
+        rows(
+            out,
+            "select a.config || ':' || a.task_id, s.correct"
+            " from attempts a join scores s on s.attempt_id = a.id",
+        )
+    )
+    assert scores["N:arith-3"] == 0  # N takes the guess as it is: a silent error
+    assert scores["VG:arith-3"] == 1  # VG's gate rejected it; the retry computed the answer
+    assert sum(scores.values()) == 11
+    rejected = rows(out, "select check_name, cause from verdicts where decision = 'reject'")
+    assert rejected == [("computed", "not_computed")]
+    report = json.loads(vreact("report", str(out), "--json").stdout)
+    assert report["family"] == "arith"
+    n, vg = report["configs"]["N"], report["configs"]["VG"]
+    assert (n["correct"], n["silent_error"], vg["correct"], vg["silent_error"]) == (5, 1, 6, 0)
+    assert n["family_metrics"] == {"abs_error": 0.167, "exact": 0.833}  # the guess, 6, is 1 off
+    assert vg["family_metrics"] == {"abs_error": 0.0, "exact": 1.0}
+    assert n["em"] is None and n["support_f1"] is None  # question answering's metrics: not this family's
+    assert vg["corrections"]["gate"] == 1
+    text = vreact("report", str(out)).stdout
+    assert "Family metrics" in text and re.search(r"N\s+exact\s+0\.83", text)
+    view = vreact("view", str(out), "--out", str(tmp_path / "page.html"))
+    assert view.returncode == 0, view.stderr
+    assert "Family metrics" in (tmp_path / "page.html").read_text()
+    check = vreact("check", str(out))
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_the_family_loads_from_an_installed_packages_entry_point(server, tmp_path):
+    """The family's module, installed as a package in a venv that sees this one's packages,
+    registers through the entry-point group vreact.plugins: no --plugin names it."""
+    package = tmp_path / "arith_pkg"
+    (package / "arith_ep").mkdir(parents=True)
+    (package / "arith_ep" / "__init__.py").write_text((REPO / "tests" / "families" / "arith.py").read_text())
+    (package / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "arith-ep"\nversion = "2.0.1"\n'
+        '[project.entry-points."vreact.plugins"]\narith = "arith_ep"\n'
+    )
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    ours = [p for p in sys.path if p.endswith("site-packages")]
+    (site / "vreact_parent.pth").write_text("\n".join([str(REPO), *ours]) + "\n")
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", str(package)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert install.returncode == 0, install.stderr[-2000:]
+    listed = vreact("plugins", python=str(python), cwd=tmp_path)
+    assert "family  arith                    plugin arith 2.0.1 (entry point)" in listed.stdout, listed.stdout
+    out = tmp_path / "run"
+    done = vreact(*run_args(server.base_url, out, plugin=False), python=str(python), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert rows(out, "select count(*), sum(correct) from scores") == [(12, 11)]
+
+
+def test_a_killed_run_of_the_family_resumes(tmp_path):
+    """SIGKILL mid-run, then the same command: every attempt ends once, as in a whole run."""
+    with ScriptedServer(reply, latency=0.15) as server:
+        out = tmp_path / "run"
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        log = (tmp_path / "log.txt").open("w")
+        p = subprocess.Popen(
+            [sys.executable, "-m", "vreact.cli", *run_args(server.base_url, out)],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=log,
+        )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and p.poll() is None:
+            try:  # never made by this poll: the run makes it
+                if (out / DB_NAME).exists() and rows(out, "select count(*) from scores")[0][0] >= 3:
+                    break
+            except sqlite3.OperationalError:  # not made yet
+                pass
+            time.sleep(0.05)
+        assert p.poll() is None, (tmp_path / "log.txt").read_text()[-3000:]
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+        killed_at = rows(out, "select count(*) from scores")[0][0]
+        assert 3 <= killed_at < 12
+        done = vreact(*run_args(server.base_url, out))
+        assert done.returncode == 0, done.stderr[-3000:]
+    assert rows(out, "select count(*), sum(correct) from scores") == [(12, 11)]
+    assert rows(out, "select count(*) from attempts") == [(12,)]
+    assert rows(out, "select count(*) from runs") == [(1,)]
+    check = vreact("check", str(out))
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_its_gold_is_tagged_and_never_in_a_prompt(server, tmp_path):
+    """The gold number is tagged gold when read (the assembler refuses it to every role), and no
+    prompt before the first calc holds it."""
+    import tests.families.arith as arith
+
+    [problem, *_] = arith.Arithmetic().read(str(DATA / "problems.jsonl"), "jsonl")
+    assert list(origins_in(problem.answer)) == ["gold"]
+    out = tmp_path / "run"
+    assert vreact(*run_args(server.base_url, out)).returncode == 0
+    golds = {
+        json.loads(line)["question"]: json.loads(line)["answer"] for line in (DATA / "problems.jsonl").open()
+    }
+    first = [m for m in server.requests if "->" not in m["messages"][-1]["content"]]
+    assert first
+    for body in first:
+        prompt = "\n".join(m["content"] for m in body["messages"])
+        [question] = [q for q in golds if q in prompt]
+        assert not re.search(rf"\b{re.escape(golds[question])}\b", prompt.replace(question, "")), prompt
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        (
+            "--family",
+            "arithmetic",
+            "error: --family: unknown task family 'arithmetic'; did you mean 'arith'? (known: arith, qa)",
+        ),
+        ("--format", "csv", "error: --format: the arith family reads no format 'csv' (its formats: jsonl)"),
+    ],
+)
+def test_a_bad_family_or_format_is_one_line_and_creates_nothing(tmp_path, flag, value, message):
+    out = tmp_path / "run"
+    args = run_args("http://127.0.0.1:9/v1", out)
+    if flag == "--family":
+        args[args.index("--family") + 1] = value
+    else:
+        args += [flag, value]
+    done = vreact(*args)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [message], done.stderr
+    assert not out.exists()
+
+
+def test_a_qa_setting_on_another_family_is_refused_naming_its_line(tmp_path):
+    experiment = tmp_path / "arith.yaml"
+    experiment.write_text(
+        f"kind: experiment\nname: arith\nplugins: [{PLUGIN}]\n"
+        f"dataset:\n  family: arith\n  path: {DATA / 'problems.jsonl'}\n  hops: [2]\n"
+        f"spec: {DATA / 'spec.yaml'}\nverifiers: {DATA / 'verifiers.yaml'}\n"
+        "configurations:\n  - {name: N}\nmodels: {default: openai/arith}\n"
+        "base_url: http://127.0.0.1:9/v1\n"
+    )
+    done = vreact("experiment", str(experiment), "--out", str(tmp_path / "run"))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: {experiment}:7: dataset.hops: a setting of the qa family, not of 'arith'"
+    ], done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_family_plugin_that_raises_on_load_is_one_line(tmp_path):
+    (tmp_path / "broken_family.py").write_text(
+        "import vreact\n\n\n@vreact.family\nclass Broken(vreact.TaskFamily):\n    name = 'broken'\n"
+    )
+    done = vreact(
+        "run",
+        *("--dataset", str(DATA / "problems.jsonl"), "--family", "broken", "--plugin", "./broken_family.py"),
+        *("--configs", "N", "--model", "openai/x", "--base-url", "http://127.0.0.1:9/v1", "--out", "run"),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: plugin './broken_family.py': TypeError: family 'broken' names no record format"
+        " (formats = ('...',))"
+    ], done.stderr
+    assert not (tmp_path / "run").exists()

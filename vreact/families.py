@@ -1,0 +1,290 @@
+"""Task families: what the core asks of a kind of task.
+
+vreact's V, controller, budgets, verdict-only memory, records and report are the same for any
+task; a family says what its tasks are. A family is a subclass of :class:`TaskFamily`
+registered under its name (``@vreact.families``) when its module loads: built in (``qa``:
+question answering over paragraphs, ``vreact/qa/``), from a user's module (``--plugin``,
+``plugins:``) or from an installed package's entry point (group ``vreact.plugins``). The core
+imports no family: it finds one here, by name, and a built-in family's module is imported only
+when its name is first asked for.
+
+A family provides its readers (record formats -> tasks, ``read``), the dataset settings it
+declares (``settings``: used with another family, each is refused naming the field), its scorer
+(``score``: whether an attempt's answer is right and the family's own metrics, which a run
+writes when each attempt ends, so reading a run never needs the machinery that made it), and
+what an attempt asks of it: L1 as the judges read it (``l1``), the L3 design of the single task
+(``single_task``), the executor's step kit for a try (``kit``: its tools' schema, how a step is
+rendered, parsed and acted on, how a finish becomes an artifact), and the assembly of the final
+answer from the accepted units (``final``, ``unit``).
+
+A task of any family has an ``id`` and ``text``, what the roles read; its gold fields carry the
+origin tag ``gold`` (``vreact.origin.tag``), which the context assembler refuses to every role.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from vreact.model import Message
+
+#: The families vreact ships, by name -> the module that registers it (imported on first use).
+BUILT_IN = {"qa": "vreact.qa"}
+#: The family a dataset is read with when nothing names one.
+DEFAULT = "qa"
+
+
+class UnknownFamily(ValueError):
+    """A family name nothing registered: one line with the names that are."""
+
+
+@dataclass(frozen=True)
+class Score:
+    """An attempt's score under its family: ``correct`` (None: the attempt gave no answer or its
+    task cannot be scored) and the family's metrics, each a number."""
+
+    correct: bool | None
+    metrics: Mapping[str, float] = field(default_factory=dict)
+
+
+#: The actions that end a try, in every family: a finish (an answer) or an abstain (a reason).
+FINALS = ("finish", "abstain")
+
+
+class Step(BaseModel):
+    """One executor step in any family: a thought, an action (one of the kit's tools, or
+    ``finish`` / ``abstain``) and its input; ``evidence``: what a finish cites. A family's step
+    may narrow the actions and add fields."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    thought: str = ""
+    action: str
+    input: str = ""
+    evidence: list[str] = Field(default_factory=list)
+
+    @field_validator("input", mode="before")
+    @classmethod
+    def _text(cls, v: Any) -> Any:
+        return "" if v is None else str(v) if isinstance(v, int | float) else v
+
+    def cited(self) -> list[str]:
+        """What a finish rests on."""
+        return list(self.evidence)
+
+    def call(self) -> str:
+        """The tool call as one canonical string (for the repetition guard)."""
+        return json.dumps([self.action, self.input.strip(), sorted(self.cited())])
+
+
+@dataclass(frozen=True)
+class Subtask:
+    """One L3 step design (any family): objective, contract and the checks R1 applies."""
+
+    id: str
+    objective: str
+    contract: str
+    checks: tuple[str, ...]
+    component: str
+    depends_on: tuple[str, ...] = ()
+    final: bool = True
+    plan_ids: tuple[str, ...] = ()
+    #: the hops a finish that names them must have (finish: hops): the whole question's answer
+    #: rests on L1's min_paragraphs, a planned subtask's on one
+    min_hops: int = 1
+
+    def l3(self) -> dict[str, str]:
+        """The level R1's judge reads beside the artifact."""
+        return {"objective": self.objective, "contract": self.contract}
+
+
+class Artifact(Protocol):
+    """What a try ends in and the verifiers check: a finish (``kind`` ``answer``: its
+    ``answer`` and ``evidence``) or an abstain (``reason``)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def answer(self) -> Any: ...
+
+    @property
+    def evidence(self) -> Any: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two artifacts the same (for hashes and corrections)."""
+        ...
+
+    def gate_input(self) -> dict[str, Any]:
+        """Everything a gate reads of it, as JSON (the ledger keeps it)."""
+        ...
+
+    def shown(self, marked: bool = False) -> Any:
+        """What a judge is shown of it (its material delimited as data when ``marked``)."""
+        ...
+
+
+class StepKit:
+    """One executor try's kit: the step's JSON schema, the checks the executor is told, the
+    steps the designer issues before the model's (no call), how the prompt is rendered from the
+    assembled context, how a reply is parsed, how a tool step is acted on, and how a final step
+    becomes the try's artifact. ``retrieved``: what the try has seen (for the members that
+    check a citation against it)."""
+
+    def __init__(self, schema: dict[str, Any], checks: tuple[str, ...] = (), recover: str = "") -> None:
+        self.schema = schema
+        self.checks = checks
+        #: what final-answer recovery asks when a try hits its step cap
+        self.recover = recover
+        self.designed: list[Step] = []
+        self.retrieved: set[str] = set()
+
+    def parse(self, text: str) -> Step | None:
+        """The step in a model's reply, or None (not a step: fail closed upstream)."""
+        raise NotImplementedError
+
+    def messages(self, context: dict[str, Any]) -> list[Message]:
+        """The executor's chat messages, from its assembled context only."""
+        raise NotImplementedError
+
+    def act(self, step: Step) -> tuple[str, bool]:
+        """Run a tool step: its observation, and whether what it shows was cut."""
+        raise NotImplementedError
+
+    def artifact(self, step: Step) -> Artifact:
+        """The try's artifact from its final step (a finish or an abstain)."""
+        raise NotImplementedError
+
+    def record(self, step: Step) -> dict[str, Any]:
+        """The step's columns in the records' ``steps`` table beyond thought, action, input and
+        evidence (none by default)."""
+        return {}
+
+
+class TaskFamily:
+    """A kind of task. Subclass it, set ``name`` (and ``version``, ``formats``, ``settings``,
+    ``metrics``), implement ``read`` and ``score``, and register it with ``@vreact.families``."""
+
+    #: its registered name (``dataset: {family: NAME}``, ``--family NAME``)
+    name: ClassVar[str] = ""
+    #: recorded with every run it makes
+    version: ClassVar[str] = "1"
+    #: the record formats its readers take (``--format``), the default first
+    formats: ClassVar[tuple[str, ...]] = ()
+    #: the dataset settings it declares beyond the core's (path, task_ids, limit)
+    settings: ClassVar[tuple[str, ...]] = ()
+    #: the names of the metrics ``score`` gives, in the order a report shows them
+    metrics: ClassVar[tuple[str, ...]] = ()
+
+    def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
+        """The tasks of the file ``path`` (a family may take names such as ``sample``), in
+        ``format`` (the first ``limit`` only, when given); a bad record raises a ``ValueError``
+        that names its file, line and field."""
+        raise NotImplementedError
+
+    def score(self, task: Any, answer: str | None, evidence: list[str]) -> Score:
+        """An attempt's answer (None: it gave none) and the evidence it cited, scored."""
+        raise NotImplementedError
+
+    def row(self, task: Any) -> dict[str, Any]:
+        """The task's row in the records' ``tasks`` table: its id, the text the roles read (the
+        ``question`` column, whatever the family), its family and its record as JSON (a pydantic
+        model's dump; a family may add columns of its own)."""
+        record = task.model_dump(mode="json") if hasattr(task, "model_dump") else dict(vars(task))
+        return {
+            "id": task.id,
+            "question": task.text,
+            "family": self.name,
+            "record": json.dumps(record, sort_keys=True),
+        }
+
+    def record(self) -> dict[str, str]:
+        """What a run records of the family that made it."""
+        return {"family": self.name, "family_version": self.version}
+
+    # --- what an attempt asks of it -------------------------------------------------------
+
+    def l1(self, task: Any, spec: Any) -> dict[str, Any]:
+        """L1 as the roles and judges read it: the task's text and the spec's requirements."""
+        return {"question": task.text, "task": spec.requirements.task}
+
+    def designer(self, l1: dict[str, Any], checks: tuple[str, ...]) -> Any:
+        """The L3 designer, from L1 as the designer reads it and R1's checks: its
+        ``single_task(text)`` is the task as one subtask (a ``vreact.roles.designer.Subtask``), its
+        ``design(plan, n)`` the subtasks of the ``n``-th plan."""
+        raise NotImplementedError
+
+    def kit(self, ctx: Any, subtask: Any, retry: bool) -> StepKit:
+        """A new try's step kit, for ``subtask`` of the attempt ``ctx`` (``retry``: not the
+        unit's first try)."""
+        raise NotImplementedError
+
+    def unit(self, data: dict[str, Any]) -> Artifact:
+        """An accepted unit's artifact, read back from its gate input."""
+        raise NotImplementedError
+
+    def final(self, task: Any, accepted: list[Any]) -> Artifact:
+        """The final answer from the accepted units, in plan order: the last one's by default."""
+        return accepted[-1]
+
+    def chain(self, task: Any, done: list[Any], subtasks: list[Any], units: dict[str, Any]) -> Any:
+        """The chain R2 checks (with a planner): each accepted subtask's link, from its unit.
+        A family without one runs no planner."""
+        raise NotImplementedError(f"the {self.name} family assembles no chain: it runs without a planner")
+
+    def declined(self, task: Any, artifact: Any) -> Artifact:
+        """A unit's abstain as the attempt's (R3 checks that declining is allowed)."""
+        return artifact
+
+
+_FAMILIES: dict[str, TaskFamily] = {}
+
+
+def family(cls: type[TaskFamily]) -> type[TaskFamily]:
+    """Register a :class:`TaskFamily` subclass under its ``name`` (a class decorator); the
+    last registration of a name wins, so a plugin may replace a built-in family."""
+    if not (isinstance(cls, type) and issubclass(cls, TaskFamily)) or not cls.name:
+        raise TypeError("@vreact.families decorates a TaskFamily subclass with a name")
+    if not cls.formats:
+        raise TypeError(f"family {cls.name!r} names no record format (formats = ('...',))")
+    _FAMILIES[cls.name] = cls()
+    return cls
+
+
+def family_of(name: str) -> TaskFamily:
+    """The family registered as ``name`` (a built-in one is loaded now); ``UnknownFamily``
+    names the registered ones and the closest."""
+    if name not in _FAMILIES and name in BUILT_IN:
+        importlib.import_module(BUILT_IN[name])
+    if name not in _FAMILIES:
+        known = family_names()
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise UnknownFamily(f"unknown task family {name!r}{hint} (known: {', '.join(known)})")
+    return _FAMILIES[name]
+
+
+def family_names() -> list[str]:
+    """Every family's name: the built-in ones and those registered so far."""
+    return sorted({*BUILT_IN, *_FAMILIES})
+
+
+def settings_of_families() -> dict[str, set[str]]:
+    """Each dataset setting a family declares -> the families that declare it (the built-in
+    ones are loaded)."""
+    for name in BUILT_IN:
+        family_of(name)
+    out: dict[str, set[str]] = {}
+    for f in _FAMILIES.values():
+        for s in f.settings:
+            out.setdefault(s, set()).add(f.name)
+    return out

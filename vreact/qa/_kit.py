@@ -1,0 +1,97 @@
+"""The qa family's step kit: an executor that searches and reads a task's paragraphs (or the
+run's corpus), finishes with an answer and the paragraphs it cites (or, with ``finish: hops``,
+the hops from the question to the answer), may ask the L3 designer to search for a bridge
+entity, and abstains when the paragraphs do not hold the answer."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+from vreact.families import Step as CoreStep
+from vreact.families import StepKit
+from vreact.roles.designer import Subtask, bridge_query, first_query
+from vreact.roles.executor import HOP_CHECKS, Step, parse_step, render_messages, run_tool, step_schema
+from vreact.tools import Corpus, corpus_of
+from vreact.verify.gates import Artifact
+
+#: What final-answer recovery asks when a try hits its step cap.
+RECOVER = (
+    "Your steps for this question are spent. Reply now with ONE JSON object whose action is "
+    '"finish" (the answer and the ids of the paragraphs it rests on) or "abstain" (why).'
+)
+
+
+class QAKit(StepKit):
+    """One try's tools over the task's corpus, and its step format (the configuration's
+    ``finish``, the designer's ``first_search`` and ``follow_up``)."""
+
+    def __init__(self, ctx: Any, subtask: Subtask) -> None:
+        config = ctx.config
+        self.corpus: Corpus = corpus_of(ctx.task)
+        self.subtask = subtask
+        self.hops = config.finish == "hops"
+        self.bridge = config.designer.follow_up == "bridge"
+        self.first_search = config.designer.first_search
+        self.marked = config.observation_marking
+        checks = tuple(c for c in subtask.checks if self.hops or c not in HOP_CHECKS)
+        super().__init__(step_schema(self.hops, self.bridge, subtask.min_hops), checks, RECOVER)
+        #: the designer's next search: the question's at the start (first_search), then each bridge's
+        if self.first_search:
+            self.designed.append(Step(action="search", input=first_query(subtask.objective)))
+        self.searches = 0
+
+    def parse(self, text: str) -> CoreStep | None:
+        step = parse_step(text)
+        if step is not None and step.action == "bridge" and not self.bridge:
+            return None  # an action the step's schema does not have: not a step
+        if step is not None and step.hops and not self.hops:
+            return step.model_copy(update={"hops": []})  # not asked for: not read
+        return step
+
+    def messages(self, context: dict[str, Any]) -> list[dict[str, str]]:
+        return render_messages(context, self.hops, self.bridge)
+
+    def act(self, step: CoreStep) -> tuple[str, bool]:
+        assert isinstance(step, Step)
+        if step.action == "bridge":  # the designer answers it with a search, the next step
+            query = bridge_query(step.input, self.subtask.objective, self._covered)
+            self.designed.append(Step(action="search", input=query))
+            return f"the designer searches for {step.input.strip()!r}", False
+        self.searches += step.action == "search"
+        return run_tool(step, self.corpus, self.retrieved, self.marked)
+
+    @cached_property
+    def _covered(self) -> str:
+        """The hop the try's first search found: its best paragraph's text (none without
+        ``first_search``); searched once per try, at its first bridge."""
+        if not self.first_search:
+            return ""
+        best = self.corpus.search(first_query(self.subtask.objective), k=1)
+        return self.corpus.text(best[0].id) if best else ""
+
+    def artifact(self, step: CoreStep) -> Artifact:
+        """The try's final: an answer with its cited paragraphs' text, or an abstention."""
+        assert isinstance(step, Step)
+        retrieved = frozenset(self.retrieved)
+        if step.action == "abstain":
+            reason = step.input or step.thought
+            return Artifact(
+                "abstain", self.subtask.objective, reason=reason, retrieved=retrieved, searches=self.searches
+            )
+        evidence = step.cited()
+        cited = {e: self.corpus.text(e) for e in evidence if self.corpus.read(e)}
+        return Artifact(
+            "answer",
+            self.subtask.objective,
+            answer=step.input,
+            evidence=evidence,
+            cited=cited,
+            retrieved=retrieved,
+            searches=self.searches,
+            hops=tuple(h.model_dump() for h in step.hops),
+        )
+
+    def record(self, step: CoreStep) -> dict[str, Any]:
+        hops = getattr(step, "hops", None)
+        return {"hops": [h.model_dump() for h in hops]} if hops else {}
