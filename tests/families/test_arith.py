@@ -120,6 +120,15 @@ def test_the_family_runs_n_and_vg_and_reports_its_own_metrics(server, tmp_path):
     assert "Family metrics" in (tmp_path / "page.html").read_text()
     check = vreact("check", str(out))
     assert check.returncode == 0, check.stdout + check.stderr
+    # replayed with its own verifier set: every verdict the same, and N's guess, which N took as it
+    # was, rejected post hoc by R3's computed
+    replay = vreact("replay", str(out), "--plugin", PLUGIN, "--out", str(tmp_path / "replay"), "--json")
+    assert replay.returncode == 0, replay.stderr[-3000:]
+    replayed = {c["config"]: c for c in json.loads(replay.stdout)["configs"]}
+    assert replayed["N"]["as_run"]["silent_errors"] == 1 and replayed["N"]["post_hoc"]["silent_errors"] == 0
+    assert (replayed["N"]["rejected_wrong"], replayed["N"]["rejected_right"]) == (1, 0)
+    assert replayed["VG"]["post_hoc"] == replayed["VG"]["as_run"]
+    assert rows(tmp_path / "replay", "select family from runs") == [("arith",)]
 
 
 def test_the_family_loads_from_an_installed_packages_entry_point(server, tmp_path):

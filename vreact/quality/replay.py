@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from vreact.config import Configuration
 from vreact.controller._context import AttemptContext, Recorder
 from vreact.controller._outcome import Outcome
+from vreact.families import Score, family_of
 from vreact.memory import ContextAssembler
 from vreact.model import Model
 from vreact.quality.probe import paired
@@ -70,13 +71,23 @@ class Replayed:
     checks: list[tuple[str, str, dict[str, Any], list[Any]]] = field(default_factory=list)
 
 
-def input_of(data: dict[str, Any]) -> Any:
-    """The artifact a gate input stands for (each kind reads back its own ``gate_input``)."""
+Unit = Callable[[dict[str, Any]], Any]
+
+
+def input_of(data: dict[str, Any], unit: Unit = Artifact.from_input) -> Any:
+    """The artifact a gate input stands for (each kind reads back its own ``gate_input``; an
+    answer or abstention by ``unit``, the run's task family's)."""
     if data.get("kind") == "plan":
         return PlanArtifact.from_input(data)
     if data.get("kind") == "chain":
         return ChainArtifact.from_input(data)
-    return Artifact.from_input(data)
+    return unit(data)
+
+
+def unit_of(family: str | None) -> Unit:
+    """How a run's answers and abstentions read back: its task family's ``unit`` (question
+    answering's artifact for records made before families)."""
+    return Artifact.from_input if family in (None, "qa") else family_of(family).unit
 
 
 def check(gates: tuple[Gate, ...], artifact: Any) -> list[tuple[Gate, Decision, str, str]]:
@@ -220,6 +231,7 @@ class Result:
     tasks: dict[str, TaskRecord]
     replayed: list[Replayed]
     unstable: list[str]
+    family: str | None = None  # the source run's task family (None: made before families, qa)
 
 
 def compute(setup: Replay, judged: Judged | None = None) -> Result:
@@ -242,11 +254,14 @@ def compute(setup: Replay, judged: Judged | None = None) -> Result:
     unstable: list[str] = []
     names = {v: judge_name(v) for v in FINAL if getattr(setup.verifiers, v).judge is not None}
     judges = _Judges(judged or {}, names, setup.verifiers)
+    family = records.run.family if records.run else None
+    unit = unit_of(family)
     replayed = [
-        _attempt(a, records.tasks.get(a.task_id), gates, inputs, unstable, judges) for a in records.attempts
+        _attempt(a, records.tasks.get(a.task_id), gates, inputs, unstable, judges, unit)
+        for a in records.attempts
     ]
     dataset = records.run.dataset if records.run else ""
-    return Result(setup, records.id, dataset or "", records.tasks, replayed, unstable)
+    return Result(setup, records.id, dataset or "", records.tasks, replayed, unstable, family)
 
 
 def _before_inputs(db: Path, started: float | None) -> bool:
@@ -274,16 +289,19 @@ def write(result: Result, out_dir: Path, judge: Model | None = None, roles: Role
                 raise ReplayError(
                     f"{out_dir}: holds a run already; give the replay a folder of its own (--out)"
                 )
-            run_id = store.new_run(result.setup.identity(result.run_id), "gates", result.dataset)
+            family = {"family": result.family} if result.family else None
+            run_id = store.new_run(result.setup.identity(result.run_id), "gates", result.dataset, family)
             store.add_tasks([_task_row(t) for t in result.tasks.values()])
+            unit = unit_of(result.family)
             for r in result.replayed:
                 a = r.attempt
                 aid = store.start_attempt(run_id, a.config, a.task_id, a.attempt_index, a.seed or 0)
                 for verifier, component, data, new in r.checks:
-                    _record(store, aid, verifier, component, data, new)
+                    _record(store, aid, verifier, component, data, new, unit)
                 if judge is not None and roles is not None:
                     _judge(store, aid, result, r, judge, roles)
-                store.finish_attempt(aid, _outcome(a, r).record())
+                outcome = _outcome(a, r)
+                store.finish_attempt(aid, outcome.record(), _score(a, outcome))
             store.finish_run(run_id)
         finally:
             store.close()
@@ -340,6 +358,8 @@ def _task_row(t: TaskRecord) -> dict[str, Any]:
         "hops": t.hops,
         "support": json.dumps(t.support),
         "pair_id": t.pair_id,
+        "family": t.family,
+        "record": json.dumps(t.record) if t.record is not None else None,
     }
 
 
@@ -350,13 +370,14 @@ def _attempt(
     inputs: dict[str, Any],
     unstable: list[str],
     judges: _Judges,
+    unit: Unit = Artifact.from_input,
 ) -> Replayed:
     r = Replayed(a)
     for e in events(a):
         data = inputs.get(e.input_hash)
         if data is None or e.verifier not in gates:
             continue
-        new = check(gates[e.verifier], input_of(data))
+        new = check(gates[e.verifier], input_of(data, unit))
         r.checks.append((e.verifier, e.component, data, new))
         new = new + judges.of(a, e.verifier, e.component, data, new)
         r.flips += _flips(a, e, new, unstable)
@@ -366,7 +387,7 @@ def _attempt(
             r.turned.append((e.verifier, f"{was}->{now}", _right(data, task)))
     final = final_input(a)
     if final is not None:
-        artifact = input_of(final)
+        artifact = input_of(final, unit)
         first = None
         for verifier in FINAL:
             verdicts = check(gates.get(verifier, ()), artifact)
@@ -380,9 +401,15 @@ def _attempt(
 
 
 def _record(
-    store: Store, aid: int, verifier: str, component: str, data: dict[str, Any], new: list[Any]
+    store: Store,
+    aid: int,
+    verifier: str,
+    component: str,
+    data: dict[str, Any],
+    new: list[Any],
+    unit: Unit = Artifact.from_input,
 ) -> None:
-    ident = input_of(data).identity()
+    ident = input_of(data, unit).identity()
     h = artifact_hash(ident)
     verdicts = [
         Verdict(verifier, component, "gate", g.name, d, cause, detail, None, h, g.args)
@@ -448,9 +475,17 @@ def judged_in(store: Store, run_id: int) -> Judged:
 
 def _right(data: dict[str, Any], task: TaskRecord | None) -> bool | None:
     """Whether an answer artifact's answer is right by gold (None: not an answer, or no task)."""
-    if task is None or data.get("kind") != "answer":
-        return None
+    if task is None or data.get("kind") != "answer" or not task.qa:
+        return None  # another family's answers are scored when an attempt ends, not here
     return task.answerable and best_em(str(data.get("answer") or ""), task.golds) == 1.0
+
+
+def _scored_right(a: AttemptRecord, task: TaskRecord) -> bool:
+    """Whether an attempt's own answer is right: its family's score (written when it ended),
+    else, for records made before families, the gold answer to an answerable question."""
+    if a.score is not None:
+        return a.score.correct is True
+    return task.qa and task.answerable and best_em(a.answer or "", task.golds) == 1.0
 
 
 def _flips(a: AttemptRecord, e: Event, new: list[Any], unstable: list[str]) -> list[dict[str, Any]]:
@@ -491,6 +526,16 @@ def _same_args(recorded: Any, built: dict[str, Any]) -> bool:
     return json.dumps(recorded or {}, sort_keys=True, default=str) == json.dumps(
         built, sort_keys=True, default=str
     )
+
+
+def _score(a: AttemptRecord, outcome: Outcome) -> Score | None:
+    """The source attempt's score, as the replayed outcome keeps it: its answer's where the new
+    set kept it, none for an answer it turned into an abstention (nothing was answered)."""
+    if a.score is None or outcome.kind == "crash":
+        return None
+    if outcome.kind == "abstain" and a.outcome == "answer":
+        return Score(None, {})
+    return Score(a.score.correct, a.score.metrics)
 
 
 def _outcome(a: AttemptRecord, r: Replayed) -> Outcome:
@@ -610,7 +655,7 @@ def report(result: Result) -> ReplayReport:
         for r in rs:
             task = result.tasks[r.attempt.task_id]
             answered = r.attempt.outcome == "answer"
-            right = answered and task.answerable and best_em(r.attempt.answer or "", task.golds) == 1.0
+            right = answered and _scored_right(r.attempt, task)
             kept = answered and r.final_kept is not False
             asrun.append((answered, right, task.answerable))
             post.append((kept, right and kept, task.answerable))
