@@ -148,3 +148,37 @@ def by_source(**counts: int) -> dict[str, int]:
     from vreact.report.compute import ATTRIBUTED
 
     return {s: counts.get(s, 0) for s in ATTRIBUTED}
+
+
+def installed_plugin(tmp_path: Any, distribution: str, version: str, module: str, source: str) -> Any:
+    """A package holding ``source`` as its module ``module``, registered in the entry-point group
+    vreact.plugins under ``distribution``'s first word, installed into a new venv under
+    ``tmp_path`` that sees this one's packages: that venv's python."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    package = tmp_path / f"{module}_pkg"
+    (package / module).mkdir(parents=True)
+    (package / module / "__init__.py").write_text(source)
+    name = distribution.split("-")[0]
+    (package / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        f'[project]\nname = "{distribution}"\nversion = "{version}"\n'
+        f'[project.entry-points."vreact.plugins"]\n{name} = "{module}"\n'
+    )
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    ours = [p for p in sys.path if p.endswith("site-packages")]
+    (site / "vreact_parent.pth").write_text("\n".join([str(REPO), *ours]) + "\n")  # vreact and its deps
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", str(package)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert install.returncode == 0, install.stderr[-2000:]
+    return python

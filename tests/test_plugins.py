@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FULL, REPO
+from tests.conftest import FULL
 from tests.fakes.scripted_server import ScriptedServer
+from tests.helpers import installed_plugin
 from vreact.records import DB_NAME, Store
 from vreact.spec import builtin_dir
 
@@ -170,27 +171,7 @@ def test_without_the_plugin_the_gate_is_unknown_and_a_broken_plugin_is_one_line(
 def test_an_installed_package_is_loaded_through_its_entry_point(tmp_path):
     """A package installed into a temporary venv (seeing this one's packages) registers its
     module in the entry-point group vreact.plugins: its gate is known without naming it."""
-    package = tmp_path / "lab_pkg"
-    (package / "lab_ep").mkdir(parents=True)
-    (package / "lab_ep" / "__init__.py").write_text(LAB)
-    (package / "pyproject.toml").write_text(
-        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
-        '[project]\nname = "lab-ep"\nversion = "1.2.3"\n'
-        '[project.entry-points."vreact.plugins"]\nlab = "lab_ep"\n'
-    )
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    site = next((venv / "lib").glob("python3*/site-packages"))
-    ours = [p for p in sys.path if p.endswith("site-packages")]
-    (site / "vreact_parent.pth").write_text("\n".join([str(REPO), *ours]) + "\n")  # vreact and its deps
-    install = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--no-deps", str(package)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert install.returncode == 0, install.stderr[-2000:]
+    python = installed_plugin(tmp_path, "lab-ep", "1.2.3", "lab_ep", LAB)
     env = {**os.environ}
     listed = subprocess.run(
         [str(python), "-m", "vreact.cli", "plugins"], capture_output=True, text=True, timeout=120, env=env

@@ -21,6 +21,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.fakes.scripted_server import ScriptedServer
+from tests.helpers import installed_plugin
 from vreact.origin import origins_in
 from vreact.records import DB_NAME
 
@@ -134,27 +135,8 @@ def test_the_family_runs_n_and_vg_and_reports_its_own_metrics(server, tmp_path):
 def test_the_family_loads_from_an_installed_packages_entry_point(server, tmp_path):
     """The family's module, installed as a package in a venv that sees this one's packages,
     registers through the entry-point group vreact.plugins: no --plugin names it."""
-    package = tmp_path / "arith_pkg"
-    (package / "arith_ep").mkdir(parents=True)
-    (package / "arith_ep" / "__init__.py").write_text((REPO / "tests" / "families" / "arith.py").read_text())
-    (package / "pyproject.toml").write_text(
-        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
-        '[project]\nname = "arith-ep"\nversion = "2.0.1"\n'
-        '[project.entry-points."vreact.plugins"]\narith = "arith_ep"\n'
-    )
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    site = next((venv / "lib").glob("python3*/site-packages"))
-    ours = [p for p in sys.path if p.endswith("site-packages")]
-    (site / "vreact_parent.pth").write_text("\n".join([str(REPO), *ours]) + "\n")
-    install = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--no-deps", str(package)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert install.returncode == 0, install.stderr[-2000:]
+    source = (REPO / "tests" / "families" / "arith.py").read_text()
+    python = installed_plugin(tmp_path, "arith-ep", "2.0.1", "arith_ep", source)
     listed = vreact("plugins", python=str(python), cwd=tmp_path)
     assert "family  arith                    plugin arith 2.0.1 (entry point)" in listed.stdout, listed.stdout
     out = tmp_path / "run"

@@ -28,7 +28,16 @@ from vreact.families import Score, family_of
 from vreact.memory import ContextAssembler
 from vreact.model import Model
 from vreact.quality.probe import paired
-from vreact.records import DB_NAME, AttemptRecord, Store, TaskRecord, exclusive, open_to_read, read_run
+from vreact.records import (
+    DB_NAME,
+    AttemptRecord,
+    Store,
+    TaskRecord,
+    correct_answer,
+    exclusive,
+    open_to_read,
+    read_run,
+)
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
 from vreact.tasks.dataset import Task
 from vreact.tasks.metrics import best_em
@@ -480,14 +489,6 @@ def _right(data: dict[str, Any], task: TaskRecord | None) -> bool | None:
     return task.answerable and best_em(str(data.get("answer") or ""), task.golds) == 1.0
 
 
-def _scored_right(a: AttemptRecord, task: TaskRecord) -> bool:
-    """Whether an attempt's own answer is right: its family's score (written when it ended),
-    else, for records made before families, the gold answer to an answerable question."""
-    if a.score is not None:
-        return a.score.correct is True
-    return task.qa and task.answerable and best_em(a.answer or "", task.golds) == 1.0
-
-
 def _flips(a: AttemptRecord, e: Event, new: list[Any], unstable: list[str]) -> list[dict[str, Any]]:
     """Each gate of one check, recorded against replayed: its change, and for an added
     rejection what the controller would have done next."""
@@ -655,7 +656,7 @@ def report(result: Result) -> ReplayReport:
         for r in rs:
             task = result.tasks[r.attempt.task_id]
             answered = r.attempt.outcome == "answer"
-            right = answered and _scored_right(r.attempt, task)
+            right = answered and correct_answer(r.attempt, task) is True
             kept = answered and r.final_kept is not False
             asrun.append((answered, right, task.answerable))
             post.append((kept, right and kept, task.answerable))

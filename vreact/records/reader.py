@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from vreact.records.faults import RETRYABLE_CRASHES
 from vreact.records.folder import DB_NAME
 from vreact.records.store import Store, open_to_read
+from vreact.tasks.metrics import best_em
 
 
 def _json(text: str | None, default: Any = None) -> Any:
@@ -354,6 +355,20 @@ def _open(store_or_path: Store | str | Path) -> Store:
         return store_or_path
     path = Path(store_or_path)
     return open_to_read(path / DB_NAME if path.is_dir() else path)
+
+
+def correct_answer(attempt: AttemptRecord, task: TaskRecord, answer: str | None = None) -> bool | None:
+    """Whether ``answer`` (default: the attempt's own) is right: its family's score when it is
+    the answer the attempt ended with (written when it ended), else, for question answering,
+    the gold answer (exact match) to an answerable question; None when nothing can say (another
+    family's answer that the attempt did not end with: its scorer does not run at report time)."""
+    own = answer is None or (attempt.outcome == "answer" and answer == (attempt.answer or ""))
+    if own and attempt.score is not None:
+        return attempt.score.correct is True
+    if task.qa:
+        text = attempt.answer or "" if answer is None else answer
+        return task.answerable and best_em(text, task.golds) == 1.0
+    return None
 
 
 def read_run(

@@ -22,6 +22,7 @@ from vreact.records import (
     Store,
     TaskRecord,
     VerdictRecord,
+    correct_answer,
     read_run,
 )
 from vreact.report import dereact
@@ -326,20 +327,6 @@ def config_order(records: RunRecords) -> list[str]:
     declared = [c.get("name") for c in resolved.get("configs", [])]
     present = dict.fromkeys(a.config for a in records.attempts)
     return [n for n in declared if n in present] + [n for n in present if n not in declared]
-
-
-def correct_answer(attempt: AttemptRecord, task: TaskRecord, answer: str | None = None) -> bool | None:
-    """Whether ``answer`` (default: the attempt's own) is right: its family's score when it is
-    the answer the attempt ended with (written when it ended), else, for question answering,
-    the gold answer (exact match) to an answerable question; None when nothing can say (another
-    family's answer that the attempt did not end with: its scorer does not run at report time)."""
-    own = answer is None or (attempt.outcome == "answer" and answer == (attempt.answer or ""))
-    if own and attempt.score is not None:
-        return attempt.score.correct is True
-    if task.qa:
-        text = attempt.answer or "" if answer is None else answer
-        return task.answerable and best_em(text, task.golds) == 1.0
-    return None
 
 
 def success(attempt: AttemptRecord, task: TaskRecord) -> bool:
