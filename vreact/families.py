@@ -28,7 +28,7 @@ import importlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -131,6 +131,32 @@ class Artifact(Protocol):
     def shown(self, marked: bool = False) -> Any:
         """What a judge is shown of it (its material delimited as data when ``marked``)."""
         ...
+
+
+#: What a probe's class is: the gold artifact, a control that must pass, or a fault that should not.
+Role = Literal["gold", "control", "fault"]
+
+
+@dataclass(frozen=True)
+class FaultClass:
+    """One of a family's probe classes (``vreact probe``): its name, its role and one line on
+    what its artifacts are. A family's class may carry more (how it is built, its table's
+    columns)."""
+
+    name: str
+    role: Role
+    definition: str
+
+
+@dataclass
+class Probed:
+    """A probe's artifacts of one task: each class's (none where it yields nothing); for each
+    class that yielded fewer than it could, why and how many it left out; and the chain R2
+    checks of the gold artifact (None: none)."""
+
+    artifacts: dict[str, list[Any]]
+    skipped: dict[str, tuple[str, int]] = field(default_factory=dict)
+    chain: Any = None
 
 
 class StepKit:
@@ -244,6 +270,17 @@ class TaskFamily:
     def declined(self, task: Any, artifact: Any) -> Artifact:
         """A unit's abstain as the attempt's (R3 checks that declining is allowed)."""
         return artifact
+
+    # --- what a probe asks of it ----------------------------------------------------------
+
+    def fault_classes(self) -> tuple[FaultClass, ...]:
+        """Its probe classes, in the order they are built and listed: at least a ``gold`` one (a
+        family without them cannot be probed)."""
+        return ()
+
+    def probe(self, task: Any, classes: tuple[FaultClass, ...], spec: Any) -> Probed:
+        """Each of ``classes``' artifacts for ``task``, built without a model, under ``spec``."""
+        raise NotImplementedError(f"the {self.name} family has no probe classes")
 
 
 _FAMILIES: dict[str, TaskFamily] = {}

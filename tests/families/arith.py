@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 import vreact
-from vreact.families import Score, Step, StepKit, TaskFamily
+from vreact.families import FaultClass, Probed, Score, Step, StepKit, TaskFamily
 from vreact.marking import mark
 from vreact.model import parse_json_object
 from vreact.origin import tag
@@ -190,6 +190,31 @@ class Designer:
         return Subtask("s1", text, "a number calc computed", self.checks, "executor.s1")
 
 
+#: The probe's classes: the gold number as calc computed it, a control that must pass, and the
+#: faults the gate ``computed`` should catch.
+CLASSES = (
+    FaultClass("gold", "gold", "the gold number, which calc computed"),
+    FaultClass("gold_written_out", "control", "the gold number as a decimal (12.0), which calc computed"),
+    FaultClass("uncomputed", "fault", "the gold number, but calc computed nothing"),
+    FaultClass("off_by_one", "fault", "one more than the number calc computed"),
+    FaultClass("in_words", "fault", "an answer in words, not a number"),
+)
+
+
+def probed(problem: Problem, name: str) -> list[Worked]:
+    """One class's artifacts of a problem, built from its gold number (no model)."""
+    gold = str(problem.answer)
+    q = problem.question
+    built = {
+        "gold": Worked("answer", q, answer=gold, computed=(gold,)),
+        "gold_written_out": Worked("answer", q, answer=f"{float(gold):.1f}", computed=(gold,)),
+        "uncomputed": Worked("answer", q, answer=gold),
+        "off_by_one": Worked("answer", q, answer=number(float(gold) + 1), computed=(gold,)),
+        "in_words": Worked("answer", q, answer="a dozen or so", computed=(gold,)),
+    }
+    return [built[name]]
+
+
 @vreact.family
 class Arithmetic(TaskFamily):
     """Arithmetic word problems with a calculator."""
@@ -227,6 +252,12 @@ class Arithmetic(TaskFamily):
 
     def unit(self, data: dict[str, Any]) -> Worked:
         return Worked.from_input(data)
+
+    def fault_classes(self) -> tuple[FaultClass, ...]:
+        return CLASSES
+
+    def probe(self, task: Problem, classes: tuple[FaultClass, ...], spec: Any) -> Probed:
+        return Probed({c.name: probed(task, c.name) for c in classes})
 
 
 @vreact.gate("computed")

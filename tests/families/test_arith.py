@@ -132,6 +132,56 @@ def test_the_family_runs_n_and_vg_and_reports_its_own_metrics(server, tmp_path):
     assert rows(tmp_path / "replay", "select family from runs") == [("arith",)]
 
 
+def test_the_family_is_probed_on_its_own_fault_classes(tmp_path):
+    """``vreact probe`` builds the family's classes from its records (no model), checks each with
+    the family's verifier set, and reads the roles the probe recorded; report and view show it."""
+    listing = vreact("probe", "--plugin", PLUGIN, "--family", "arith", "--list")
+    assert listing.returncode == 0, listing.stderr
+    assert [line.split()[0] for line in listing.stdout.splitlines()] == [
+        "gold",
+        "gold_written_out",
+        "uncomputed",
+        "off_by_one",
+        "in_words",
+    ]
+    out = tmp_path / "probe"
+    args = [
+        "probe",
+        *("--plugin", PLUGIN, "--family", "arith", "--dataset", str(DATA / "problems.jsonl")),
+        *("--spec", str(DATA / "spec.yaml"), "--verifiers", str(DATA / "verifiers.yaml")),
+        *("--out", str(out), "--json"),
+    ]
+    done = vreact(*args)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    classes = {c["fault_class"]: c for c in report["classes"]}
+    assert {name: c["role"] for name, c in classes.items()} == {
+        "gold": "gold",
+        "gold_written_out": "control",
+        "uncomputed": "fault",
+        "off_by_one": "fault",
+        "in_words": "fault",
+    }
+    assert all(c["artifacts"] == 6 for c in classes.values())
+    # the gold and the control pass every gate; every fault is caught by a gate
+    assert classes["gold"]["escaped"] == classes["gold_written_out"]["escaped"] == 6
+    for fault in ("uncomputed", "off_by_one", "in_words"):
+        assert (classes[fault]["caught_by_gate"], classes[fault]["escaped"]) == (6, 0), fault
+    assert report["false_rejections"] == []
+    assert rows(out, "select family from runs") == [("arith",)]
+    assert {r[0] for r in rows(out, "select family from tasks")} == {"arith"}
+    # the probe's folder is read back without the plugin: report and view
+    again = vreact("report", str(out), "--json")
+    assert again.returncode == 0, again.stderr
+    assert {c["fault_class"]: c["role"] for c in json.loads(again.stdout)["classes"]}["gold"] == "gold"
+    view = vreact("view", str(out), "--out", str(tmp_path / "probe.html"))
+    assert view.returncode == 0, view.stderr
+    assert "uncomputed" in (tmp_path / "probe.html").read_text()
+    # the same probe again resumes: nothing new is checked
+    assert vreact(*args).returncode == 0
+    assert rows(out, "select count(*) from attempts") == [(30,)]
+
+
 def test_the_family_loads_from_an_installed_packages_entry_point(server, tmp_path):
     """The family's module, installed as a package in a venv that sees this one's packages,
     registers through the entry-point group vreact.plugins: no --plugin names it."""
@@ -211,9 +261,12 @@ def test_its_gold_is_tagged_and_never_in_a_prompt(server, tmp_path):
         ("--format", "csv", "error: --format: the arith family reads no format 'csv' (its formats: jsonl)"),
     ],
 )
-def test_a_bad_family_or_format_is_one_line_and_creates_nothing(tmp_path, flag, value, message):
+@pytest.mark.parametrize("command", ["run", "probe"])
+def test_a_bad_family_or_format_is_one_line_and_creates_nothing(tmp_path, command, flag, value, message):
     out = tmp_path / "run"
     args = run_args("http://127.0.0.1:9/v1", out)
+    if command == "probe":  # the same dataset flags, on a probe
+        args = ["probe", *args[1:7], "--out", str(out)]
     if flag == "--family":
         args[args.index("--family") + 1] = value
     else:
@@ -221,6 +274,16 @@ def test_a_bad_family_or_format_is_one_line_and_creates_nothing(tmp_path, flag, 
     done = vreact(*args)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [message], done.stderr
+    assert not out.exists()
+
+
+def test_a_qa_setting_on_a_probe_of_another_family_is_one_line(tmp_path):
+    corpus = REPO / "tests" / "data" / "musique" / "musique_ans_train_100_corpus.json"
+    out = tmp_path / "probe"
+    args = ["probe", "--plugin", PLUGIN, "--family", "arith", "--dataset", str(DATA / "problems.jsonl")]
+    done = vreact(*args, "--corpus", str(corpus), "--out", str(out))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == ["error: --corpus: a setting of the qa family, not of 'arith'"]
     assert not out.exists()
 
 

@@ -14,11 +14,24 @@ from vreact.cli._common import UserError, console, err, judge_model, plugin_opti
 PROBE_LEVELS = ("R1", "R2", "R3")
 
 
-def _listing() -> str:
-    from vreact.quality.faults import CLASSES
+def _classes(family: str | None) -> tuple[Any, ...]:
+    """The probe classes of ``family`` (default qa); a family without them: one line."""
+    from vreact.families import DEFAULT, UnknownFamily, family_of
 
-    width = max(len(c.name) for c in CLASSES)
-    return "\n".join(f"{c.name:<{width}}  {c.role:<7}  {c.definition}" for c in CLASSES)
+    try:
+        of = family_of(family or DEFAULT)
+    except UnknownFamily as e:
+        raise UserError(f"--family: {e}") from None
+    classes = of.fault_classes()
+    if not classes:
+        raise UserError(f"--family: the {of.name} family has no probe classes (TaskFamily.fault_classes)")
+    return classes
+
+
+def _listing(family: str | None) -> str:
+    classes = _classes(family)
+    width = max(len(c.name) for c in classes)
+    return "\n".join(f"{c.name:<{width}}  {c.role:<7}  {c.definition}" for c in classes)
 
 
 def _names(value: str | None, known: tuple[str, ...], what: str) -> tuple[str, ...]:
@@ -36,7 +49,15 @@ def _names(value: str | None, known: tuple[str, ...], what: str) -> tuple[str, .
 
 
 @click.command()
-@click.option("--dataset", default=None, help="a MuSiQue .jsonl file, or 'sample'")
+@click.option(
+    "--dataset", default=None, help="a file of the family's records (qa: MuSiQue .jsonl, or 'sample')"
+)
+@click.option(
+    "--family", default=None, help="the task family of its records (default qa; 'vreact plugins' lists them)"
+)
+@click.option(
+    "--format", default=None, help="the format of its records (default: the family's first; qa: musique)"
+)
 @click.option("--corpus", type=click.Path(path_type=Path), default=None, help="search this corpus file")
 @click.option("--spec", default="musique", show_default=True, help="L1 spec: a name or a YAML file")
 @click.option("--verifiers", default="musique", show_default=True, help="verifier set: a name or a YAML file")
@@ -71,13 +92,15 @@ def probe(list_classes: bool, **options: Any) -> None:
     with --judge, the judges on what the gates passed. The folder is a run folder: 'vreact
     report' and 'vreact view' show it again."""
     if list_classes:
-        click.echo(_listing())
+        click.echo(_listing(options["family"]))
         return
     _probe(**options)
 
 
 def _probe(
     dataset: str | None,
+    family: str | None,
+    format: str | None,
     corpus: Path | None,
     spec: str,
     verifiers: str,
@@ -96,17 +119,20 @@ def _probe(
 ) -> None:
     import time
 
+    from vreact.families import family_of
     from vreact.model import ModelConfigError
-    from vreact.quality import CLASSES, Probe, ProbeMismatch, compute_probe, run_probe
+    from vreact.quality import Probe, ProbeMismatch, compute_probe, run_probe
     from vreact.quality.probe_report import tables
     from vreact.records import DB_NAME, RecordsError, RunDirBusy, open_to_read
     from vreact.spec import SpecError, load_roles, load_spec, load_verifiers
-    from vreact.tasks.dataset import DatasetError, load_tasks
+    from vreact.tasks.dataset import DatasetError
     from vreact.tools import in_corpus, load_corpus
 
     if dataset is None:
-        raise UserError("give --dataset PATH (a MuSiQue .jsonl file) or --dataset sample")
-    classes = _names(faults, tuple(c.name for c in CLASSES), "faults")
+        raise UserError("give --dataset PATH (the family's records; qa: a MuSiQue .jsonl file or 'sample')")
+    selection = _selection(dataset, family, format, corpus)
+    known = _classes(selection.family)
+    classes = _names(faults, tuple(c.name for c in known), "faults")
     chosen = _names(levels, PROBE_LEVELS, "levels") if levels else ("R1", "R3")
     if chosen == ("R2",):
         raise UserError("--levels: R2 checks only the gold chains; give it with R1 or R3 (R1,R3,R2)")
@@ -121,15 +147,17 @@ def _probe(
         RecordsError,
         ProbeMismatch,
     )
+    of = family_of(selection.family)
+    with user_errors(DatasetError, FileNotFoundError, ValueError):  # a family's reader: one line
+        tasks = of.read(dataset, selection.record_format, limit)
     with user_errors(*errors):
-        tasks = load_tasks(dataset, limit)
         if corpus is not None:
             tasks = in_corpus(tasks, load_corpus(corpus), dataset)
         loaded_spec, loaded_verifiers = load_spec(spec), load_verifiers(verifiers)
         model = judge_model(judge, models_file, base_url, no_cache, cache_dir)
         setup = Probe(
             tasks,
-            tuple(c for c in CLASSES if c.name in classes),
+            tuple(c for c in known if c.name in classes),
             loaded_spec,
             loaded_verifiers,
             load_roles(),
@@ -137,6 +165,7 @@ def _probe(
             levels=tuple(lvl for lvl in PROBE_LEVELS if lvl in chosen),
             dataset=str(dataset),
             seed=seed or 0,
+            family=of.name,
         )
         folder = out or Path("runs") / time.strftime("probe-%Y%m%d-%H%M%S")
         err.print(
@@ -149,6 +178,22 @@ def _probe(
     show_measured(report, tables(report), as_json, as_markdown)
     if not (as_json or as_markdown):
         console.print(f"Probe folder: [bold]{folder}[/bold]")
+
+
+def _selection(dataset: str, family: str | None, format: str | None, corpus: Path | None) -> Any:
+    """The flags' dataset as an experiment's (a family, one of its formats, a qa corpus), or one
+    line naming the flag that is wrong."""
+    from pydantic import ValidationError
+
+    from vreact.spec import DatasetSelection
+    from vreact.spec._loader import located
+
+    given = {"family": family, "format": format, "corpus": str(corpus) if corpus else None}
+    try:
+        return DatasetSelection.model_validate({"path": dataset, **{k: v for k, v in given.items() if v}})
+    except ValidationError as e:
+        error = e.errors()[0]
+        raise UserError(f"--{located(error)[-1]}: {error['msg'].removeprefix('Value error, ')}") from None
 
 
 def _progress() -> Any:

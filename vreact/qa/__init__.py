@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from vreact.families import Score, StepKit, TaskFamily, family
+from vreact.families import FaultClass, Probed, Score, StepKit, TaskFamily, family
 from vreact.qa import _levels
 from vreact.qa._kit import QAKit
 from vreact.roles.designer import Designer, Subtask
@@ -68,6 +68,16 @@ class QuestionAnswering(TaskFamily):
 
     def declined(self, task: Task, artifact: Any) -> Artifact:
         return dataclasses.replace(artifact, question=task.question)
+
+    def fault_classes(self) -> tuple[FaultClass, ...]:
+        from vreact.quality.faults import CLASSES
+
+        return CLASSES
+
+    def probe(self, task: Task, classes: tuple[FaultClass, ...], spec: TaskSpec) -> Probed:
+        from vreact.quality.faults import build
+
+        return build(task, classes, spec.requirements.answer.max_words)
 
     def chain(self, task: Task, done: list[Any], subtasks: list[Any], units: dict[str, Any]) -> Any:
         steps = [_levels.chain_step(st, units[st.id]) for st in done if st.id in units]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Literal
 
+from vreact import families
 from vreact.tasks.attacks import STYLES, URL
 from vreact.tasks.dataset import Task
 from vreact.tasks.metrics import normalize_answer
@@ -16,7 +16,7 @@ from vreact.tools import Corpus, corpus_of
 from vreact.verify.gates import Artifact, ChainArtifact, ChainStep, expected_answer_type
 from vreact.verify.gates._answer import support_score
 
-Role = Literal["gold", "control", "fault"]
+Role = families.Role
 
 #: The probe's refusal: what a model writes when it should have abstained.
 REFUSAL = "I cannot determine the answer from the paragraphs"
@@ -131,11 +131,10 @@ def _skip(r: Record, name: str, why: str) -> list[Artifact]:
 
 
 @dataclass(frozen=True)
-class FaultClass:
-    name: str
-    role: Role
+class FaultClass(families.FaultClass):
+    """A question-answering class: how it is built from a record, and its row of the table."""
+
     build: Callable[[Record], list[Artifact]]
-    definition: str  # one line: what the artifact is
     answer: str  # the table's columns (docs and ``vreact probe --list``)
     evidence: str
     retrieved: str
@@ -159,7 +158,7 @@ def fault(
 
     def register(build: Callable[[Record], list[Artifact]]) -> Callable[[Record], list[Artifact]]:
         _CLASSES.append(
-            FaultClass(build.__name__, role, build, definition, answer, evidence, retrieved, searches)
+            FaultClass(build.__name__, role, definition, build, answer, evidence, retrieved, searches)
         )
         return build
 
@@ -557,15 +556,13 @@ CLASSES: tuple[FaultClass, ...] = tuple(_CLASSES)
 BY_NAME = {c.name: c for c in CLASSES}
 
 
-def build(
-    task: Task, classes: tuple[FaultClass, ...], max_words: int
-) -> tuple[dict[str, list[Artifact]], dict[str, tuple[str, int]], ChainArtifact | None]:
+def build(task: Task, classes: tuple[families.FaultClass, ...], max_words: int) -> families.Probed:
     """Each class's artifacts for one record (none where it yields nothing); for each class that
     yielded nothing (or fewer than it could), why and how many it left out; and the record's gold
     chain (None: unanswerable, or a hop without its paragraph), which R2 checks."""
     r = record_of(task, max_words)
-    built = {c.name: c.build(r) for c in classes}
-    return built, dict(r.skipped), gold_chain(r)
+    built = {c.name: BY_NAME[c.name].build(r) for c in classes}
+    return families.Probed(built, dict(r.skipped), gold_chain(r))
 
 
 __all__ = ["BY_NAME", "CLASSES", "FaultClass", "Record", "build", "record_of"]

@@ -13,12 +13,10 @@ from typing import Any
 from vreact.config import Configuration
 from vreact.controller._context import AttemptContext, Recorder
 from vreact.controller._outcome import Outcome
-from vreact.families import family_of
+from vreact.families import DEFAULT, FaultClass, family_of
 from vreact.memory import ContextAssembler
 from vreact.model import Model, ModelError
-from vreact.quality.faults import FaultClass, build
 from vreact.records import DB_NAME, Store, exclusive
-from vreact.roles.designer import Designer
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
 from vreact.tasks.dataset import Task
 from vreact.v import V
@@ -51,12 +49,21 @@ class Probe:
     levels: tuple[str, ...] = LEVELS
     dataset: str = ""
     seed: int = 0
+    family: str = DEFAULT  # the task family of its records, whose classes it builds
 
     def identity(self) -> dict[str, Any]:
-        """What makes two probes the same (a folder holding it is resumed, any other refused)."""
+        """What makes two probes the same (a folder holding it is resumed, any other refused).
+        Another family than question answering is named, with its classes' roles (which the
+        probe's report reads without loading the family)."""
+        named = (
+            {"family": self.family, "roles": {c.name: c.role for c in self.classes}}
+            if self.family != DEFAULT
+            else {}  # as before families existed, so those probe folders still resume
+        )
         return {
             "kind": KIND,
             "dataset": self.dataset,
+            **named,
             "tasks": [t.id for t in self.tasks],
             "classes": [c.name for c in self.classes],
             "levels": list(self.levels),
@@ -85,25 +92,26 @@ def run_probe(probe: Probe, out_dir: Path, on_artifact: OnArtifact | None = None
 def _run(probe: Probe, store: Store, out_dir: Path, on_artifact: OnArtifact | None) -> int:
     store.discard_unfinished()
     identity = probe.identity()
+    family = family_of(probe.family)
     run_id = store.find_run(identity)
     if run_id is None:
         if any(True for _ in store.run_configs()):
             raise ProbeMismatch(f"{out_dir}: holds another run; give the probe a folder of its own (--out)")
-        run_id = store.new_run(identity, probe.judge.name if probe.judge else "gates", probe.dataset)
+        judge = probe.judge.name if probe.judge else "gates"
+        run_id = store.new_run(identity, judge, probe.dataset, family.record())
     else:
         store.reopen_run(run_id)
-    store.add_tasks([t.record() for t in probe.tasks])
+    store.add_tasks([family.row(t) for t in probe.tasks])
     done = store.finished_attempts(run_id)
-    max_words = probe.spec.requirements.answer.max_words
     work: list[tuple[Task, str, int, Artifact, Any]] = []
     skipped: dict[str, dict[str, int]] = {}
     for task in probe.tasks:
-        built, why, chain = build(task, probe.classes, max_words)
-        for name, (reason, n) in why.items():
+        built = family.probe(task, probe.classes, probe.spec)
+        for name, (reason, n) in built.skipped.items():
             skipped.setdefault(name, {}).setdefault(reason, 0)
             skipped[name][reason] += n
-        for name, artifacts in built.items():
-            checked_chain = chain if name == "gold" and "R2" in probe.levels else None
+        for name, artifacts in built.artifacts.items():
+            checked_chain = built.chain if name == "gold" and "R2" in probe.levels else None
             work += [
                 (task, name, i, a, checked_chain)
                 for i, a in enumerate(artifacts)
@@ -186,11 +194,12 @@ class _Checker:
             ContextAssembler(probe.roles, self.store),
             recorder,
             probe.seed,
+            family=family_of(probe.family),
         )
         verifiers = Verifiers(config, probe.spec, probe.verifiers)
         first = None
         for verifier in (lvl for lvl in probe.levels if lvl != "R2"):  # R2's judge reads a plan: none here
-            paired_level = paired(verifier, task, probe.spec, verifiers)
+            paired_level = paired(verifier, task, probe.spec, verifiers, probe.family)
             rejection = verifiers.judge(ctx, verifier, COMPONENT[verifier], artifact, paired_level)
             if rejection is not None:
                 v = rejection.verdict(COMPONENT[verifier], ctx.budgets.of(verifier, COMPONENT[verifier]).left)
@@ -199,13 +208,14 @@ class _Checker:
         return first
 
 
-def paired(verifier: str, task: Task, spec: TaskSpec, verifiers: Verifiers) -> Any:
-    """What the verifier's judge reads beside the artifact: L3's design of the whole question
-    for R1, L1 for R3 (as in a run without a plan)."""
+def paired(verifier: str, task: Any, spec: TaskSpec, verifiers: Verifiers, family: str = DEFAULT) -> Any:
+    """What the verifier's judge reads beside the artifact: L3's design of the whole task for
+    R1, L1 for R3 (as in a run without a plan)."""
+    of = family_of(family)
+    l1 = of.l1(task, spec)
     if verifier == "R3":
-        return family_of("qa").l1(task, spec)  # the probe's fault classes are question answering's
-    designer = Designer(spec.requirements.answer, verifiers.answer_checks())
-    return designer.single_task(task.question).l3()
+        return l1
+    return of.designer(l1, verifiers.answer_checks()).single_task(task.text).l3()
 
 
 def _outcome(artifact: Artifact, first: Verdict | None) -> Outcome:

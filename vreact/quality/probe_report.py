@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -105,7 +106,11 @@ def is_probe(config: Any) -> bool:
     return isinstance(config, dict) and config.get("kind") == "probe"
 
 
-def role_of(name: str) -> Role:
+def role_of(name: str, roles: dict[str, Role] | None = None) -> Role:
+    """A class's role: as the probe recorded it (another family's), else question answering's
+    (probes made before families record none); a class neither knows is a fault."""
+    if roles is not None and name in roles:
+        return roles[name]
     c = BY_NAME.get(name)
     return c.role if c else "fault"
 
@@ -115,6 +120,11 @@ def compute_probe(store: Store, run_id: int) -> ProbeReport:
     run = next(store.query("select config_json, dataset from runs where id = ?", [run_id]))
     identity = json.loads(run["config_json"])
     levels = list(identity.get("levels", []))
+    recorded = identity.get("roles")
+
+    def role(name: str) -> Role:
+        return role_of(name, recorded)
+
     attempts = {
         a["id"]: a
         for a in store.query(
@@ -148,7 +158,7 @@ def compute_probe(store: Store, run_id: int) -> ProbeReport:
         name, vs = a["config"], verdicts.get(aid, [])
         row = per_class.setdefault(name, defaultdict(int))
         row["artifacts"] += 1
-        control = role_of(name) != "fault"
+        control = role(name) != "fault"
         for v in vs:
             key = (v["verifier"], v["check_name"], v["source"])
             cell, total = cells[(*key, name)], per_check[key]
@@ -193,7 +203,7 @@ def compute_probe(store: Store, run_id: int) -> ProbeReport:
                 name, f"{a['task_id']}: {a['answer'] if a['answer'] is not None else 'abstain'}"
             )
 
-    judge_rows = _judges(store, run_id, attempts, verdicts, levels) if identity.get("judge") else []
+    judge_rows = _judges(store, run_id, attempts, verdicts, levels, role) if identity.get("judge") else []
     return ProbeReport(
         run=run_id,
         dataset=run["dataset"] or identity.get("dataset", ""),
@@ -203,7 +213,7 @@ def compute_probe(store: Store, run_id: int) -> ProbeReport:
         classes=[
             ClassRow(
                 fault_class=c,
-                role=role_of(c),
+                role=role(c),
                 artifacts=per_class[c]["artifacts"],
                 skipped=skipped.get(c, {}),
                 caught_by_gate=per_class[c]["caught_by_gate"],
@@ -286,6 +296,7 @@ def _judges(
     attempts: dict[int, dict[str, Any]],
     verdicts: dict[int, list[dict[str, Any]]],
     levels: list[str],
+    role: Callable[[str], Role] = role_of,
 ) -> list[JudgeRow]:
     calls: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for c in store.query(
@@ -302,7 +313,7 @@ def _judges(
             if not mine:
                 continue
             judged += 1
-            fault = role_of(a["config"]) == "fault"
+            fault = role(a["config"]) == "fault"
             faults += fault
             rejected = any(v["decision"] == "reject" for v in mine)
             caught += fault and rejected
@@ -367,6 +378,7 @@ def tables(r: ProbeReport) -> list[tuple[str, list[str], list[list[str]]]]:
         ]
         for c in r.classes
     ]
+    roles = {c.fault_class: c.role for c in r.classes}
     escapes = [
         [c.fault_class, f"{c.escaped}/{c.artifacts - c.crashed}", c.example_escape or "-"]
         for c in r.classes
@@ -375,7 +387,7 @@ def tables(r: ProbeReport) -> list[tuple[str, list[str], list[list[str]]]]:
     caught = [
         [c.fault_class, _name(c.verifier, c.check, c.source), _pct(c.catch_rate), _pct(c.first_share)]
         for c in r.by_check_and_class
-        if c.rejected and role_of(c.fault_class) == "fault"
+        if c.rejected and roles.get(c.fault_class, "fault") == "fault"
     ]
     checks = [
         [

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 from vreact.config import Configuration
 from vreact.controller._context import AttemptContext, Recorder
 from vreact.controller._outcome import Outcome
-from vreact.families import Score, family_of
+from vreact.families import DEFAULT, Score, family_of
 from vreact.memory import ContextAssembler
 from vreact.model import Model
 from vreact.quality.probe import paired
@@ -317,17 +317,28 @@ def write(result: Result, out_dir: Path, judge: Model | None = None, roles: Role
     return run_id
 
 
+@dataclass(frozen=True)
+class _Read:
+    """A recorded task of another family as its judges read it: an id and its text."""
+
+    id: str
+    text: str
+
+
 def _judge(store: Store, aid: int, result: Result, r: Replayed, judge: Model, roles: RoleSchema) -> None:
     """The set's R1 and R3 judges on each check of ``r`` whose gates all passed (a plan's and a
     chain's are not judged here: their paired level is the run's plan)."""
     setup, a = result.setup, r.attempt
     record = result.tasks.get(a.task_id)
-    task = Task(id=a.task_id, question=(record.question if record else "") or "", paragraphs=[])
+    text = (record.question if record else "") or ""
+    family = family_of(result.family or DEFAULT)
+    # what a judge's paired level reads of the task: its id and text
+    qa = family.name == DEFAULT
+    task = Task(id=a.task_id, question=text, paragraphs=[]) if qa else _Read(a.task_id, text)
     config = Configuration(name=a.config, gates=True, judges=True)
     recorder = Recorder(store, aid)
-    ctx = AttemptContext(
-        config, task, {"judge": judge, "default": judge}, ContextAssembler(roles, store), recorder
-    )
+    models = {"judge": judge, "default": judge}
+    ctx = AttemptContext(config, task, models, ContextAssembler(roles, store), recorder, family=family)
     verifiers = Verifiers(config, setup.spec, setup.verifiers)
     # a final answer is judged only where every gate of R1 and R3 passed it, as the probe does
     final_cleared = all(d == "accept" for _, c, _, new in r.checks if c == "final" for _, d, _, _ in new)
@@ -337,7 +348,7 @@ def _judge(store: Store, aid: int, result: Result, r: Replayed, judge: Model, ro
             continue
         artifact = input_of(data)
         rejection = verifiers.judge(
-            ctx, verifier, component, artifact, paired(verifier, task, setup.spec, verifiers)
+            ctx, verifier, component, artifact, paired(verifier, task, setup.spec, verifiers, family.name)
         )
         if rejection is not None:
             recorder.verdict(rejection.verdict(component, 0), rejection.artifact, rejection.given)
