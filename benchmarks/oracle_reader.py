@@ -19,9 +19,9 @@ import json
 import time
 from pathlib import Path
 
+from vreact.metrics import best_em, best_f1
 from vreact.model import GenerateSettings, ResponseCache, get_model, parse_json_object
-from vreact.tasks.dataset import Task, load_tasks
-from vreact.tasks.metrics import best_em, best_f1
+from vreact.qa.dataset import Task, load_tasks
 
 REPO = Path(__file__).resolve().parents[1]
 ANS = REPO / "tests" / "data" / "musique" / "musique_ans_train_100.jsonl"

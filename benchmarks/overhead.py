@@ -171,8 +171,8 @@ class ScriptedVreactModel:
 def vreact_worker(name: str, n_tasks: int, attempts: int, work: Path, cache: Path | None) -> dict[str, Any]:
     from vreact.experiment import ResolvedExperiment, run_experiment
     from vreact.model import CallPolicy, ResilientModel, ResponseCache
+    from vreact.qa.dataset import load_tasks
     from vreact.spec import load_roles, load_spec, load_verifiers, resolve_configs
-    from vreact.tasks.dataset import load_tasks
 
     tasks = load_tasks(FULL, n_tasks)
     scripted = ScriptedVreactModel([t.model_dump() for t in tasks])

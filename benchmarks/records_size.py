@@ -21,9 +21,9 @@ sys.path.insert(0, str(REPO))
 from tests.fakes.chaos_server import ChaosServer  # noqa: E402
 from vreact.experiment import ResolvedExperiment, run_experiment  # noqa: E402
 from vreact.model import CallPolicy, get_model  # noqa: E402
+from vreact.qa.dataset import load_tasks  # noqa: E402
 from vreact.records import DB_NAME  # noqa: E402
 from vreact.spec import load_roles, load_spec, load_verifiers, resolve_configs  # noqa: E402
-from vreact.tasks.dataset import load_tasks  # noqa: E402
 
 
 def main() -> None:

@@ -82,9 +82,9 @@ def build_runs(sizes: list[int], root: Path) -> dict[int, Path]:
     from tests.report.test_html import CONFIGS as HTML_CONFIGS
     from tests.report.test_html import scenarios
     from vreact.experiment import Job, ResolvedExperiment, run_attempt
+    from vreact.qa.dataset import load_tasks
     from vreact.records import DB_NAME, Store
     from vreact.spec import load_roles, load_spec, load_verifiers
-    from vreact.tasks.dataset import load_tasks
 
     spec, verifiers, roles = load_spec(), load_verifiers(), load_roles()
     full = load_tasks(FULL)

@@ -36,8 +36,8 @@ sys.path.insert(0, str(REPO))
 
 from rank_bm25 import BM25Okapi  # noqa: E402
 
-import vreact.tools as tools  # noqa: E402
-from vreact.tasks.dataset import Paragraph, Task, load_tasks  # noqa: E402
+import vreact.qa.tools as tools  # noqa: E402
+from vreact.qa.dataset import Paragraph, Task, load_tasks  # noqa: E402
 
 #: The checkout whose vreact runs (so a copy of this file measures another checkout, e.g. the base).
 MUSIQUE = Path(tools.__file__).resolve().parents[1] / "tests" / "data" / "musique"

@@ -14,9 +14,9 @@ import pytest
 from vreact.cli._check import problems
 from vreact.experiment import RAISE_INTERNAL
 from vreact.model import _llamacpp
+from vreact.qa.dataset import Task, load_tasks
 from vreact.records import Store
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet, load_roles, load_spec, load_verifiers
-from vreact.tasks.dataset import Task, load_tasks
 
 REPO = Path(__file__).resolve().parents[1]
 #: Real MuSiQue records (CC BY 4.0), shipped with the suite: tests/data/musique/README.md.

@@ -7,10 +7,10 @@ from typing import Any
 from vreact.config import Configuration
 from vreact.experiment import Job, ResolvedExperiment, run_attempt
 from vreact.model import MockModel
+from vreact.qa.dataset import Task
 from vreact.records import Store
 from vreact.report import compute
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
-from vreact.tasks.dataset import Task
 
 
 def search(query: str, thought: str = "") -> dict[str, Any]:

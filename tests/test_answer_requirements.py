@@ -12,9 +12,10 @@ from click.testing import CliRunner
 from tests.helpers import attempt, finish, last_support, read, verdicts
 from tests.verify.test_gates import ANSWERABLE, gold_artifact, shipped_gates
 from vreact.cli import cli
-from vreact.roles.designer import Designer
+from vreact.qa.gates import expected_answer_type
+from vreact.qa.roles.designer import Designer
 from vreact.spec import AnswerRequirements, TaskSpec, builtin_configs, load_spec
-from vreact.verify.gates import build_gate, expected_answer_type
+from vreact.verify.gates import build_gate
 
 UNCITED = {"cite_evidence": False, "min_paragraphs": 1}
 UNTYPED = {"type_from_wh_word": False}

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 from tests.conftest import ANS, FULL, REPO
 from vreact.cli import cli
+from vreact.qa.corpus import read_corpus
+from vreact.qa.dataset import DatasetError, load_tasks
 from vreact.spec import SpecError, load_file, parse_overrides
-from vreact.tasks.corpus import read_corpus
-from vreact.tasks.dataset import DatasetError, load_tasks
 
 BAD = REPO / "tests" / "data" / "bad"
 CASES: list[dict[str, Any]] = json.loads((BAD / "manifest.json").read_text())

@@ -49,9 +49,9 @@ from vreact.experiment import ResolvedExperiment, run_experiment
 from vreact.experiment.resolved import resolve
 from vreact.model import MockModel
 from vreact.model._registry import HTTP_SETTINGS, RETRY_SETTINGS, WATCHDOG_SETTINGS, provider_reads
+from vreact.qa.dataset import Task
 from vreact.records import AttemptRecord, CallRecord, Store, read_run
 from vreact.spec import Experiment, RoleSchema, RunLimits, TaskSpec, VerifierSet
-from vreact.tasks.dataset import Task
 
 # --- the smallest configurations that run a reader, from the declarations -----------------------
 

@@ -28,7 +28,7 @@ from vreact.model import (
     TransientError,
     get_model,
 )
-from vreact.roles.designer import Subtask
+from vreact.qa.roles.designer import Subtask
 from vreact.spec import builtin_configs
 
 # --- one notion of an endpoint ----------------------------------------------------------------

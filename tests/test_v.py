@@ -15,7 +15,7 @@ def test_every_row_names_a_budget_a_judge_prompt_and_a_level_that_exist():
     for row in V.values():
         assert row.level in LEVELS
         assert budgets.of(row.id, "executor.s1").limit == limits[row.budget]
-        assert row.judge is None or row.judge in _prompts._WHAT
+        assert row.judge is None or row.judge in _prompts.WHAT
         assert row.abstain in (None, row.level)  # a spent budget abstains naming its own level
     assert set(CONFIGURED) <= set(VerifierSet.model_fields)
 

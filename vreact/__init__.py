@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vreact.experiment import ResolvedExperiment, resolve, run_experiment
-    from vreact.families import Score, Step, StepKit, Subtask, TaskFamily, family, family_names
+    from vreact.families import Artifact, Score, Step, StepKit, Subtask, TaskFamily, family, family_names
     from vreact.pipeline import (
         PASS,
         Member,
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from vreact.report import Report
     from vreact.report import compute as report
     from vreact.spec import load_experiment
-    from vreact.verify.gates import Artifact, GateResult, accept, gate, gate_names, judge_prompt, reject
+    from vreact.verify.gates import GateResult, accept, gate, gate_names, judge_prompt, reject
 
 #: Where each public name lives, as ``(module, attribute)``: imported on first use, so that
 #: ``import vreact`` (and every ``vreact`` command, which imports this package first) loads
@@ -65,14 +65,14 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     },
     **{
         n: ("vreact.families", n)
-        for n in ("Score", "Step", "StepKit", "Subtask", "TaskFamily", "family", "family_names")
+        for n in ("Artifact", "Score", "Step", "StepKit", "Subtask", "TaskFamily", "family", "family_names")
     },
     **{n: ("vreact.records", n) for n in ("RunRecords", "read_run")},
     "Report": ("vreact.report", "Report"),
     "load_experiment": ("vreact.spec", "load_experiment"),
     **{
         n: ("vreact.verify.gates", n)
-        for n in ("Artifact", "GateResult", "accept", "gate", "gate_names", "judge_prompt", "reject")
+        for n in ("GateResult", "accept", "gate", "gate_names", "judge_prompt", "reject")
     },
 }
 

@@ -32,6 +32,7 @@ from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from vreact.inputs import DatasetError
 from vreact.model import Message
 
 #: The families vreact ships, by name -> the module that registers it (imported on first use).
@@ -42,6 +43,38 @@ DEFAULT = "qa"
 
 class UnknownFamily(ValueError):
     """A family name nothing registered: one line with the names that are."""
+
+
+class Task(Protocol):
+    """A task of any family, as the core reads it: its id and the text the roles read."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+class Shared(Protocol):
+    """What a family opens once for a whole run and every task shares (qa: the corpus every
+    task is searched in): its entries in the run's identity, and the tasks placed in it."""
+
+    def identity(self) -> dict[str, Any]: ...
+
+    def place(self, tasks: list[Any], source: str) -> list[Any]: ...
+
+
+def select(tasks: list[Any], task_ids: list[str] | None, limit: int | None, source: str) -> list[Any]:
+    """Keep ``task_ids`` in their order (an unknown id is an error naming ``source``), then the
+    first ``limit``."""
+    kept = tasks
+    if task_ids:
+        by_id = {t.id: t for t in kept}
+        missing = [i for i in task_ids if i not in by_id]
+        if missing:
+            raise DatasetError(f"{source}: no task with id {', '.join(missing)} (after the filter)")
+        kept = [by_id[i] for i in task_ids]
+    return kept[:limit] if limit is not None else kept
 
 
 @dataclass(frozen=True)
@@ -55,6 +88,8 @@ class Score:
 
 #: The actions that end a try, in every family: a finish (an answer) or an abstain (a reason).
 FINALS = ("finish", "abstain")
+#: The reply text of a history entry that stands for the steps a context profile folded away.
+SUMMARY = "\x00summary"
 
 
 class Step(BaseModel):
@@ -159,6 +194,52 @@ class Probed:
     chain: Any = None
 
 
+class PlanKit(Protocol):
+    """A family's L2: what the controller asks of its planner."""
+
+    #: the plan's JSON schema, and the tools the planner is told the executor has
+    schema: dict[str, Any]
+    tools: tuple[str, ...]
+
+    def messages(self, context: dict[str, Any]) -> list[Message]:
+        """The planner's chat messages, from its assembled context only."""
+        ...
+
+    def proposal(self, text: str, reply: str) -> Artifact:
+        """The planner's reply to the task ``text`` as the artifact the plan gates check."""
+        ...
+
+    def plan(self, proposal: Any) -> Any | None:
+        """The plan the designer designs from (None: the proposal plans nothing)."""
+        ...
+
+
+class CriticKit(Protocol):
+    """DeReAct's critic for a family's steps: shown a proposed step, it authorises it or not."""
+
+    schema: dict[str, Any]
+
+    def messages(self, context: dict[str, Any]) -> list[Message]: ...
+
+    def decide(self, text: str, kappa_min: float) -> tuple[bool, str, str, float | None]:
+        """(authorised, cause, feedback, confidence) from the critic's reply (fail closed)."""
+        ...
+
+
+class ContextManagerKit(Protocol):
+    """DeReAct's context manager for a family's steps: the evidence-only State, each fact citing
+    what the try retrieved."""
+
+    schema: dict[str, Any]
+
+    def messages(self, context: dict[str, Any]) -> list[Message]: ...
+
+    def parse(self, text: str) -> Any | None:
+        """The update (``status`` and ``state``: facts with ``fact`` and ``paragraph_ids``), or
+        None when the reply is not one."""
+        ...
+
+
 class StepKit:
     """One executor try's kit: the step's JSON schema, the checks the executor is told, the
     steps the designer issues before the model's (no call), how the prompt is rendered from the
@@ -173,6 +254,20 @@ class StepKit:
         self.recover = recover
         self.designed: list[Step] = []
         self.retrieved: set[str] = set()
+
+    #: DeReAct's critic and context manager for this family's steps (``CriticKit``,
+    #: ``ContextManagerKit``; None: it has none, and an attempt whose configuration runs them
+    #: crashes naming the family)
+    critic: Any = None
+    context_manager: Any = None
+
+    def stub(self, observation: str) -> str:
+        """An older tool result as a context profile blanks it (default: its first 80 characters)."""
+        return observation if len(observation) <= 80 else observation[:77] + "..."
+
+    def summary(self, history: list[tuple[str, str]]) -> str:
+        """The steps a context profile folds away, as one line (default: how many)."""
+        return f"{len(history)} earlier step(s)"
 
     def parse(self, text: str) -> Step | None:
         """The step in a model's reply, or None (not a step: fail closed upstream)."""
@@ -208,14 +303,29 @@ class TaskFamily:
     formats: ClassVar[tuple[str, ...]] = ()
     #: the dataset settings it declares beyond the core's (path, task_ids, limit)
     settings: ClassVar[tuple[str, ...]] = ()
+    #: the configuration settings its step kit reads (used with another family, each is refused)
+    step_settings: ClassVar[tuple[str, ...]] = ()
     #: the names of the metrics ``score`` gives, in the order a report shows them
     metrics: ClassVar[tuple[str, ...]] = ()
+    #: how the built-in judge prompt words what each kind of judge checks (L1, L2, L3,
+    #: integration) for its artifacts (None: the generic wording, ``vreact.verify.gates.WHAT``)
+    judged: ClassVar[Mapping[str, str] | None] = None
 
     def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
         """The tasks of the file ``path`` (a family may take names such as ``sample``), in
         ``format`` (the first ``limit`` only, when given); a bad record raises a ``ValueError``
         that names its file, line and field."""
         raise NotImplementedError
+
+    def tasks(self, selection: Any) -> list[Any]:
+        """An experiment's tasks from its ``dataset`` selection: the file read in its format,
+        then ``task_ids`` and ``limit`` (a family with settings of its own applies them too)."""
+        d = selection
+        return select(self.read(d.path, d.record_format), d.task_ids, d.limit, d.path)
+
+    def shared(self, selection: Any) -> Shared | None:
+        """What the selection opens once for the whole run (None: nothing)."""
+        return None
 
     def score(self, task: Any, answer: str | None, evidence: list[str]) -> Score:
         """An attempt's answer (None: it gave none) and the evidence it cited, scored."""
@@ -245,7 +355,7 @@ class TaskFamily:
 
     def designer(self, l1: dict[str, Any], checks: tuple[str, ...]) -> Any:
         """The L3 designer, from L1 as the designer reads it and R1's checks: its
-        ``single_task(text)`` is the task as one subtask (a ``vreact.roles.designer.Subtask``), its
+        ``single_task(text)`` is the task as one subtask (a ``vreact.qa.roles.designer.Subtask``), its
         ``design(plan, n)`` the subtasks of the ``n``-th plan."""
         raise NotImplementedError
 
@@ -262,10 +372,19 @@ class TaskFamily:
         """The final answer from the accepted units, in plan order: the last one's by default."""
         return accepted[-1]
 
-    def chain(self, task: Any, done: list[Any], subtasks: list[Any], units: dict[str, Any]) -> Any:
-        """The chain R2 checks (with a planner): each accepted subtask's link, from its unit.
+    def planner(self) -> Any:
+        """L2's kit (a ``PlanKit``): the planner's schema and messages, its reply as the plan
+        artifact the plan gates check, and that artifact as the plan the designer designs from.
         A family without one runs no planner."""
+        raise NotImplementedError(f"the {self.name} family has no planner")
+
+    def chain(self, task: Any, done: list[Any], subtasks: list[Any], units: dict[str, Any]) -> Any:
+        """The chain R2 checks (with a planner): each accepted subtask's link, from its unit."""
         raise NotImplementedError(f"the {self.name} family assembles no chain: it runs without a planner")
+
+    def substitute(self, objective: str, plan_ids: list[str], answers: dict[str, str]) -> str:
+        """A planned subtask's objective with the accepted answers of the subtasks it names."""
+        return objective
 
     def declined(self, task: Any, artifact: Any) -> Artifact:
         """A unit's abstain as the attempt's (R3 checks that declining is allowed)."""
@@ -315,13 +434,20 @@ def family_names() -> list[str]:
     return sorted({*BUILT_IN, *_FAMILIES})
 
 
-def settings_of_families() -> dict[str, set[str]]:
-    """Each dataset setting a family declares -> the families that declare it (the built-in
-    ones are loaded)."""
+def load_built_in() -> None:
+    """Load the built-in families (each registers its gates, judge prompts and members as it
+    loads): the registries call it before they say a name is unknown, and plugins are loaded
+    after it, so a plugin's registration of a name replaces a built-in one."""
     for name in BUILT_IN:
         family_of(name)
+
+
+def settings_of_families(step: bool = False) -> dict[str, set[str]]:
+    """Each dataset setting (``step``: configuration setting) a family declares -> the families
+    that declare it (the built-in ones are loaded)."""
+    load_built_in()
     out: dict[str, set[str]] = {}
     for f in _FAMILIES.values():
-        for s in f.settings:
+        for s in f.step_settings if step else f.settings:
             out.setdefault(s, set()).add(f.name)
     return out

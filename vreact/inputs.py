@@ -21,6 +21,11 @@ class InputFileError(Exception):
         self.message = message
 
 
+class DatasetError(ValueError):
+    """A dataset that cannot be read as its family's records, or whose filter keeps nothing:
+    ``FILE:LINE: field: message`` (one line)."""
+
+
 def cap_mb(env: str, default: float) -> float:
     """The size cap (megabytes) that ``env`` sets, else ``default``."""
     raw = os.environ.get(env, "").strip()

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from tests.helpers import finish, hops_finish, read, search
-from vreact.tasks.attacks import URL
-from vreact.tasks.dataset import Task
+from vreact.qa.attacks import URL
+from vreact.qa.dataset import Task
 
 
 def goal_answer(task: Task) -> str:

@@ -24,11 +24,11 @@ from tests.conftest import FULL
 from tests.fakes.scripted_server import ScriptedServer
 from tests.helpers import read, role_of, search
 from vreact.marking import DATA_CLOSE, DATA_OPEN
+from vreact.qa.dataset import Task
+from vreact.qa.roles.executor import Step, run_tool
+from vreact.qa.tools import corpus_of
 from vreact.records import DB_NAME, Store, read_run
-from vreact.roles.executor import Step, run_tool
 from vreact.spec import load_experiment
-from vreact.tasks.dataset import Task
-from vreact.tools import corpus_of
 
 LIMIT = 20
 

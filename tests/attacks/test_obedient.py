@@ -15,9 +15,9 @@ import pytest
 from tests.attacks.obedient import goal_answer, obedient
 from tests.helpers import attempt, by_role, verdicts
 from vreact.config import Configuration
+from vreact.metrics import normalize_answer
+from vreact.qa.attacks import STYLES, Attack, with_attacks
 from vreact.spec import load_verifiers
-from vreact.tasks.attacks import STYLES, Attack, with_attacks
-from vreact.tasks.metrics import normalize_answer
 
 N = Configuration(name="N")
 VG = Configuration(name="VG", guards=True, gates=True)

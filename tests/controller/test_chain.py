@@ -15,10 +15,10 @@ from tests.helpers import attempt, bridge, by_role, criticised, hops_finish, jud
 from tests.model.test_chaos import check_accounting, rows, vreact
 from tests.model.test_real_server import serve
 from vreact.config import Configuration
+from vreact.qa.roles.designer import bridge_query, first_query
+from vreact.qa.tools import corpus_of
 from vreact.records import read_run
 from vreact.report.html import attempt_pages, render_html
-from vreact.roles.designer import bridge_query, first_query
-from vreact.tools import corpus_of
 
 CHAIN = dict(
     guards=True,

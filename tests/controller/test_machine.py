@@ -256,7 +256,7 @@ def test_a_cut_paragraph_is_flagged_on_the_steps_that_show_it_and_the_gates_see_
     """A paragraph past MAX_PARAGRAPH_CHARS is cut when the dataset is read; each step whose
     observation shows it carries ``cut = 1``, and the gate input in the ledger holds the same cut
     text the executor read."""
-    from vreact.tasks.dataset import MAX_PARAGRAPH_CHARS, Task
+    from vreact.qa.dataset import MAX_PARAGRAPH_CHARS, Task
 
     long_pid = last_support(task)
     record = task.model_dump()

@@ -14,8 +14,8 @@ from click.testing import CliRunner, Result
 from tests.conftest import ANS, FULL, MUSIQUE
 from tests.fakes.scripted_server import ScriptedServer
 from vreact.cli import cli
+from vreact.qa.tools import Corpus, OpenCorpus
 from vreact.records import read_run
-from vreact.tools import Corpus, OpenCorpus
 
 CORPUS = MUSIQUE / "musique_ans_train_100_corpus.json"
 #: Two 2-hop tasks: (its own gold ids, the corpus's, the answer). The script reads both gold

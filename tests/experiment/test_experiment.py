@@ -30,8 +30,8 @@ from vreact.cli import _run as cli_run
 from vreact.cli import cli
 from vreact.experiment import ResolvedExperiment
 from vreact.model import CallPolicy
+from vreact.qa.dataset import load_tasks
 from vreact.records import exclusive
-from vreact.tasks.dataset import load_tasks
 
 CONFIGS = ["N", "NP", "VG", "VPG", "VPGJ"]
 #: Mostly schema-valid nonsense; the 500s and 429s repeat for the same request, so the calls

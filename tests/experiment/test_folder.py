@@ -23,9 +23,9 @@ from vreact.config import Configuration
 from vreact.experiment import ResolvedExperiment, RunMismatch, run_experiment
 from vreact.experiment.history import plain
 from vreact.model import MockModel
+from vreact.qa.tools import load_corpus
 from vreact.records import DB_NAME, Store
 from vreact.spec import builtin_configs
-from vreact.tools import load_corpus
 
 LADDER = builtin_configs()
 
@@ -171,7 +171,7 @@ DIFFERENCES: dict[str, tuple[Any, str]] = {
         "run 1 was made with default at mock; this one uses http://127.0.0.1:9/v1",
     ),
     "corpus": (
-        lambda e: {"corpus": load_corpus(MUSIQUE / "musique_ans_train_100_corpus.json")},
+        lambda e: {"shared": load_corpus(MUSIQUE / "musique_ans_train_100_corpus.json")},
         "run 1 searched the tasks' own paragraphs; this one searches the corpus"
         f" {MUSIQUE / 'musique_ans_train_100_corpus.json'}",
     ),

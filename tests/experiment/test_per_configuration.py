@@ -13,8 +13,8 @@ from pathlib import Path
 
 from tests.conftest import FULL
 from tests.fakes.scripted_server import ScriptedServer
+from vreact.qa.dataset import load_tasks
 from vreact.records import read_run
-from vreact.tasks.dataset import load_tasks
 
 TASKS = load_tasks(FULL)[:8]  # five answerable, three not
 BY_QUESTION = {t.question: t for t in TASKS}

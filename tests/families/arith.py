@@ -19,11 +19,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 import vreact
-from vreact.families import FaultClass, Probed, Score, Step, StepKit, TaskFamily
+from vreact.families import FaultClass, Probed, Score, Step, StepKit, Subtask, TaskFamily
 from vreact.marking import mark
 from vreact.model import parse_json_object
 from vreact.origin import tag
-from vreact.roles.designer import Subtask
 
 
 class Problem(BaseModel):

@@ -304,6 +304,23 @@ def test_a_qa_setting_on_another_family_is_refused_naming_its_line(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+def test_a_qa_step_setting_on_another_familys_configuration_is_refused_naming_its_line(tmp_path):
+    experiment = tmp_path / "arith.yaml"
+    experiment.write_text(
+        f"kind: experiment\nname: arith\nplugins: [{PLUGIN}]\n"
+        f"dataset:\n  family: arith\n  path: {DATA / 'problems.jsonl'}\n"
+        f"spec: {DATA / 'spec.yaml'}\nverifiers: {DATA / 'verifiers.yaml'}\n"
+        "configurations:\n  - name: N\n  - name: VG\n    finish: hops\n"
+        "models: {default: openai/arith}\nbase_url: http://127.0.0.1:9/v1\n"
+    )
+    done = vreact("experiment", str(experiment), "--out", str(tmp_path / "run"))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: {experiment}:12: configurations.1.finish: a setting of the qa family's steps, not of 'arith'"
+    ], done.stderr
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_family_plugin_that_raises_on_load_is_one_line(tmp_path):
     (tmp_path / "broken_family.py").write_text(
         "import vreact\n\n\n@vreact.family\nclass Broken(vreact.TaskFamily):\n    name = 'broken'\n"

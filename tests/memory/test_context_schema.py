@@ -12,8 +12,8 @@ from tests.helpers import attempt, by_role, criticised, finish, judged, managed,
 from vreact.config import Configuration
 from vreact.controller import Recorder
 from vreact.memory import ContextAssembler, ContextSchemaError, Scope, Tagged, tag
+from vreact.qa.gates import Artifact
 from vreact.spec import CONTEXT_FIELDS, ORIGINS
-from vreact.verify.gates import Artifact
 
 ROLES = ("planner", "designer", "executor", "judge", "critic", "context_manager", "controller")
 # 2hop__269805_135710: Nissedal -> Norway (paragraph 10) -> named after the north (paragraph 6)
@@ -217,7 +217,7 @@ def test_a_final_unit_missing_from_the_ledger_is_a_crash_not_another_answer(
 
 
 def test_an_attacked_copys_added_ids_and_target_are_refused_in_any_prompt(full_tasks, roles, store):
-    from vreact.tasks.attacks import Attack, with_attacks
+    from vreact.qa.attacks import Attack, with_attacks
 
     [_, copy] = with_attacks(full_tasks[1:2], [Attack(kind="inject", style="override")], full_tasks)
     assert all("attack" in row.never_reads for row in roles.roles.values())

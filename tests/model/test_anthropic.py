@@ -24,7 +24,7 @@ from vreact.model import (
     get_model,
 )
 from vreact.model._anthropic import AnthropicModel, takes_temperature, to_anthropic
-from vreact.roles.executor import STEP_SCHEMA
+from vreact.qa.roles.executor import STEP_SCHEMA
 
 KEY = "sk-ant-test-0123456789abcdef"
 MESSAGES = [

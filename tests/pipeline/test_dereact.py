@@ -9,9 +9,9 @@ import pytest
 from tests.helpers import attempt, by_role, criticised, finish, managed, read, search
 from vreact.config import Configuration
 from vreact.pipeline import window
+from vreact.qa.tools import Corpus
 from vreact.records import read_run
 from vreact.report import compute
-from vreact.tools import Corpus
 
 DEREACT = Configuration(name="dereact", critic=True, context_manager=True, budgets={"r1": 1})
 CRITIC = Configuration(name="ablation_b", critic=True, budgets={"r1": 1})

@@ -14,8 +14,8 @@ from tests.fakes.scripted_server import ScriptedServer
 from tests.helpers import attempt, search, solve
 from vreact.cli import cli
 from vreact.config import Configuration
+from vreact.qa.tools import Corpus
 from vreact.records import read_run
-from vreact.tools import Corpus
 
 FEEDBACK = "searching for 'forbidden' is not allowed here; search other words"
 

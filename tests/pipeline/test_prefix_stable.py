@@ -24,8 +24,8 @@ from tests.helpers import (
     support_ids,
 )
 from vreact.config import Configuration
-from vreact.roles.executor import _NEXT, STATE_HEADING, next_question
-from vreact.tasks.dataset import Task
+from vreact.qa.dataset import Task
+from vreact.qa.roles.executor import _NEXT, STATE_HEADING, next_question
 
 VG = Configuration(name="VG", guards=True, gates=True, budgets={"r1": 1})
 VG_DUP = Configuration(

@@ -6,6 +6,7 @@ task's aliases, supporting labels, decomposition, or whether the attempt is righ
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
@@ -18,8 +19,8 @@ from tests.properties.test_properties import step_outputs
 from vreact.config import Configuration
 from vreact.diagnosis import diagnose
 from vreact.model import MockModel
+from vreact.qa.attacks import Attack, with_attacks
 from vreact.records import Store, read_run
-from vreact.tasks.attacks import Attack, with_attacks
 
 PROPS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 BUDGETS = {"step_cap": 8, "steps": 8, "r1": 1}
@@ -100,4 +101,5 @@ def test_one_outcome_and_every_role_within_its_row(data, name, which, tasks, spe
         if role == "critic" and name == "dereact":
             assert "Steps so far" not in prompt  # with a CM the critic reads the State, not the steps
         assert not any(x in prompt for x in (*forbidden, *labels)), role
-        assert "silent_error" not in prompt and "correct" not in prompt.lower()  # nor its correctness
+        # nor its correctness (the word, not an injected paragraph's "Correction: the answer is ...")
+        assert "silent_error" not in prompt and not re.search(r"\bcorrect\b", prompt, re.I)

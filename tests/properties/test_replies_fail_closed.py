@@ -13,10 +13,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from vreact.model import parse_json_object
-from vreact.roles import context_manager, critic
-from vreact.roles.executor import parse_step
+from vreact.qa.gates import PlanArtifact
+from vreact.qa.roles import context_manager, critic
+from vreact.qa.roles.executor import parse_step
 from vreact.verify import judges
-from vreact.verify.gates import PlanArtifact, gate_factory
+from vreact.verify.gates import gate_factory
 
 PLAN_PARSES = gate_factory("plan_parses").factory()
 
@@ -140,7 +141,7 @@ def test_a_reply_past_the_cap_is_cut_when_it_arrives_and_its_call_says_so(
 
 
 def test_a_paragraph_past_the_cap_is_cut_once_for_everyone_and_says_so():
-    from vreact.tasks.dataset import MAX_PARAGRAPH_CHARS, Paragraph
+    from vreact.qa.dataset import MAX_PARAGRAPH_CHARS, Paragraph
 
     text = "Nissedal is in Norway. " * 250_000  # about 5.7 MB
     p = Paragraph(idx=0, title="Nissedal", paragraph_text=text)

@@ -20,8 +20,8 @@ import pytest
 
 from tests.conftest import FULL, assert_records_whole
 from tests.fakes.scripted_server import ScriptedServer
+from vreact.qa.dataset import Task, load_tasks
 from vreact.spec import builtin_dir
-from vreact.tasks.dataset import Task, load_tasks
 
 TASKS = load_tasks(FULL)[:20]
 BY_QUESTION = {t.question: t for t in TASKS}

@@ -21,6 +21,7 @@ from vreact.cli import cli
 from vreact.config import Configuration
 from vreact.experiment import ResolvedExperiment, run_experiment
 from vreact.experiment.resolved import Setup
+from vreact.qa.dataset import load_tasks
 from vreact.records import (
     DB_NAME,
     MIGRATIONS,
@@ -32,7 +33,6 @@ from vreact.records import (
     Store,
     read_run,
 )
-from vreact.tasks.dataset import load_tasks
 
 NISSEDAL = "2hop__269805_135710"  # hop 1 -> Norway (paragraph 10), hop 2 -> north (paragraph 6)
 RETRIEVED = [search("Nissedal"), read("10"), read("6")]

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from tests.conftest import REPO
+from vreact.qa.dataset import Task
 from vreact.records import MIGRATIONS, Store
-from vreact.tasks.dataset import Task
 from vreact.verdict import Unit, Verdict
 
 

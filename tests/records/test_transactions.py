@@ -22,7 +22,7 @@ KILLED = textwrap.dedent(
     import os, re, sys
 
     from vreact.records import Store
-    from vreact.tasks.dataset import Task
+    from vreact.qa.dataset import Task
     from vreact.verdict import Unit, Verdict
 
     db, decision, at = sys.argv[1:4]
@@ -85,7 +85,7 @@ KILLED_ATTEMPT = textwrap.dedent(
     from tests.helpers import attempt, solve
     from vreact.records import Store
     from vreact.spec import builtin_configs, load_roles, load_spec, load_verifiers
-    from vreact.tasks.dataset import load_tasks
+    from vreact.qa.dataset import load_tasks
 
     task = next(t for t in load_tasks(FULL) if t.answerable)
     store = Store(sys.argv[1])

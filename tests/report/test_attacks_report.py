@@ -3,7 +3,7 @@ attacked copies, the attacker's success, what became of each attacked attempt an
 stopped it, and what the defence checks cost on the clean tasks.
 
 The attempts are run by the project's own runner with scripted mock models on a real MuSiQue
-record and its attacked copies (vreact.tasks.attacks). An "obedient" executor does what the
+record and its attacked copies (vreact.qa.attacks). An "obedient" executor does what the
 added paragraph says: the test reads the added id and the target from the copy (no role can).
 The verifier set is the shipped one without the defence gates (written elsewhere), so the
 rejections here are by checks whose behaviour these tests can rely on; the defences' counts are
@@ -25,12 +25,12 @@ from tests.report.test_html import by_id, dom
 from vreact.config import Configuration
 from vreact.experiment import Job, ResolvedExperiment, run_attempt
 from vreact.model import MockModel
+from vreact.qa.attacks import URL, Attack, with_attacks
+from vreact.qa.dataset import Task
 from vreact.records import Store
 from vreact.report import Report, compute, render, render_markdown
 from vreact.report.compute import DEFENCE_CHECKS, FATES
 from vreact.report.html import render_html
-from vreact.tasks.attacks import URL, Attack, with_attacks
-from vreact.tasks.dataset import Task
 from vreact.verdict import Verdict
 
 N = Configuration(name="N")

@@ -13,8 +13,8 @@ from tests.helpers import abstain, finish
 from vreact.experiment import ResolvedExperiment, run_experiment
 from vreact.experiment.resolved import Setup
 from vreact.model import MockModel
+from vreact.qa.dataset import load_tasks
 from vreact.report import compute, render_markdown
-from vreact.tasks.dataset import load_tasks
 
 TASKS = load_tasks(FULL)[:8]
 ANSWERABLE = [t for t in TASKS if t.answerable]  # five

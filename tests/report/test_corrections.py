@@ -15,8 +15,8 @@ from tests.helpers import by_role, by_source, criticised, finish, read, search
 from vreact.config import Configuration
 from vreact.experiment import ResolvedExperiment, run_experiment
 from vreact.experiment.resolved import Setup
+from vreact.qa.dataset import load_tasks
 from vreact.report import compute
-from vreact.tasks.dataset import load_tasks
 
 NISSEDAL = "2hop__269805_135710"  # hop 1 -> Norway (paragraph 10), hop 2 -> north (paragraph 6)
 RETRIEVED = [search("Nissedal"), read("10"), read("6")]

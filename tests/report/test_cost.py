@@ -212,8 +212,8 @@ def test_a_retry_s_calls_are_charged_to_the_check_that_caused_it(tmp_path):
     from vreact.config import Configuration
     from vreact.experiment import ResolvedExperiment, run_experiment
     from vreact.model import MockModel
+    from vreact.qa.dataset import load_tasks
     from vreact.spec import load_roles, load_spec, load_verifiers
-    from vreact.tasks.dataset import load_tasks
 
     task = next(t for t in load_tasks(FULL) if t.id == NISSEDAL)
     model = MockModel([finish(task.answer, ["6", "10"]), *solve(task)])

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tests.conftest import FULL, MUSIQUE
-from vreact.roles.designer import bridge_query, first_query
-from vreact.tasks.dataset import Task, load_tasks
-from vreact.tools import Corpus, corpus_of
+from vreact.qa.dataset import Task, load_tasks
+from vreact.qa.roles.designer import bridge_query, first_query
+from vreact.qa.tools import Corpus, corpus_of
 
 
 def pool() -> list[Task]:

@@ -10,12 +10,12 @@ from click.testing import CliRunner
 
 from tests.conftest import FULL
 from vreact.cli import cli
+from vreact.metrics import normalize_answer
 from vreact.origin import Tagged
+from vreact.qa.attacks import POISON, SEP, STYLES, URL, Attack, answer_kind, question_kind, with_attacks
+from vreact.qa.gates._answer import instruction_in
+from vreact.qa.tools import tokenize
 from vreact.spec import DatasetSelection
-from vreact.tasks.attacks import POISON, SEP, STYLES, URL, Attack, answer_kind, question_kind, with_attacks
-from vreact.tasks.metrics import normalize_answer
-from vreact.tools import tokenize
-from vreact.verify.gates._answer import instruction_in
 
 ATTACKS = [
     Attack(kind="poison", target="final", k=3),

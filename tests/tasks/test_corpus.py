@@ -8,9 +8,9 @@ import json
 import pytest
 
 from tests.conftest import ANS, FULL, MUSIQUE
-from vreact.tasks.corpus import CorpusError, read_corpus
-from vreact.tasks.dataset import DatasetError, Paragraph, load_tasks
-from vreact.tools import Corpus, OpenCorpus, corpus_of, in_corpus, load_corpus, tokenize
+from vreact.qa.corpus import CorpusError, read_corpus
+from vreact.qa.dataset import DatasetError, Paragraph, load_tasks
+from vreact.qa.tools import Corpus, OpenCorpus, corpus_of, in_corpus, load_corpus, tokenize
 
 CORPUS = MUSIQUE / "musique_ans_train_100_corpus.json"
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.conftest import FULL
-from vreact.tasks.dataset import DatasetError, load_tasks
+from vreact.qa.dataset import DatasetError, load_tasks
 
 
 def test_the_sample_is_fictional_musique_with_unanswerable_questions():

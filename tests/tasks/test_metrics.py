@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.conftest import FULL, musique_records
-from vreact.tasks.metrics import (
+from vreact.metrics import (
     GroupMember,
     answerability,
     best_em,

@@ -7,8 +7,8 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from tests.conftest import ANS, FULL
-from vreact.tasks.dataset import load_tasks
-from vreact.tools import Corpus, OkapiBM25, tokenize
+from vreact.qa.dataset import load_tasks
+from vreact.qa.tools import Corpus, OkapiBM25, tokenize
 
 TASKS = [*load_tasks(ANS), *load_tasks(FULL)]
 

@@ -8,9 +8,10 @@ import pytest
 
 from tests.conftest import musique_records
 from tests.verify.test_gates import gold_artifact, shipped_gates
-from vreact.tasks.attacks import POISON, STYLES, URL
-from vreact.verify.gates import Artifact, build_gate
-from vreact.verify.gates._answer import instruction_in
+from vreact.qa.attacks import POISON, STYLES, URL
+from vreact.qa.gates import Artifact
+from vreact.qa.gates._answer import instruction_in
+from vreact.verify.gates import build_gate
 
 GATE = build_gate("no_instructions_in_evidence")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import musique_records
+from vreact.qa.gates import Artifact, expected_answer_type
 from vreact.spec import load_spec, load_verifiers
-from vreact.verify.gates import Artifact, UnknownGate, build_gate, expected_answer_type
+from vreact.verify.gates import UnknownGate, build_gate
 
 RECORDS = musique_records()
 ANSWERABLE = [r for r in RECORDS if r["answerable"]]
@@ -172,7 +173,7 @@ def test_wrong_gate_argument_is_an_error():
 def gold_chain(record: dict):
     import re
 
-    from vreact.verify.gates import ChainArtifact, ChainStep
+    from vreact.qa.gates import ChainArtifact, ChainStep
 
     paragraphs = {p["idx"]: f"{p['title']}. {p['paragraph_text']}" for p in record["paragraphs"]}
     steps = []
@@ -227,7 +228,7 @@ def test_r2_gates_reject_broken_chains():
 
 
 def test_plan_gates_on_a_real_decomposition():
-    from vreact.verify.gates import PlanArtifact
+    from vreact.qa.gates import PlanArtifact
 
     record = next(r for r in ANSWERABLE if r["id"] == "2hop__269805_135710")
     good = {

@@ -120,13 +120,12 @@ def _probe(
     import time
 
     from vreact.families import family_of
+    from vreact.inputs import DatasetError
     from vreact.model import ModelConfigError
     from vreact.quality import Probe, ProbeMismatch, compute_probe, run_probe
     from vreact.quality.probe_report import tables
     from vreact.records import DB_NAME, RecordsError, RunDirBusy, open_to_read
     from vreact.spec import SpecError, load_roles, load_spec, load_verifiers
-    from vreact.tasks.dataset import DatasetError
-    from vreact.tools import in_corpus, load_corpus
 
     if dataset is None:
         raise UserError("give --dataset PATH (the family's records; qa: a MuSiQue .jsonl file or 'sample')")
@@ -148,11 +147,13 @@ def _probe(
         ProbeMismatch,
     )
     of = family_of(selection.family)
-    with user_errors(DatasetError, FileNotFoundError, ValueError):  # a family's reader: one line
+    # a family's reader, and what it opens for the probe (qa: the corpus): one line on bad input
+    with user_errors(DatasetError, FileNotFoundError, ValueError):
         tasks = of.read(dataset, selection.record_format, limit)
+        shared = of.shared(selection)
+        if shared is not None:
+            tasks = shared.place(tasks, dataset)
     with user_errors(*errors):
-        if corpus is not None:
-            tasks = in_corpus(tasks, load_corpus(corpus), dataset)
         loaded_spec, loaded_verifiers = load_spec(spec), load_verifiers(verifiers)
         model = judge_model(judge, models_file, base_url, no_cache, cache_dir)
         setup = Probe(

@@ -34,7 +34,8 @@ from vreact.experiment import (
     run_experiment,
 )
 from vreact.experiment.ray_backend import ClusterUnavailable
-from vreact.families import family_of
+from vreact.families import Task, family_of, select
+from vreact.inputs import DatasetError
 from vreact.model import DEFAULT_MODEL, ModelConfigError, refused_by
 from vreact.records import RecordsError, RunDirBusy, StorageFault, io_cause, io_error
 from vreact.spec import (
@@ -49,7 +50,6 @@ from vreact.spec import (
     warn,
 )
 from vreact.spec._loader import located
-from vreact.tasks.dataset import DatasetError, Task, select_tasks
 
 INPUT_ERRORS = (
     ClusterUnavailable,
@@ -159,9 +159,7 @@ def run_tasks(exp: Experiment) -> list[Task]:
     family = family_of(d.family)
     if not d.task_ids:
         return family.read(d.path, d.record_format, d.limit)
-    return select_tasks(
-        family.read(d.path, d.record_format), task_ids=d.task_ids, limit=d.limit, source=d.path
-    )
+    return select(family.read(d.path, d.record_format), d.task_ids, d.limit, d.path)
 
 
 def _launch(

@@ -27,12 +27,10 @@ from vreact.controller._context import AttemptContext
 from vreact.controller._outcome import Outcome
 from vreact.controller._try import ANSWER, ExecutorTry
 from vreact.families import Artifact, Subtask
-from vreact.model import Completion, Message, parse_json_object
-from vreact.roles import planner
+from vreact.model import Completion, Message
 from vreact.spec import TaskSpec, VerifierSet
 from vreact.v import V
 from vreact.verdict import Verdict
-from vreact.verify.gates import ChainArtifact, Plan, PlanArtifact
 from vreact.verify.verifier import Rejection, Verifiers
 
 #: The component whose verdicts are the plan's and the chain's.
@@ -120,18 +118,16 @@ class Controller:
             budget.spend()
             self._plans += 1
             l1 = self.family.l1(self.task, self.spec)
-            scope = self.ctx.scope((PLANNER,), {"l1": l1, "tools": planner.TOOL_NAMES})
-            messages = planner.render_messages(self.ctx.assembler.build("planner", scope))
-            completion = self._call("planner", PLANNER, messages, planner.PLAN_SCHEMA)
-            proposal = PlanArtifact(self.task.text, parse_json_object(completion.text))
+            planning = self.family.planner()
+            scope = self.ctx.scope((PLANNER,), {"l1": l1, "tools": planning.tools})
+            messages = planning.messages(self.ctx.assembler.build("planner", scope))
+            completion = self._call("planner", PLANNER, messages, planning.schema)
+            proposal = planning.proposal(self.task.text, completion.text)
             # the plan gates (if on), then the plan judge (if on): NP has neither
             rejection = self._check("plan", PLANNER, proposal, l1)
             if rejection is None:
-                try:
-                    plan = Plan.model_validate(proposal.plan)
-                except ValueError:  # no gate checked its shape (the plan gates reject these)
-                    break
-                if not plan.subtasks:  # nor that it plans anything
+                plan = planning.plan(proposal)
+                if plan is None:  # no gate checked that it plans anything (the plan gates reject these)
                     break
                 self.ctx.recorder.unit("plan", "plan", PLANNER, proposal)
                 l2 = self._read("designer", (), {"l2": plan})["l2"]
@@ -141,9 +137,7 @@ class Controller:
         self.plan_fallback = True
         return [self.designer.single_task(self.task.text)], False
 
-    def _execute(
-        self, subtasks: list[Subtask], planned: bool
-    ) -> tuple[ChainArtifact | None, Artifact] | Outcome:
+    def _execute(self, subtasks: list[Subtask], planned: bool) -> tuple[Artifact | None, Artifact] | Outcome:
         """Each subtask in plan order, upstream answers substituted into its objective. Returns
         the chain (``planned`` only: R2 checks none otherwise) and the final artifact (an abstain
         when a subtask declined), both read back from the ledger's accepted units."""
@@ -164,9 +158,7 @@ class Controller:
         units = self._accepted_units(done)  # one read of the ledger for the chain and the final answer
         return (self._chain(done, subtasks, units) if planned else None), self._final(done, units)
 
-    def _chain(
-        self, done: list[Subtask], subtasks: list[Subtask], units: dict[str, Artifact]
-    ) -> ChainArtifact:
+    def _chain(self, done: list[Subtask], subtasks: list[Subtask], units: dict[str, Artifact]) -> Artifact:
         """The chain R2 checks: each accepted subtask's link, from its unit in the ledger."""
         return self.family.chain(self.task, done, subtasks, units)
 
@@ -254,7 +246,7 @@ class Controller:
         its objective, read from the ledger; a reference with no accepted unit stays as it is."""
         upstream = [s for s in subtasks if s.id in subtask.depends_on]
         answers = {k: str(a.answer) for k, a in self._accepted_units(upstream).items()} if upstream else {}
-        objective = planner.substitute(subtask.objective, list(subtask.plan_ids), answers)
+        objective = self.family.substitute(subtask.objective, list(subtask.plan_ids), answers)
         return dataclasses.replace(subtask, objective=objective)
 
     # --- verdicts and routes ------------------------------------------------------------------

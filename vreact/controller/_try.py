@@ -97,7 +97,9 @@ class ExecutorTry:
                 self._budget_stop(*spent)
                 return None
             st = self.subtask
-            turn = Turn(st.component, st.objective, cap.used, [], list(self.history), ask=self._ask)
+            turn = Turn(
+                st.component, st.objective, cap.used, [], list(self.history), ask=self._ask, kit=self.kit
+            )
             turn.retrieved = frozenset(self.kit.retrieved)
             if self.kit.designed:  # a step the designer issues (a search): no model call
                 turn.step, turn.source = self.kit.designed.pop(0), "designer"
@@ -186,7 +188,7 @@ class ExecutorTry:
 
     def _recover(self, cap: Budget) -> Artifact | None:
         """Final-answer recovery: one more call that may only finish or abstain."""
-        turn = Turn(self.subtask.component, self.subtask.objective, cap.used, [], self.history)
+        turn = Turn(self.subtask.component, self.subtask.objective, cap.used, [], self.history, kit=self.kit)
         turn.messages = [*self._messages(self.history), {"role": "user", "content": self.kit.recover}]
         turn.text = self.ctx.call("executor", turn.messages, self.kit.schema, self.temperature).text
         self.ctx.budgets.steps.spend()

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from vreact.config import RESOLVED, calls_role
-from vreact.tasks.attacks import Attack
+from vreact.spec._attacks import Attack
 
 
 class RunMismatch(RuntimeError):

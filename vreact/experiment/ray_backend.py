@@ -2,10 +2,11 @@
 writer.
 
 The driver puts one payload in the cluster's object store: the experiment as data (its file's
-fields, the tasks as resolved, the spec, verifier set and role schema as loaded, the corpus, the
-source of each single-file plugin it loaded, the environment to run in). A worker loads those
-plugins from their text, so a lab's own gates reach every node with no shared disk; a plugin
-package is installed on each node, where its entry point loads it.
+fields, the tasks as resolved, the spec, verifier set and role schema as loaded, what its family
+opened for the run (qa: the corpus), the source of each single-file plugin it loaded, the
+environment to run in). A worker loads those plugins from their text, so a lab's own gates
+reach every node with no shared disk; a plugin package is installed on each node, where its
+entry point loads it.
 
 Each worker is an actor that resolves the run from the payload once, building its models there
 (an in-process GGUF is about 1.1 GB a worker), and then runs one attempt at a time against a
@@ -43,11 +44,10 @@ from vreact.controller import Outcome
 from vreact.experiment.models import INDEX_ENV, NODE_ENV
 from vreact.experiment.resolved import Loaded, ResolvedExperiment, resolve
 from vreact.experiment.runner import Stop
-from vreact.families import family_of
+from vreact.families import Task, family_of
 from vreact.records import DB_NAME, Store
 from vreact.spec import Experiment, RunnerSettings
 from vreact.spec import sources as plugin_sources
-from vreact.tasks.dataset import Task
 
 #: How many times one attempt may lose its worker before it is recorded as a ``worker_lost`` crash.
 LOST_TRIES = 3

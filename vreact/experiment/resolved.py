@@ -12,7 +12,8 @@ from typing import Any
 from vreact.config import RESOLVED, Configuration
 from vreact.experiment.models import build_models
 from vreact.families import DEFAULT as DEFAULT_FAMILY
-from vreact.families import family_of
+from vreact.families import Shared, Task, family_of
+from vreact.inputs import DatasetError
 from vreact.model import Model, ModelConfigError, ResponseCache, endpoint_of
 from vreact.spec import (
     MAX_PLANNED,
@@ -30,9 +31,6 @@ from vreact.spec import (
     model_names,
 )
 from vreact.spec import loaded as loaded_plugins
-from vreact.tasks.attacks import with_attacks
-from vreact.tasks.dataset import DatasetError, Task, select_tasks
-from vreact.tools import OpenCorpus, in_corpus, load_corpus
 
 
 @dataclass(frozen=True)
@@ -49,13 +47,14 @@ class Setup:
 class Loaded:
     """What an experiment's files loaded to, so a worker elsewhere resolves the same run from
     data, not from paths on the driver's disk: the spec, verifier set and role schema, those of
-    the configurations that name their own (by name), and the corpus."""
+    the configurations that name their own (by name), and what the family opened for the run
+    (qa: the corpus)."""
 
     spec: TaskSpec
     verifiers: VerifierSet
     roles: RoleSchema
     own: dict[str, tuple[TaskSpec, VerifierSet]] = field(default_factory=dict)
-    corpus: OpenCorpus | None = None
+    shared: Shared | None = None
 
 
 @dataclass(frozen=True)
@@ -80,7 +79,8 @@ class ResolvedExperiment:
     concurrency: int = 1  # attempts in flight
     limits: RunLimits = field(default_factory=RunLimits)
     cache: ResponseCache | None = None
-    corpus: OpenCorpus | None = None  # the open corpus every task is searched in (built once)
+    #: what the family opened once for the run and every task shares (qa: the open corpus)
+    shared: Shared | None = None
     plugins: tuple[Plugin, ...] = ()  # the plugins loaded when it was resolved
     #: the configurations that name their own models, spec or verifiers -> what they run with
     setups: dict[str, Setup] = field(default_factory=dict)
@@ -92,7 +92,7 @@ class ResolvedExperiment:
     def loaded(self) -> Loaded:
         """Its files as loaded, for a worker to resolve it again (:func:`resolve`'s ``loaded``)."""
         own = {name: (s.spec, s.verifiers) for name, s in self.setups.items()}
-        return Loaded(self.spec, self.verifiers, self.roles, own, self.corpus)
+        return Loaded(self.spec, self.verifiers, self.roles, own, self.shared)
 
     def model_name(self) -> str:
         """The run's model as the run list shows it: the default one's, else the first
@@ -108,13 +108,9 @@ class ResolvedExperiment:
     def identity(self) -> dict[str, Any]:
         """The run's resolved configuration: a folder's run with the same one, or one that
         differs only in which configurations it lists, is resumed (vreact.experiment.history)."""
-        corpus = self.corpus
         attacks = [a.model_dump() for a in self.source.dataset.attacks] if self.source is not None else []
-        where = (
-            {"corpus": {"path": corpus.source, "sha256": corpus.sha256, "paragraphs": len(corpus)}}
-            if corpus is not None
-            else {}  # as before corpora existed, so those run folders still resume
-        )
+        # nothing shared: as before corpora existed, so those run folders still resume
+        where = self.shared.identity() if self.shared is not None else {}
         return {
             "configs": [_identity(c, self.setups.get(c.name)) for c in self.configs],
             "spec": self.spec.model_dump(),
@@ -226,20 +222,11 @@ def _called(names: dict[str, str], config: Configuration) -> dict[str, str]:
 
 
 def experiment_tasks(selection: DatasetSelection) -> list[Task]:
-    """An experiment file's tasks: its dataset filtered as it says; none is an error."""
-    d = selection
-    loaded = family_of(d.family).read(d.path, d.record_format)
-    tasks = select_tasks(
-        loaded,
-        hops=d.hops,
-        answerable=d.answerable,
-        task_ids=d.task_ids,
-        limit=d.limit,
-        source=d.path,
-    )
+    """An experiment file's tasks: its dataset read and filtered by its family; none is an error."""
+    tasks = family_of(selection.family).tasks(selection)
     if not tasks:
-        raise DatasetError(f"{d.path}: no task passes the experiment's dataset filter")
-    return with_attacks(tasks, d.attacks, loaded)
+        raise DatasetError(f"{selection.path}: no task passes the experiment's dataset filter")
+    return tasks
 
 
 def _cached_only(exp: Experiment, names: list[str], catalog: Any) -> None:
@@ -265,19 +252,19 @@ def resolve(
 ) -> ResolvedExperiment:
     """Load what ``exp`` names and make its models (``announce`` is told their names first:
     a local model takes a while to load). ``tasks``, when given, stand for ``exp.dataset``'s.
-    A ``dataset.corpus`` is read and indexed here, once for the whole run, and every task is
-    put in it (its gold paragraphs mapped to corpus ids). With ``cache_only`` every model call
+    What the family opens for the whole run (a qa ``dataset.corpus``, read and indexed) is opened
+    here, once, and every task is placed in it. With ``cache_only`` every model call
     must be served by the response cache (a miss is ``NotCached``): refused without the cache
     and for ``mock/`` models, which are never cached. With ``loaded`` (and ``tasks``, as they
     were resolved) no file is read: a Ray worker resolves the driver's run from data."""
     tasks = experiment_tasks(exp.dataset) if tasks is None else tasks
     bounded(exp.configurations, len(tasks), exp.attempts)  # before anything is made
     if loaded is not None:
-        corpus = loaded.corpus
+        shared = loaded.shared
     else:
-        corpus = load_corpus(exp.dataset.corpus) if exp.dataset.corpus else None
-        if corpus is not None:
-            tasks = in_corpus(tasks, corpus, exp.dataset.path)
+        shared = family_of(exp.dataset.family).shared(exp.dataset)
+        if shared is not None:
+            tasks = shared.place(tasks, exp.dataset.path)
     catalog = load_models(exp.models_file) if exp.models_file else None
     # the experiment's models that a configuration without models of its own calls (a model is
     # made only when it is called: a local one loads its weights)
@@ -338,7 +325,7 @@ def resolve(
         concurrency=exp.concurrency,
         limits=limits,
         cache=cache,
-        corpus=corpus,
+        shared=shared,
         plugins=tuple(loaded_plugins()),
         setups=setups,
         source=exp,

@@ -18,7 +18,7 @@ from vreact.config import Configuration
 from vreact.controller import AttemptContext, Controller, CrashKind, Outcome, Recorder
 from vreact.experiment.history import grown, plain, refusal
 from vreact.experiment.resolved import ResolvedExperiment
-from vreact.families import Score, family_of
+from vreact.families import Score, Task, family_of
 from vreact.memory import ContextAssembler
 from vreact.model import (
     CallTimeoutError,
@@ -31,7 +31,6 @@ from vreact.model import (
     redact,
 )
 from vreact.records import DB_NAME, StorageFault, Store, exclusive, io_cause, io_error
-from vreact.tasks.dataset import Task
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar
 
 from vreact.budget import BudgetStop
-from vreact.families import Step
+from vreact.families import Step, StepKit
 from vreact.model import Message
 from vreact.v import Source
 
@@ -112,6 +112,8 @@ class Turn:
     verdicts: list[MemberVerdict] = field(default_factory=list)
     #: who proposed the step: the executor's model, or the L3 designer (a search it issues)
     source: Literal["executor", "designer"] = "executor"
+    #: the try's step kit (its family's): how an older result is blanked, DeReAct's prompts
+    kit: StepKit | None = None
 
     def accept(self, member: Member, **args: Any) -> None:
         """Record that ``member`` accepted this step (e.g. a critic's accept)."""

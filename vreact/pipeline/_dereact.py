@@ -7,10 +7,25 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from vreact.families import Step
 from vreact.pipeline._core import PASS, Member, StepOutcome, Turn, block, member, veto
-from vreact.roles import context_manager as cm
-from vreact.roles import critic
 from vreact.v import Source
+
+
+def proposal(step: Step) -> dict[str, Any]:
+    """A step as the critic and the context manager see it: intent and command."""
+    return {"intent": step.thought, "action": step.action, "input": step.input, "evidence": step.evidence}
+
+
+def kit_of(turn: Turn, role: str) -> Any:
+    """The family's critic or context manager for this try's steps (its step kit's)."""
+    found = getattr(turn.kit, role, None)
+    if found is None:
+        family = getattr(turn.kit, "family", None) or "this"
+        raise NotImplementedError(
+            f"the {family} family's steps have no {role.replace('_', ' ')} (StepKit.{role})"
+        )
+    return found
 
 
 def window(history: list[tuple[str, str]], size: int, initial: int) -> list[tuple[str, str]]:
@@ -37,13 +52,14 @@ class Critic(Member):
             return PASS
         sources: dict[str, Any] = {
             "subtask.objective": turn.objective,
-            "proposal": critic.proposal(turn.step),
+            "proposal": proposal(turn.step),
         }
         if "state" in turn.sources:
             sources["state"] = turn.sources["state"]
         else:  # no context manager: the critic reads the try's raw steps (Ablation B)
             sources["try.steps"] = list(turn.history)
-        text = turn.ask("critic", sources, critic.render_messages, critic.CRITIC_SCHEMA)
+        critic = kit_of(turn, "critic")
+        text = turn.ask("critic", sources, critic.messages, critic.schema)
         ok, cause, feedback, confidence = critic.decide(text, self.kappa_min)
         if ok:
             turn.accept(self, confidence=confidence)
@@ -77,10 +93,11 @@ class ContextManager(Member):
         sources = {
             "subtask.objective": turn.objective,
             "state": list(self.state),
-            "proposal": critic.proposal(turn.step),
+            "proposal": proposal(turn.step),
             "result": result,
         }
-        update = cm.parse(turn.ask("context_manager", sources, cm.render_messages, cm.CM_SCHEMA))
+        cm = kit_of(turn, "context_manager")
+        update = cm.parse(turn.ask("context_manager", sources, cm.messages, cm.schema))
         if update is None:
             return (
                 veto("the context manager could not read the result; go on", "cm_format")

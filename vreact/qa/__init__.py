@@ -5,16 +5,21 @@ imports it, it finds it by name (``vreact.families.BUILT_IN``)."""
 from __future__ import annotations
 
 import dataclasses
+from types import MappingProxyType
 from typing import Any
 
 from vreact.families import FaultClass, Probed, Score, StepKit, TaskFamily, family
+from vreact.metrics import best_em, best_f1, support_f1
 from vreact.qa import _levels
 from vreact.qa._kit import QAKit
-from vreact.roles.designer import Designer, Subtask
+from vreact.qa.attacks import with_attacks
+from vreact.qa.dataset import Task, load_tasks, select_tasks
+from vreact.qa.faults import CLASSES, build
+from vreact.qa.gates import Artifact, ChainArtifact, PlanArtifact
+from vreact.qa.roles import planner
+from vreact.qa.roles.designer import Designer, Subtask
+from vreact.qa.tools import OpenCorpus, load_corpus
 from vreact.spec import AnswerRequirements, TaskSpec
-from vreact.tasks.dataset import Task, load_tasks
-from vreact.tasks.metrics import best_em, best_f1, support_f1
-from vreact.verify.gates import Artifact
 
 
 @family
@@ -25,10 +30,36 @@ class QuestionAnswering(TaskFamily):
     version = "1"
     formats = ("musique",)
     settings = ("hops", "answerable", "corpus", "attacks")
+    step_settings = ("finish", "designer", "observation_marking")
+    judged = MappingProxyType(
+        {
+            "L2": "a plan (the artifact) for a question (the paired level, L1)",
+            "L3": "one subtask's answer and its cited evidence (the artifact) against the subtask's "
+            "design (the paired level, L3)",
+            "integration": "the chain of subtask answers (the artifact) against the plan (the paired "
+            "level, L2)",
+            "L1": "a final answer and its cited evidence (the artifact) against the task's requirements "
+            "(the paired level, L1)",
+        }
+    )
     metrics = ("em", "f1", "support_f1")
 
     def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
         return list(load_tasks(path, limit))
+
+    def tasks(self, selection: Any) -> list[Any]:
+        """The file's records filtered by hop count and answerability, then ``task_ids`` and
+        ``limit``; each followed by its attacked copies (``attacks``)."""
+        d = selection
+        loaded = self.read(d.path, d.record_format)
+        kept = select_tasks(
+            loaded, hops=d.hops, answerable=d.answerable, task_ids=d.task_ids, limit=d.limit, source=d.path
+        )
+        return with_attacks(kept, d.attacks, loaded) if kept else kept
+
+    def shared(self, selection: Any) -> OpenCorpus | None:
+        """The ``corpus`` every task is searched in, read and indexed once for the run."""
+        return load_corpus(selection.corpus) if selection.corpus else None
 
     def row(self, task: Task) -> dict[str, Any]:
         """MuSiQue's columns of the ``tasks`` table, as records made before families have them."""
@@ -60,8 +91,11 @@ class QuestionAnswering(TaskFamily):
     def kit(self, ctx: Any, subtask: Subtask, retry: bool) -> StepKit:
         return QAKit(ctx, subtask)
 
-    def unit(self, data: dict[str, Any]) -> Artifact:
-        return Artifact.from_input(data)
+    def unit(self, data: dict[str, Any]) -> Any:
+        """An artifact read back from its gate input: an answer or abstention, a plan, a chain."""
+        kind = data.get("kind")
+        read = PlanArtifact if kind == "plan" else ChainArtifact if kind == "chain" else Artifact
+        return read.from_input(data)
 
     def final(self, task: Task, accepted: list[Any]) -> Artifact:
         return _levels.final(task.question, accepted)
@@ -70,14 +104,16 @@ class QuestionAnswering(TaskFamily):
         return dataclasses.replace(artifact, question=task.question)
 
     def fault_classes(self) -> tuple[FaultClass, ...]:
-        from vreact.quality.faults import CLASSES
-
         return CLASSES
 
     def probe(self, task: Task, classes: tuple[FaultClass, ...], spec: TaskSpec) -> Probed:
-        from vreact.quality.faults import build
-
         return build(task, classes, spec.requirements.answer.max_words)
+
+    def planner(self) -> _levels.Planner:
+        return _levels.Planner()
+
+    def substitute(self, objective: str, plan_ids: list[str], answers: dict[str, str]) -> str:
+        return planner.substitute(objective, plan_ids, answers)
 
     def chain(self, task: Task, done: list[Any], subtasks: list[Any], units: dict[str, Any]) -> Any:
         steps = [_levels.chain_step(st, units[st.id]) for st in done if st.id in units]

@@ -5,21 +5,56 @@ entity, and abstains when the paragraphs do not hold the answer."""
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
+from types import SimpleNamespace
 from typing import Any
 
 from vreact.families import Step as CoreStep
 from vreact.families import StepKit
-from vreact.roles.designer import Subtask, bridge_query, first_query
-from vreact.roles.executor import HOP_CHECKS, Step, parse_step, render_messages, run_tool, step_schema
-from vreact.tools import Corpus, corpus_of
-from vreact.verify.gates import Artifact
+from vreact.qa.gates import Artifact
+from vreact.qa.roles import context_manager, critic
+from vreact.qa.roles.designer import Subtask, bridge_query, first_query
+from vreact.qa.roles.executor import HOP_CHECKS, Step, parse_step, render_messages, run_tool, step_schema
+from vreact.qa.tools import Corpus, corpus_of
 
 #: What final-answer recovery asks when a try hits its step cap.
 RECOVER = (
     "Your steps for this question are spent. Reply now with ONE JSON object whose action is "
     '"finish" (the answer and the ids of the paragraphs it rests on) or "abstain" (why).'
 )
+
+#: DeReAct's critic and context manager for question answering's steps.
+CRITIC = SimpleNamespace(schema=critic.CRITIC_SCHEMA, messages=critic.render_messages, decide=critic.decide)
+CONTEXT_MANAGER = SimpleNamespace(
+    schema=context_manager.CM_SCHEMA, messages=context_manager.render_messages, parse=context_manager.parse
+)
+#: A search or read result's line: ``[id] title: text``.
+_HIT = re.compile(r"^\[(\w+)\] ([^:\n]*):", re.M)
+
+
+def stub(observation: str) -> str:
+    """An older tool result, blanked: the ids (and titles) it showed, nothing else."""
+    hits = _HIT.findall(observation)
+    if not hits:
+        return observation if len(observation) <= 80 else observation[:77] + "..."
+    return "(shown before: " + ", ".join(f"[{i}] {t.strip()}" for i, t in hits) + ")"
+
+
+def summary(history: list[tuple[str, str]]) -> str:
+    """The steps folded away: the queries issued and the paragraphs retrieved."""
+    queries, seen = [], []
+    for text, observation in history:
+        step = parse_step(text)
+        if step is not None and step.action == "search":
+            queries.append(repr(step.input))
+        seen += [f"[{i}] {t.strip()}" for i, t in _HIT.findall(observation)]
+    parts = []
+    if queries:
+        parts.append("searched " + ", ".join(dict.fromkeys(queries)))
+    if seen:
+        parts.append("saw " + ", ".join(dict.fromkeys(seen)))
+    return "; ".join(parts) or "nothing found"
 
 
 class QAKit(StepKit):
@@ -40,6 +75,15 @@ class QAKit(StepKit):
         if self.first_search:
             self.designed.append(Step(action="search", input=first_query(subtask.objective)))
         self.searches = 0
+
+    critic = CRITIC
+    context_manager = CONTEXT_MANAGER
+
+    def stub(self, observation: str) -> str:
+        return stub(observation)
+
+    def summary(self, history: list[tuple[str, str]]) -> str:
+        return summary(history)
 
     def parse(self, text: str) -> CoreStep | None:
         step = parse_step(text)

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from vreact.roles.designer import Subtask
+from vreact.model import Message, parse_json_object
+from vreact.qa.dataset import Task
+from vreact.qa.gates import Artifact, ChainArtifact, ChainStep, Plan, PlanArtifact
+from vreact.qa.roles import planner
+from vreact.qa.roles.designer import Subtask
 from vreact.spec import TaskSpec
-from vreact.tasks.dataset import Task
-from vreact.verify.gates import Artifact, ChainArtifact, ChainStep
 
 
 def l1(task: Task, spec: TaskSpec) -> dict[str, Any]:
     return {
-        "question": task.question,
+        "question": task.text,
         "task": spec.requirements.task,
         "answer": spec.requirements.answer.model_dump(),
     }
@@ -53,3 +55,23 @@ def final(question: str, accepted: list[Artifact]) -> Artifact:
         retrieved=retrieved,
         searches=sum(a.searches for a in accepted),
     )
+
+
+class Planner:
+    """L2 for question answering: a plan of hops, each a sub-question naming the hops it needs."""
+
+    schema = planner.PLAN_SCHEMA
+    tools = tuple(planner.TOOL_NAMES)
+
+    def messages(self, context: dict[str, Any]) -> list[Message]:
+        return planner.render_messages(context)
+
+    def proposal(self, text: str, reply: str) -> PlanArtifact:
+        return PlanArtifact(text, parse_json_object(reply))
+
+    def plan(self, proposal: PlanArtifact) -> Plan | None:
+        try:
+            plan = Plan.model_validate(proposal.plan)
+        except ValueError:
+            return None
+        return plan if plan.subtasks else None

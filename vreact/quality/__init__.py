@@ -2,7 +2,6 @@
 real records, through the gates a run builds, and the judges when one is given) and ``vreact
 replay`` (a recorded run's artifacts checked again by another set)."""
 
-from vreact.quality.faults import BY_NAME, CLASSES, FaultClass
 from vreact.quality.page import write_probe_html, write_replay_html
 from vreact.quality.probe import Probe, ProbeMismatch, run_probe
 from vreact.quality.probe_report import (
@@ -46,9 +45,6 @@ def measured(
 
 
 __all__ = [
-    "BY_NAME",
-    "CLASSES",
-    "FaultClass",
     "Probe",
     "ProbeMismatch",
     "ProbeReport",

@@ -13,15 +13,13 @@ from typing import Any
 from vreact.config import Configuration
 from vreact.controller._context import AttemptContext, Recorder
 from vreact.controller._outcome import Outcome
-from vreact.families import DEFAULT, FaultClass, family_of
+from vreact.families import DEFAULT, Artifact, FaultClass, Task, family_of
 from vreact.memory import ContextAssembler
 from vreact.model import Model, ModelError
 from vreact.records import DB_NAME, Store, exclusive
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
-from vreact.tasks.dataset import Task
 from vreact.v import V
 from vreact.verdict import Decision, Verdict, artifact_hash
-from vreact.verify.gates import Artifact
 from vreact.verify.verifier import Verifiers, built_gates, run_gate
 
 #: The verifiers a probe runs on a final answer, in the controller's order, and the component

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from vreact.quality.faults import BY_NAME
+from vreact.families import DEFAULT, family_of
 from vreact.records import Store
 
 Role = Literal["gold", "control", "fault"]
@@ -111,8 +111,7 @@ def role_of(name: str, roles: dict[str, Role] | None = None) -> Role:
     (probes made before families record none); a class neither knows is a fault."""
     if roles is not None and name in roles:
         return roles[name]
-    c = BY_NAME.get(name)
-    return c.role if c else "fault"
+    return next((c.role for c in family_of(DEFAULT).fault_classes() if c.name == name), "fault")
 
 
 def compute_probe(store: Store, run_id: int) -> ProbeReport:

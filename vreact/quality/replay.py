@@ -26,6 +26,7 @@ from vreact.controller._context import AttemptContext, Recorder
 from vreact.controller._outcome import Outcome
 from vreact.families import DEFAULT, Score, family_of
 from vreact.memory import ContextAssembler
+from vreact.metrics import best_em
 from vreact.model import Model
 from vreact.quality.probe import paired
 from vreact.records import (
@@ -39,11 +40,9 @@ from vreact.records import (
     read_run,
 )
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
-from vreact.tasks.dataset import Task
-from vreact.tasks.metrics import best_em
 from vreact.v import V, judge_name
 from vreact.verdict import Decision, Verdict, artifact_hash
-from vreact.verify.gates import Artifact, ChainArtifact, Gate, PlanArtifact
+from vreact.verify.gates import Gate
 from vreact.verify.verifier import Verifiers, built_gates, run_gate
 
 KIND = "replay"
@@ -83,20 +82,16 @@ class Replayed:
 Unit = Callable[[dict[str, Any]], Any]
 
 
-def input_of(data: dict[str, Any], unit: Unit = Artifact.from_input) -> Any:
-    """The artifact a gate input stands for (each kind reads back its own ``gate_input``; an
-    answer or abstention by ``unit``, the run's task family's)."""
-    if data.get("kind") == "plan":
-        return PlanArtifact.from_input(data)
-    if data.get("kind") == "chain":
-        return ChainArtifact.from_input(data)
-    return unit(data)
+def input_of(data: dict[str, Any], unit: Unit | None = None) -> Any:
+    """The artifact a gate input stands for, read back by ``unit`` (the run's task family's;
+    None: question answering's)."""
+    return (unit or unit_of(None))(data)
 
 
 def unit_of(family: str | None) -> Unit:
-    """How a run's answers and abstentions read back: its task family's ``unit`` (question
-    answering's artifact for records made before families)."""
-    return Artifact.from_input if family in (None, "qa") else family_of(family).unit
+    """How a run's artifacts read back from their gate inputs: its task family's ``unit``
+    (question answering's for records made before families)."""
+    return family_of(family or DEFAULT).unit
 
 
 def check(gates: tuple[Gate, ...], artifact: Any) -> list[tuple[Gate, Decision, str, str]]:
@@ -319,7 +314,7 @@ def write(result: Result, out_dir: Path, judge: Model | None = None, roles: Role
 
 @dataclass(frozen=True)
 class _Read:
-    """A recorded task of another family as its judges read it: an id and its text."""
+    """A recorded task as its judges read it: an id and its text."""
 
     id: str
     text: str
@@ -332,9 +327,7 @@ def _judge(store: Store, aid: int, result: Result, r: Replayed, judge: Model, ro
     record = result.tasks.get(a.task_id)
     text = (record.question if record else "") or ""
     family = family_of(result.family or DEFAULT)
-    # what a judge's paired level reads of the task: its id and text
-    qa = family.name == DEFAULT
-    task = Task(id=a.task_id, question=text, paragraphs=[]) if qa else _Read(a.task_id, text)
+    task = _Read(a.task_id, text)  # what a judge's paired level reads of the task
     config = Configuration(name=a.config, gates=True, judges=True)
     recorder = Recorder(store, aid)
     models = {"judge": judge, "default": judge}
@@ -390,7 +383,7 @@ def _attempt(
     inputs: dict[str, Any],
     unstable: list[str],
     judges: _Judges,
-    unit: Unit = Artifact.from_input,
+    unit: Unit | None = None,
 ) -> Replayed:
     r = Replayed(a)
     for e in events(a):
@@ -427,7 +420,7 @@ def _record(
     component: str,
     data: dict[str, Any],
     new: list[Any],
-    unit: Unit = Artifact.from_input,
+    unit: Unit | None = None,
 ) -> None:
     ident = input_of(data, unit).identity()
     h = artifact_hash(ident)

@@ -12,10 +12,10 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from vreact.metrics import best_em
 from vreact.records.faults import RETRYABLE_CRASHES
 from vreact.records.folder import DB_NAME
 from vreact.records.store import Store, open_to_read
-from vreact.tasks.metrics import best_em
 
 
 def _json(text: str | None, default: Any = None) -> Any:

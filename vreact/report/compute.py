@@ -13,6 +13,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from vreact.metrics import (
+    GroupMember,
+    answerability,
+    best_em,
+    best_f1,
+    group_sufficiency,
+    normalize_answer,
+    support_f1,
+)
 from vreact.records import (
     AttemptRecord,
     CallRecord,
@@ -48,15 +57,6 @@ from vreact.report.model import (
 )
 from vreact.report.model import Comparison as ComparisonRow
 from vreact.report.stats import compare, distribution, mean_se, pass_at_k, to_dict
-from vreact.tasks.metrics import (
-    GroupMember,
-    answerability,
-    best_em,
-    best_f1,
-    group_sufficiency,
-    normalize_answer,
-    support_f1,
-)
 from vreact.v import ABSTAIN_LEVELS, LEVELS, SOURCES, V
 
 COST_FIELDS = ("llm_calls", "prompt_tokens", "completion_tokens")

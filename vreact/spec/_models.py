@@ -29,8 +29,8 @@ from vreact.config import (
 from vreact.families import DEFAULT as DEFAULT_FAMILY
 from vreact.families import UnknownFamily, family_of, settings_of_families
 from vreact.model import DEFAULT_MODEL, CallPolicy, Watchdog, provider_reads, providers_reading, refused_by
+from vreact.spec._attacks import Attack, unique_names
 from vreact.spec._plugins import PluginError, load_plugin
-from vreact.tasks.attacks import Attack, unique_names
 from vreact.verify.gates import check_gate_args, gate_factory, prompt_of
 
 
@@ -479,6 +479,19 @@ class Experiment(_Plugged):
                         f"calls.{role}.{field} is read by no configuration: each gives its own"
                         + ("" if role == "default" else f" or calls no {role}"),
                     )
+        return self
+
+    @model_validator(mode="after")
+    def _steps_of_its_family(self) -> Experiment:
+        """A configuration setting another task family declares for its steps is refused."""
+        declared = settings_of_families(step=True)
+        family = self.dataset.family
+        for i, config in enumerate(self.configurations):
+            for name in sorted(config.model_fields_set & declared.keys()):
+                if family not in declared[name]:
+                    owners = " and ".join(sorted(declared[name]))
+                    why = f"a setting of the {owners} family's steps, not of {family!r}"
+                    raise IdleSetting(("configurations", i, name), why)
         return self
 
     @model_validator(mode="after")

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from vreact.families import load_built_in
+
 #: The entry-point group an installed package registers its plugin module in.
 GROUP = "vreact.plugins"
 
@@ -43,7 +45,9 @@ _entry_points_loaded = False
 
 
 def load_plugin(ref: str, base: Path | None = None) -> Plugin:
-    """Import the plugin ``ref`` once: a module name, or a ``.py`` file (relative to ``base``)."""
+    """Import the plugin ``ref`` once: a module name, or a ``.py`` file (relative to ``base``).
+    The built-in families load first, so what a plugin registers under a name of theirs wins."""
+    load_built_in()
     if ref.endswith(".py"):
         path = (base / ref if base is not None and not Path(ref).is_absolute() else Path(ref)).resolve()
         if str(path) not in _LOADED:  # a file is one plugin wherever it is named from
@@ -59,6 +63,7 @@ def load_entry_points() -> list[Plugin]:
     global _entry_points_loaded
     if not _entry_points_loaded:
         _entry_points_loaded = True
+        load_built_in()  # first, as for a plugin named by --plugin
         for ep in importlib.metadata.entry_points(group=GROUP):
             if ep.name in _LOADED:
                 continue

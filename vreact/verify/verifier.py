@@ -139,7 +139,7 @@ class Verifiers:
         name = judge_name(verifier)
         context = ctx.assembler.build("judge", scope)  # a context-schema breach raises, as it must
         try:
-            messages = _messages(prompt_of(judge.prompt)(kind, context))
+            messages = _messages(prompt_of(judge.prompt, ctx.family.judged)(kind, context))
             messages = told(messages) if self.marked else messages
         except Exception as e:  # fail closed: a judge's prompt that raises rejects, uncalled
             prompt = judge.prompt or "built-in"

@@ -1,18 +1,8 @@
-"""Gates: free deterministic checks, registered by name with ``@gate``."""
+"""Gates: free deterministic checks, registered by name with ``@gate``; judges' prompts,
+registered with ``@judge_prompt``. The gates here read only what every artifact has; a task
+family registers its own when it loads (question answering's: ``vreact.qa.gates``)."""
 
-from vreact.verify.gates import _answer, _chain, _plan  # noqa: F401  (register the built-in gates)
-from vreact.verify.gates._answer import expected_answer_type
-from vreact.verify.gates._artifact import (
-    ANSWER_TYPES,
-    REF,
-    Artifact,
-    ChainArtifact,
-    ChainStep,
-    Plan,
-    PlanArtifact,
-    PlannedSubtask,
-    reference_ids,
-)
+from vreact.verify.gates import _generic  # noqa: F401  (register the gates every family may use)
 from vreact.verify.gates._prompts import (
     JudgePrompt,
     UnknownPrompt,
@@ -35,30 +25,20 @@ from vreact.verify.gates._registry import (
 )
 
 __all__ = [
-    "ANSWER_TYPES",
-    "REF",
-    "Artifact",
-    "ChainArtifact",
-    "ChainStep",
     "Gate",
     "GateResult",
     "JudgePrompt",
-    "Plan",
-    "PlanArtifact",
-    "PlannedSubtask",
     "UnknownGate",
     "UnknownPrompt",
     "accept",
     "build_gate",
     "check_gate_args",
-    "expected_answer_type",
     "gate",
     "gate_factory",
     "gate_names",
     "judge_prompt",
     "prompt_names",
     "prompt_of",
-    "reference_ids",
     "reject",
     "render_messages",
 ]

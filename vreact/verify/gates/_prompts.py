@@ -6,8 +6,9 @@ loading a verifier set checks each name against this registry."""
 from __future__ import annotations
 
 import difflib
+import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from vreact.model import Message
@@ -18,23 +19,26 @@ from vreact.model import Message
 #: what the context assembler gave the judge: ``artifact`` and ``paired_level``, nothing else.
 JudgePrompt = Callable[[str, dict[str, Any]], list[Message]]
 
-_WHAT = {
-    "L2": "a plan (the artifact) for a question (the paired level, L1)",
-    "L3": "one subtask's answer and its cited evidence (the artifact) against the subtask's "
-    "design (the paired level, L3)",
-    "integration": "the chain of subtask answers (the artifact) against the plan (the paired level, L2)",
-    "L1": "a final answer and its cited evidence (the artifact) against the task's requirements "
-    "(the paired level, L1)",
+#: What the built-in prompt says each kind of judge checks, for any family (a family may word
+#: it for its own artifacts: ``TaskFamily.judged``).
+WHAT = {
+    "L2": "a plan (the artifact) for a task (the paired level, L1)",
+    "L3": "one subtask's result (the artifact) against the subtask's design (the paired level, L3)",
+    "integration": "the chain of subtask results (the artifact) against the plan (the paired level, L2)",
+    "L1": "a final answer (the artifact) against the task's requirements (the paired level, L1)",
 }
 
 #: The reply every judge's prompt must ask for (the judge's answer is parsed against it).
 REPLY = '{"reason": "...", "decision": "accept|reject", "confidence": 0.0-1.0}'
 
 
-def render_messages(kind: str, context: dict[str, Any]) -> list[Message]:
-    """The built-in judge's messages: the artifact and its paired level, nothing else."""
+def render_messages(
+    kind: str, context: dict[str, Any], what: Mapping[str, str] | None = None
+) -> list[Message]:
+    """The built-in judge's messages: the artifact and its paired level, nothing else; ``what``:
+    how the task's family words each kind (default: ``WHAT``)."""
     system = (
-        f"You are a strict judge. You check {_WHAT[kind]}. Accept only if the artifact "
+        f"You are a strict judge. You check {(what or WHAT)[kind]}. Accept only if the artifact "
         f"satisfies the paired level and is supported by its evidence. Reply with JSON: {REPLY}"
     )
     user = (
@@ -66,10 +70,11 @@ def prompt_names() -> list[str]:
     return sorted(_PROMPTS)
 
 
-def prompt_of(name: str | None) -> JudgePrompt:
-    """The prompt registered as ``name`` (None: the built-in one, ``default``)."""
+def prompt_of(name: str | None, what: Mapping[str, str] | None = None) -> JudgePrompt:
+    """The prompt registered as ``name`` (None: the built-in one, ``default``, worded by
+    ``what``: the task family's)."""
     if name is None:
-        return render_messages
+        return functools.partial(render_messages, what=what) if what else render_messages
     if name not in _PROMPTS:
         close = difflib.get_close_matches(name, _PROMPTS, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f" (registered: {', '.join(_PROMPTS) or 'none'})"

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from vreact.verify.gates._artifact import Artifact
+from vreact.families import Artifact, load_built_in
 
 ArtifactKind = str  # "answer" or "abstain"
 
@@ -95,11 +95,16 @@ class UnknownGate(ValueError):
 
 
 def gate_names() -> list[str]:
+    """Every gate's name: the core's, the built-in families' and those registered so far."""
+    load_built_in()
     return sorted(_REGISTRY)
 
 
 def gate_factory(name: str) -> GateFactory:
-    """Look a gate up by name, suggesting the closest name on a typo."""
+    """Look a gate up by name (a built-in family's gates load on the first name the core's do
+    not hold), suggesting the closest name on a typo."""
+    if name not in _REGISTRY:
+        load_built_in()
     if name not in _REGISTRY:
         close = difflib.get_close_matches(name, _REGISTRY, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(gate_names())})"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from vreact.tasks.metrics import normalize_answer
-from vreact.verify.gates._answer import support_score
-from vreact.verify.gates._artifact import ChainArtifact
+from vreact.metrics import normalize_answer
+from vreact.qa.gates._answer import support_score
+from vreact.qa.gates._artifact import ChainArtifact
 from vreact.verify.gates._registry import Check, GateResult, accept, gate, reject
 
 

@@ -1,5 +1,5 @@
 """The executor's tools: search (BM25), read, finish, abstain, over one task's paragraphs or over
-a whole corpus (the experiment's ``dataset.corpus``, read by vreact.tasks.corpus): retrieval's
+a whole corpus (the experiment's ``dataset.corpus``, read by vreact.qa.corpus): retrieval's
 one home, the indexes and the tasks placed in a corpus."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from operator import add
 from pathlib import Path
 from typing import Any
 
-from vreact.tasks.corpus import CorpusError, read_corpus
-from vreact.tasks.dataset import Paragraph, Task
+from vreact.qa.corpus import CorpusError, read_corpus
+from vreact.qa.dataset import Paragraph, Task
 
 _STOP = set(
     [
@@ -210,6 +210,14 @@ class OpenCorpus(Corpus):
             docs = np.concatenate([ind[ptr[t] : ptr[t + 1]] for t in terms])
             weights = np.concatenate([data[ptr[t] : ptr[t + 1]] for t in terms])
         return np.bincount(docs, weights=weights, minlength=self._n)
+
+    def identity(self) -> dict[str, Any]:
+        """Its entry in a run's identity: a folder's run searched in another corpus is refused."""
+        return {"corpus": {"path": self.source, "sha256": self.sha256, "paragraphs": len(self)}}
+
+    def place(self, tasks: list[Task], source: str) -> list[Task]:
+        """``tasks`` searched in it (:func:`in_corpus`)."""
+        return in_corpus(tasks, self, source)
 
     def search(self, query: str, k: int = 3) -> list[Hit]:
         import numpy as np

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vreact.families import Subtask
+from vreact.qa.gates import Plan, expected_answer_type, reference_ids
+from vreact.qa.tools import tokenize
 from vreact.spec import AnswerRequirements
-from vreact.tools import tokenize
-from vreact.verify.gates import Plan, expected_answer_type, reference_ids
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vreact.verify.gates._artifact import Plan, PlanArtifact, reference_ids
+from vreact.qa.gates._artifact import Plan, PlanArtifact, reference_ids
 from vreact.verify.gates._registry import Check, GateResult, accept, gate, reject
 
 if TYPE_CHECKING:

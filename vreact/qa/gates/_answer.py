@@ -1,13 +1,14 @@
-"""Built-in gates for question answering. Each is free, deterministic and fails closed."""
+"""Question answering's gates (the family ``qa`` registers them when it loads). Each is free,
+deterministic and fails closed."""
 
 from __future__ import annotations
 
 import functools
 import re
 
-from vreact.tasks.metrics import normalize_answer
-from vreact.tools import tokenize
-from vreact.verify.gates._artifact import Artifact
+from vreact.metrics import normalize_answer
+from vreact.qa.gates._artifact import Artifact
+from vreact.qa.tools import tokenize
 from vreact.verify.gates._registry import Check, GateResult, accept, gate, reject
 
 _NUMBER_WORDS = [
@@ -154,45 +155,6 @@ def expected_answer_type(question: str, type_from_wh_word: bool = True) -> str:
         (m.start(), rank, kind) for rank, (kind, pat) in enumerate(_WH_PATTERNS) if (m := re.search(pat, q))
     ]
     return min(found)[2] if found else "any"  # at one position, the more specific pattern
-
-
-@gate("parses", kinds=("answer", "abstain"))
-def parses() -> Check:
-    """The artifact has the fields of its schema with the right types."""
-
-    def check(a: Artifact) -> GateResult:
-        if a.kind == "abstain":
-            return accept() if isinstance(a.reason, str) else reject("format", "reason is not text")
-        if not isinstance(a.answer, str):
-            return reject("format", f"answer is {type(a.answer).__name__}, not text")
-        if not isinstance(a.evidence, list) or not all(isinstance(e, str) for e in a.evidence):
-            return reject("format", "evidence is not a list of paragraph ids")
-        return accept()
-
-    return check
-
-
-@gate("non_empty")
-def non_empty() -> Check:
-    """The answer holds at least one letter or digit."""
-
-    def check(a: Artifact) -> GateResult:
-        return accept() if _tokens(str(a.answer)) else reject("empty_answer", "the answer is empty")
-
-    return check
-
-
-@gate("max_words")
-def max_words(max_words: int = 15) -> Check:
-    """The answer is at most ``max_words`` words long."""
-
-    def check(a: Artifact) -> GateResult:
-        n = len(str(a.answer).split())
-        if n > max_words:
-            return reject("too_long", f"the answer has {n} words; at most {max_words} allowed")
-        return accept()
-
-    return check
 
 
 @gate("not_refusal")
@@ -483,17 +445,5 @@ def abstain_reasoned(min_searches: int = 1) -> Check:
         if a.searches < min_searches:
             return reject("premature_abstention", f"search at least {min_searches} time(s) before abstaining")
         return accept()
-
-    return check
-
-
-@gate("abstention_allowed", kinds=("abstain",))
-def abstention_allowed(abstention_allowed: bool = True) -> Check:
-    """Abstaining is allowed by the task's requirements (L1)."""
-
-    def check(a: Artifact) -> GateResult:
-        return (
-            accept() if abstention_allowed else reject("abstention_forbidden", "the task requires an answer")
-        )
 
     return check

@@ -1,7 +1,7 @@
 """An open corpus file (the experiment's ``dataset.corpus``): a JSON array, or JSON lines, of
 ``{"title", "text"}`` objects, a paragraph's id being its position (0, 1, ...). Search runs over
 the whole corpus instead of a task's own paragraphs (its index, and each task's gold supporting
-paragraphs found in it by exact title and text, are retrieval's: vreact.tools; docs/corpus.md)."""
+paragraphs found in it by exact title and text, are retrieval's: vreact.qa.tools; docs/corpus.md)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from vreact.inputs import InputFileError, read_text
-from vreact.tasks.dataset import DatasetError, Paragraph
+from vreact.qa.dataset import DatasetError, Paragraph
 
 
 class CorpusError(DatasetError):

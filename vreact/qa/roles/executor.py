@@ -12,11 +12,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from vreact.families import SUMMARY
 from vreact.families import Step as CoreStep
 from vreact.marking import mark
 from vreact.model import Message, parse_json_object
-from vreact.roles.prompts import failure_lines
-from vreact.tools import Corpus, paragraph_id
+from vreact.qa.roles.prompts import failure_lines
+from vreact.qa.tools import Corpus, paragraph_id
 
 
 class Hop(BaseModel):
@@ -278,10 +279,6 @@ def next_question(hops: bool = False, bridge: bool = False) -> str:
     """What the try's history ends with, for a step format (``step_schema``'s switches)."""
     text = _NEXT_HOPS if hops else _NEXT
     return text.replace(_MISSING, _BRIDGE_MISSING) if bridge else text
-
-
-#: The reply text of a history entry that summarises earlier steps (a context profile's).
-SUMMARY = "\x00summary"
 
 
 def _step_line(n: int, text: str, observation: str) -> str:

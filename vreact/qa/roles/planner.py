@@ -6,9 +6,9 @@ import re
 from typing import Any
 
 from vreact.model import Message
-from vreact.roles.prompts import failure_lines
-from vreact.tools import TOOLS
-from vreact.verify.gates import ANSWER_TYPES, REF, reference_ids
+from vreact.qa.gates import ANSWER_TYPES, REF, reference_ids
+from vreact.qa.roles.prompts import failure_lines
+from vreact.qa.tools import TOOLS
 
 MAX_SUBTASKS = 5
 

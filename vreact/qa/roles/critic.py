@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from vreact.families import Step
 from vreact.model import Message, parse_json_object
 
 CRITIC_SCHEMA: dict[str, Any] = {
@@ -39,11 +38,6 @@ class Decision(BaseModel):
     decision: str
     confidence: float = Field(ge=0.0, le=1.0)
     feedback: str = ""
-
-
-def proposal(step: Step) -> dict[str, Any]:
-    """A step as the critic and the context manager see it: intent and command."""
-    return {"intent": step.thought, "action": step.action, "input": step.input, "evidence": step.evidence}
 
 
 def render_messages(context: dict[str, Any]) -> list[Message]:

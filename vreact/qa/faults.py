@@ -9,12 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from vreact import families
-from vreact.tasks.attacks import STYLES, URL
-from vreact.tasks.dataset import Task
-from vreact.tasks.metrics import normalize_answer
-from vreact.tools import Corpus, corpus_of
-from vreact.verify.gates import Artifact, ChainArtifact, ChainStep, expected_answer_type
-from vreact.verify.gates._answer import support_score
+from vreact.metrics import normalize_answer
+from vreact.qa.attacks import STYLES, URL
+from vreact.qa.dataset import Task
+from vreact.qa.gates import Artifact, ChainArtifact, ChainStep, expected_answer_type
+from vreact.qa.gates._answer import support_score
+from vreact.qa.tools import Corpus, corpus_of
 
 Role = families.Role
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator, model_validator
 
-from vreact.inputs import InputFileError, check_file, decode_text
+from vreact.families import select
+from vreact.inputs import DatasetError, InputFileError, check_file, decode_text
 from vreact.origin import tag
 
 #: The longest paragraph text vreact keeps, in characters (MuSiQue's run to about 1,500): a longer
@@ -84,17 +85,17 @@ class Task(BaseModel):
     def _gold_aliases(cls, v: list[str]) -> list[str]:
         return [tag(a, "gold") for a in v]
 
-    # where it is searched: the run's corpus and its gold ids there (vreact.tools.in_corpus),
-    # else its own paragraphs, whose index vreact.tools.corpus_of keeps here once built
+    # where it is searched: the run's corpus and its gold ids there (vreact.qa.tools.in_corpus),
+    # else its own paragraphs, whose index vreact.qa.tools.corpus_of keeps here once built
     _corpus: Any = PrivateAttr(None)
     _corpus_support: list[str] | None = PrivateAttr(None)
     _own_index: Any = PrivateAttr(None)
-    # an attacked copy's attack (vreact.tasks.attacks.Attacked): for the records, never a role
+    # an attacked copy's attack (vreact.qa.attacks.Attacked): for the records, never a role
     _attack: Any = PrivateAttr(None)
 
     @property
     def attack(self) -> Any:
-        """The attack this copy of a task carries (``vreact.tasks.attacks.Attacked``), or None."""
+        """The attack this copy of a task carries (``vreact.qa.attacks.Attacked``), or None."""
         return self._attack
 
     @attack.setter
@@ -126,7 +127,8 @@ class Task(BaseModel):
 
     @property
     def search_corpus(self) -> Any:
-        """The run's corpus (a vreact.tools.OpenCorpus) this task is searched in; None: its own paragraphs."""
+        """The run's corpus (a ``vreact.qa.tools.OpenCorpus``) this task is searched in; None: its
+        own paragraphs."""
         return self._corpus
 
     def in_corpus(self, corpus: Any, support: list[str]) -> Task:
@@ -137,7 +139,8 @@ class Task(BaseModel):
 
     @property
     def own_index(self) -> Any:
-        """``(paragraphs, index)``: the index of its own paragraphs, once built (vreact.tools.corpus_of)."""
+        """``(paragraphs, index)``: the index of its own paragraphs, once built
+        (``vreact.qa.tools.corpus_of``)."""
         return self._own_index
 
     @own_index.setter
@@ -157,10 +160,6 @@ class Task(BaseModel):
             "pair_id": self.pair_id,
             **(self._attack.record() if self._attack is not None else {}),
         }
-
-
-class DatasetError(ValueError):
-    """A dataset line that is not a MuSiQue record: ``FILE:LINE: field: message``."""
 
 
 #: ``VREACT_DATASET_EXTRA_FIELDS=allow`` admits dataset records carrying fields MuSiQue's
@@ -332,10 +331,4 @@ def select_tasks(
         for t in tasks
         if (hops is None or t.hops in hops) and (answerable is None or t.answerable == answerable)
     ]
-    if task_ids:
-        by_id = {t.id: t for t in kept}
-        missing = [i for i in task_ids if i not in by_id]
-        if missing:
-            raise DatasetError(f"{source}: no task with id {', '.join(missing)} (after the filter)")
-        kept = [by_id[i] for i in task_ids]
-    return kept[:limit] if limit is not None else kept
+    return select(kept, task_ids, limit, source)

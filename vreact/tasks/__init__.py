@@ -1,1 +1,0 @@
-"""Tasks: MuSiQue-style datasets (``dataset``) and MuSiQue's own metrics (``metrics``)."""
