@@ -171,7 +171,10 @@ class ScriptedVreactModel:
 def vreact_worker(name: str, n_tasks: int, attempts: int, work: Path, cache: Path | None) -> dict[str, Any]:
     from vreact.experiment import ResolvedExperiment, run_experiment
     from vreact.model import CallPolicy, ResilientModel, ResponseCache
-    from vreact.qa.dataset import load_tasks
+    try:
+        from vreact.qa.dataset import load_tasks
+    except ImportError:  # a checkout from before task families (--compare)
+        from vreact.tasks.dataset import load_tasks  # type: ignore[no-redef]
     from vreact.spec import load_roles, load_spec, load_verifiers, resolve_configs
 
     tasks = load_tasks(FULL, n_tasks)
