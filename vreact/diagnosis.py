@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from vreact.families import DEFAULT, UnknownFamily, family_of
 from vreact.model import Message, Model, ModelError, parse_json_object
 from vreact.records import DB_NAME, AttemptRecord, Store, exclusive, read_run
 
@@ -39,17 +41,29 @@ DIAGNOSIS_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+#: How the audit names a run's task, what its answer cites and the task's own label: a family's
+#: wording (``TaskFamily.audited``), or this one for any task.
+TASK_WORDS = {"task": "a task the agent worked on with its tools", "cited": "what it cited", "label": "Task"}
 _SYSTEM = (
-    "You audit one agent trajectory: a question answered from paragraphs the agent searched. "
+    "You audit one agent trajectory: {task}. "
     "Rate, from the trajectory alone: state (GOOD, MIXED or POOR: did the agent's verified facts "
     "keep the evidence it found; N/A if it kept none), validation (GOOD, MIXED or POOR: was the "
     "decision to finish supported by the evidence; N/A if there was no completion check), "
-    "evidence_complete (did the cited paragraphs hold every fact the answer needs), "
-    "constraints_satisfied (does the answer fit what the question asks), admitted_guessing (did "
+    "evidence_complete (did {cited} hold every fact the answer needs), "
+    "constraints_satisfied (does the answer fit what the {label_lower} asks), admitted_guessing (did "
     "the agent say it guessed). Reply with JSON: "
-    '{"state": "...", "validation": "...", "evidence_complete": true, "constraints_satisfied": true, '
-    '"admitted_guessing": false, "reason": "..."}'
+    '{{"state": "...", "validation": "...", "evidence_complete": true, "constraints_satisfied": true, '
+    '"admitted_guessing": false, "reason": "..."}}'
 )
+
+
+def words_of(family: str | None) -> Mapping[str, str]:
+    """The audit's wording for a run of ``family`` (None: made before families, question
+    answering's); a family that cannot be loaded here (a plugin's) gets the wording for any task."""
+    try:
+        return family_of(family or DEFAULT).audited or TASK_WORDS
+    except UnknownFamily:
+        return TASK_WORDS
 
 
 class Ratings(BaseModel):
@@ -63,10 +77,10 @@ class Ratings(BaseModel):
     reason: str = ""
 
 
-def trajectory(a: AttemptRecord, question: str) -> str:
-    """What the judge reads: the question, each executor step and what it observed, the last
+def trajectory(a: AttemptRecord, question: str, label: str = "Question") -> str:
+    """What the judge reads: the task's text, each executor step and what it observed, the last
     State the context manager kept. Never the gold answer, the outcome or its correctness."""
-    lines = [f"Question: {question}"]
+    lines = [f"{label}: {question}"]
     for s in a.steps:
         lines.append(f"[{s.component} try {s.try_} step {s.step}] thought: {s.thought or ''}")
         lines.append(f"  action: {s.action} {json.dumps(s.input or '')} evidence: {s.evidence}")
@@ -79,8 +93,11 @@ def trajectory(a: AttemptRecord, question: str) -> str:
     return "\n".join(lines)
 
 
-def messages(a: AttemptRecord, question: str) -> list[Message]:
-    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": trajectory(a, question)}]
+def messages(a: AttemptRecord, question: str, words: Mapping[str, str] | None = None) -> list[Message]:
+    w = words or words_of(None)
+    system = _SYSTEM.format(task=w["task"], cited=w["cited"], label_lower=w["label"].lower())
+    user = trajectory(a, question, w["label"])
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def diagnose(run_dir: Path, judge: Model, sample: int = 8, seed: int = 0) -> list[dict[str, Any]]:
@@ -91,14 +108,17 @@ def diagnose(run_dir: Path, judge: Model, sample: int = 8, seed: int = 0) -> lis
         records = read_run(store)
         done = [a for a in records.attempts if a.outcome in ("answer", "abstain")]
         picked = sorted(random.Random(seed).sample(done, min(sample, len(done))), key=lambda a: a.id)
-        rows = [_rate(store, judge, a, records.tasks[a.task_id].question or "") for a in picked]
+        words = words_of(records.run.family if records.run else None)
+        rows = [_rate(store, judge, a, records.tasks[a.task_id].question or "", words) for a in picked]
         store.replace_diagnoses(judge.name, rows)
         store.close()
     return rows
 
 
-def _rate(store: Store, judge: Model, a: AttemptRecord, question: str) -> dict[str, Any]:
-    msgs = messages(a, question)
+def _rate(
+    store: Store, judge: Model, a: AttemptRecord, question: str, words: Mapping[str, str]
+) -> dict[str, Any]:
+    msgs = messages(a, question, words)
     try:
         c = judge.generate(msgs, DIAGNOSIS_SCHEMA)
     except ModelError as e:

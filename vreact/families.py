@@ -310,6 +310,9 @@ class TaskFamily:
     #: how the built-in judge prompt words what each kind of judge checks (L1, L2, L3,
     #: integration) for its artifacts (None: the generic wording, ``vreact.verify.gates.WHAT``)
     judged: ClassVar[Mapping[str, str] | None] = None
+    #: how ``vreact diagnose``'s audit names its task (``task``), what an answer cites
+    #: (``cited``) and the task's label (``label``) (None: the wording for any task)
+    audited: ClassVar[Mapping[str, str] | None] = None
 
     def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
         """The tasks of the file ``path`` (a family may take names such as ``sample``), in

@@ -23,7 +23,7 @@ from tests.conftest import REPO
 from tests.fakes.scripted_server import ScriptedServer
 from tests.helpers import installed_plugin
 from vreact.origin import origins_in
-from vreact.records import DB_NAME
+from vreact.records import DB_NAME, read_run
 
 DATA = REPO / "tests" / "data" / "arith"
 PLUGIN = "tests.families.arith"
@@ -121,6 +121,16 @@ def test_the_family_runs_n_and_vg_and_reports_its_own_metrics(server, tmp_path):
     assert "Family metrics" in (tmp_path / "page.html").read_text()
     check = vreact("check", str(out))
     assert check.returncode == 0, check.stdout + check.stderr
+    # diagnose's audit words the task as any task's, not as a question over paragraphs
+    audit = ("diagnose", str(out), "--judge", "openai/arith", "--base-url", server.base_url, "--sample", "2")
+    diagnosed = vreact(*audit)
+    assert diagnosed.returncode == 0, diagnosed.stderr[-2000:]
+    audits = [c for a in read_run(out).attempts for c in a.calls if c.role == "diagnosis"]
+    assert len(audits) == 2
+    for call in audits:
+        system, user = (m["content"] for m in call.messages or [])
+        assert "a task the agent worked on with its tools" in system and "paragraph" not in system
+        assert user.startswith("Task: ")
     # replayed with its own verifier set: every verdict the same, and N's guess, which N took as it
     # was, rejected post hoc by R3's computed
     replay = vreact("replay", str(out), "--plugin", PLUGIN, "--out", str(tmp_path / "replay"), "--json")

@@ -43,6 +43,13 @@ class QuestionAnswering(TaskFamily):
         }
     )
     metrics = ("em", "f1", "support_f1")
+    audited = MappingProxyType(
+        {
+            "task": "a question answered from paragraphs the agent searched",
+            "cited": "the cited paragraphs",
+            "label": "Question",
+        }
+    )
 
     def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
         return list(load_tasks(path, limit))
