@@ -99,10 +99,10 @@ class Turn:
     text: str = ""
     step: Step | None = None
     observation: str | None = None
-    cut: bool = False  # the observation shows a paragraph cut when it was read (Paragraph.cut)
+    cut: bool = False  # the observation shows something cut when it was read (qa: Paragraph.cut)
     #: what a context member adds to the executor's context (e.g. the DeReAct State)
     sources: dict[str, Any] = field(default_factory=dict)
-    retrieved: frozenset[str] = frozenset()  # paragraph ids this try has seen
+    retrieved: frozenset[str] = frozenset()  # what this try has seen (the kit's; qa: paragraph ids)
     #: a role's call for members that ask a model (the critic, the context manager): its
     #: context is assembled under memory/roles.yaml and the call is recorded
     ask: (
