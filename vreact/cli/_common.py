@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,6 +91,35 @@ def _load_plugins(ctx: click.Context, param: click.Parameter, modules: tuple[str
 
 
 #: ``--plugin MODULE`` (repeatable) on every command that reads declarative files.
+def dataset_options(required: bool) -> Callable[[Any], Any]:
+    """``--dataset``, ``--family`` and ``--format``: a file of a task family's records, as ``run``
+    and ``probe`` take it."""
+    options = [
+        click.option(
+            "--dataset",
+            required=required,  # no default: click takes a given one, even None, as the value
+            help="a file of the family's records (qa: MuSiQue .jsonl, or 'sample')",
+        ),
+        click.option(
+            "--family",
+            default=None,
+            help="the task family of its records (default qa; 'vreact plugins' lists them)",
+        ),
+        click.option(
+            "--format",
+            default=None,
+            help="the format of its records (default: the family's first; qa: musique)",
+        ),
+    ]
+
+    def apply(f: Any) -> Any:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return apply
+
+
 plugin_option = click.option(
     "--plugin",
     "plugins",

@@ -8,7 +8,16 @@ from typing import Any
 
 import click
 
-from vreact.cli._common import UserError, console, err, judge_model, plugin_option, show_measured, user_errors
+from vreact.cli._common import (
+    UserError,
+    console,
+    dataset_options,
+    err,
+    judge_model,
+    plugin_option,
+    show_measured,
+    user_errors,
+)
 
 #: The levels a probe may check: R1 and R3 on final answers, R2 on the gold artifact's chain.
 PROBE_LEVELS = ("R1", "R2", "R3")
@@ -49,15 +58,7 @@ def _names(value: str | None, known: tuple[str, ...], what: str) -> tuple[str, .
 
 
 @click.command()
-@click.option(
-    "--dataset", default=None, help="a file of the family's records (qa: MuSiQue .jsonl, or 'sample')"
-)
-@click.option(
-    "--family", default=None, help="the task family of its records (default qa; 'vreact plugins' lists them)"
-)
-@click.option(
-    "--format", default=None, help="the format of its records (default: the family's first; qa: musique)"
-)
+@dataset_options(required=False)
 @click.option("--corpus", type=click.Path(path_type=Path), default=None, help="search this corpus file")
 @click.option("--spec", default="musique", show_default=True, help="L1 spec: a name or a YAML file")
 @click.option("--verifiers", default="musique", show_default=True, help="verifier set: a name or a YAML file")

@@ -17,7 +17,15 @@ from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as Bar
 
-from vreact.cli._common import Stopped, console, err, plugin_option, print_report, user_errors
+from vreact.cli._common import (
+    Stopped,
+    console,
+    dataset_options,
+    err,
+    plugin_option,
+    print_report,
+    user_errors,
+)
 from vreact.config import CALL_ROLES
 from vreact.experiment import (
     OnAttempt,
@@ -501,15 +509,7 @@ _attempts = [
 
 
 @click.command()
-@click.option(
-    "--dataset", required=True, help="a file of the family's records (qa: MuSiQue .jsonl, or 'sample')"
-)
-@click.option(
-    "--family", default=None, help="the task family of its records (default qa; 'vreact plugins' lists them)"
-)
-@click.option(
-    "--format", default=None, help="the format of its records (default: the family's first; qa: musique)"
-)
+@dataset_options(required=True)
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="first N tasks only")
 @click.option("--task-ids", default=None, help="comma-separated task ids to run, in that order")
 @_with_common

@@ -6,19 +6,55 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from vreact.budget import Budgets
 from vreact.config import Configuration
+from vreact.families import TaskFamily
 from vreact.marking import told
-from vreact.model import Message
+from vreact.memory import ContextAssembler
+from vreact.model import Completion, Message
 from vreact.spec import JudgeSpec, TaskSpec, VerifierSet
 from vreact.v import CONFIGURED, Source, V, judge_name
 from vreact.verdict import Verdict, artifact_hash
 from vreact.verify import judges
 from vreact.verify.gates import Gate, GateResult, build_gate, prompt_of, reject
 
-if TYPE_CHECKING:
-    from vreact.controller._context import AttemptContext
+
+class Recording(Protocol):
+    """Where an attempt's verdicts are written (the controller's recorder)."""
+
+    def verdict(self, verdict: Verdict, artifact: Any = None, given: Any = None) -> None: ...
+
+    def verdicts(self, verdicts: list[Verdict], artifact: Any = None, given: Any = None) -> None: ...
+
+
+class AttemptContext(Protocol):
+    """What a verifier uses of the attempt it checks (``vreact.controller``'s context): its
+    budgets, recorder, assembler and family, a scope of the records, and the judge's call."""
+
+    @property
+    def budgets(self) -> Budgets: ...
+
+    @property
+    def recorder(self) -> Recording: ...
+
+    @property
+    def assembler(self) -> ContextAssembler: ...
+
+    @property
+    def family(self) -> TaskFamily: ...
+
+    def scope(self, components: tuple[str, ...], sources: dict[str, Any]) -> Any: ...
+
+    def call(
+        self,
+        role: str,
+        messages: list[Message],
+        schema: dict[str, Any],
+        temperature: float | None = None,
+        verifier: str | None = None,
+    ) -> Completion: ...
 
 
 @dataclass
