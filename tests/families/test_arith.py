@@ -260,6 +260,61 @@ def test_its_gold_is_tagged_and_never_in_a_prompt(server, tmp_path):
         assert not re.search(rf"\b{re.escape(golds[question])}\b", prompt.replace(question, "")), prompt
 
 
+def test_the_context_schema_runs_over_its_attempts(tmp_path, monkeypatch):
+    """A gated and judged attempt of the family builds every role's context through the
+    assembler under memory/roles.yaml (none holds a gold value), and its gold, planted in one,
+    is refused."""
+    import tests.families.arith as arith
+    from tests.helpers import by_role, judged
+    from vreact.config import Configuration
+    from vreact.experiment import ResolvedExperiment
+    from vreact.experiment.runner import Job, run_attempt
+    from vreact.memory import ContextAssembler, ContextSchemaError, Scope
+    from vreact.records import Store
+    from vreact.spec import load_roles, load_spec, load_verifiers
+
+    family = arith.Arithmetic()
+    [problem, *_] = family.read(str(DATA / "problems.jsonl"), "jsonl")
+    built: dict[str, list[dict[str, Any]]] = {}
+    build = ContextAssembler.build
+
+    def spying(self, role, scope):
+        out = build(self, role, scope)
+        built.setdefault(role, []).append(out)
+        return out
+
+    monkeypatch.setattr(ContextAssembler, "build", spying)
+    judged_set = tmp_path / "verifiers.yaml"  # the family's set, with R1's and R3's judges
+    judged_set.write_text(
+        "kind: verifiers\nname: arith-judged\nplan: {gates: []}\n"
+        "R1: {gates: [non_empty, computed], judge: {}}\nR2: {gates: []}\n"
+        "R3: {gates: [computed, abstention_allowed], judge: {}}\n"
+    )
+    spec, verifiers, roles = load_spec(str(DATA / "spec.yaml")), load_verifiers(str(judged_set)), load_roles()
+    steps = [
+        json.dumps({"thought": "compute", "action": "calc", "input": "3*4-2"}),
+        json.dumps({"thought": "done", "action": "finish", "input": "10"}),
+    ]
+    model = by_role(executor=steps, judge=[json.dumps(judged())] * 2)
+    store = Store(tmp_path / DB_NAME)
+    run_id = store.new_run({}, model.name, "arith", family.record())
+    store.add_tasks([family.row(problem)])
+    config = Configuration(name="VGJ", gates=True, judges=True)
+    models = {"default": model}
+    experiment = ResolvedExperiment([problem], [config], models, spec, verifiers, roles, family="arith")
+    outcome = run_attempt(experiment, Job(config, problem), store, run_id)
+    assert (outcome.kind, outcome.answer) == ("answer", "10")
+    assert set(built) == {"designer", "executor", "judge", "controller"}
+    assert len(built["judge"]) == 2  # R1's and R3's
+    for contexts in built.values():
+        assert all("gold" not in set(origins_in(c)) for c in contexts)
+    planted = {"subtask.objective": problem.text, "try.steps": [("thought", problem.answer)]}
+    leak = Scope(1, ("executor.s1",), planted)
+    with pytest.raises(ContextSchemaError, match="'gold'"):
+        ContextAssembler(roles, store).build("executor", leak)
+    store.close()
+
+
 @pytest.mark.parametrize(
     ("flag", "value", "message"),
     [
