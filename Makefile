@@ -20,12 +20,12 @@ install-test: $(BIN)/python
 	@echo "Installing vreact with test dependencies (first time: llama.cpp builds, ~5 min)..."
 	$(BIN)/pip install -q -e '.[test]'
 	@# tests/report/test_html.py checks the HTML report in headless Chromium, tests/controller/test_transcripts.py
-	@# reads a run with the sqlite3 shell (Debian's packages)
-	@{ command -v chromium && command -v sqlite3; } >/dev/null 2>&1 || { \
-	  echo "Installing chromium and sqlite3 (apt-get) for the HTML report and records tests..."; \
+	@# reads a run with the sqlite3 shell, tests/sandbox/ runs hostile programs in bubblewrap (Debian's packages)
+	@{ command -v chromium && command -v sqlite3 && command -v bwrap && test -x /usr/bin/python3; } >/dev/null 2>&1 || { \
+	  echo "Installing chromium, sqlite3 and bubblewrap (apt-get) for the HTML report, records and sandbox tests..."; \
 	  SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
 	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium sqlite3 >/dev/null; }
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium sqlite3 bubblewrap python3 >/dev/null; }
 
 install-evidence: $(BIN)/python
 	@echo "Installing vreact with Qwen2.5-Coder-1.5B and llama.cpp's server (first time: ~5 min build, 1.1 GB)..."

@@ -1,0 +1,298 @@
+"""A sandbox for model-written programs: bubblewrap, the system's Python, and limits that hold.
+
+Each run is one ``bwrap`` (no network, new PID, IPC, UTS and user namespaces, an empty
+environment) over read-only binds of ``/usr`` alone, a private writable work folder and its own
+``/tmp``: not the home folder, the repository, site-packages (the hidden tests live there), the
+run folder or the response cache. Run as root, each concurrent run takes an unprivileged user of
+its own (``FIRST_UID`` and up), so the process limit, which counts per user, holds a fork bomb to
+its own run; run as another user, every run is that user's. Limits: CPU seconds, address space,
+processes, file size (the program's output is a file: this caps it) and open files, and a wall
+clock that kills the whole process group (the PID namespace takes a daemonised grandchild with
+it). What comes back counts only after the run's marker, drawn at random per run; the runner
+inside (``_harness.py``) keeps the checks, and the hidden test, out of the program's process.
+
+``sandbox: none`` (``Sandbox(kind="none")``) runs the same runner without bubblewrap, under the
+same limits, as the current user: no isolation, for a machine that has no sandbox and an
+experiment that says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import resource
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+HARNESS = Path(__file__).with_name("_harness.py")
+#: The interpreter programs run with (the system's: no site-packages of vreact's environment).
+PYTHON = "/usr/bin/python3"
+#: The first of the unprivileged users concurrent runs take when vreact runs as root.
+FIRST_UID = 61000
+#: How many runs may be in flight at once (one user each, as root).
+SLOTS = 32
+
+Kind = Literal["bwrap", "none"]
+
+
+class SandboxUnavailable(RuntimeError):
+    """No sandbox can be started here: one line saying why and what to do."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one run may use."""
+
+    wall_s: float = 10.0  # the whole run, bwrap and the interpreter's start included
+    call_s: float = 5.0  # one call of the program's function
+    cpu_s: int = 10
+    memory_mb: int = 1024  # address space
+    processes: int = 64  # per user
+    file_mb: int = 4  # any file it writes, its output included
+    open_files: int = 64
+
+
+@dataclass(frozen=True)
+class Result:
+    """What came back from one run. ``marked``: the runner's reply came back after the run's
+    marker (anything else is no result: a program that exited early, killed its checker or
+    printed a forged reply). ``killed``: why the run was stopped from outside (the wall clock),
+    if it was."""
+
+    marked: bool
+    loaded: bool = False
+    error: str | None = None
+    line: int | None = None
+    value: str | None = None
+    examples: list[dict[str, Any]] = field(default_factory=list)
+    test: dict[str, Any] | None = None
+    output: str = ""
+    stopped: str | None = None
+    killed: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        """Loaded, every example passed and the hidden test (when run) passed, nothing stopped."""
+        return (
+            self.marked
+            and self.loaded
+            and self.stopped is None
+            and all(e.get("passed") for e in self.examples)
+            and (self.test is None or bool(self.test.get("passed")))
+        )
+
+
+def unavailable(kind: Kind = "bwrap") -> str | None:
+    """Why no sandbox of ``kind`` can run here (None: it can)."""
+    if not Path(PYTHON).exists():
+        return f"no {PYTHON}: install Debian's python3 (apt-get install python3)"
+    if kind == "none":
+        return None
+    if shutil.which("bwrap") is None:
+        return "bubblewrap is not installed: apt-get install bubblewrap (or say sandbox: none)"
+    probe = Sandbox(Limits(wall_s=20.0)).run("x = 1", mode="run")
+    if not probe.marked:
+        return f"bubblewrap cannot start here: {probe.killed or probe.output or 'no reply'}"[:300]
+    return None
+
+
+class Sandbox:
+    """Runs programs, ``kind`` ``bwrap`` (default) or ``none``, under ``limits``."""
+
+    def __init__(self, limits: Limits | None = None, kind: Kind = "bwrap") -> None:
+        self.limits = limits or Limits()
+        self.kind = kind
+        self._users: queue.Queue[int] | None = None
+        if os.geteuid() == 0 and kind == "bwrap":
+            _adopt_orphans()
+            self._users = queue.Queue()
+            for i in range(SLOTS):
+                self._users.put(FIRST_UID + i)
+
+    def run(
+        self,
+        program: str,
+        *,
+        mode: Literal["check", "run"] = "check",
+        entry_point: str | None = None,
+        examples: Sequence[tuple[str, str]] = (),
+        setup: str = "",
+        test: str | None = None,
+    ) -> Result:
+        """Run ``program``: as a snippet (``run``: its output, the value of its last expression,
+        its exception and line), or load it and check ``entry_point`` on the visible
+        ``examples`` (each ``(arguments, expected)`` as Python literals: the arguments a tuple)
+        and the hidden ``test`` (which defines ``check(candidate)``; ``setup``, the problem's own
+        code, first), all compared by the runner outside the program's process."""
+        marker = "#" + secrets.token_hex(16) + "#"
+        request = {
+            "marker": marker,
+            "mode": mode,
+            "program": program,
+            "entry_point": entry_point,
+            "examples": [list(e) for e in examples],
+            "setup": setup,
+            "test": test,
+            "call_seconds": self.limits.call_s,
+        }
+        user = self._users.get() if self._users is not None else None
+        try:
+            with tempfile.TemporaryDirectory(prefix="vreact-sandbox-") as work:
+                if user is not None:
+                    os.chown(work, user, user)
+                    os.chmod(work, 0o700)
+                return self._run(json.dumps(request) + "\n", marker, Path(work), user)
+        finally:
+            if user is not None:
+                _sweep(user)
+                self._users.put(user)  # type: ignore[union-attr]
+
+    def _command(self, work: Path) -> list[str]:
+        runner = [PYTHON, "-I", "-S", "-B"]
+        if self.kind == "none":
+            return [*runner, str(HARNESS)]
+        return [
+            "bwrap",
+            *("--ro-bind", "/usr", "/usr"),
+            *("--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64"),
+            *("--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin"),
+            *("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"),
+            *("--bind", str(work), "/work", "--chdir", "/work"),
+            *("--ro-bind", str(HARNESS), "/sandbox/harness.py"),
+            *("--unshare-all", "--die-with-parent", "--new-session", "--clearenv"),
+            *("--hostname", "sandbox", "--cap-drop", "ALL"),
+            *runner,
+            "/sandbox/harness.py",
+        ]
+
+    def _run(self, request: str, marker: str, work: Path, user: int | None) -> Result:
+        limits = self.limits
+
+        def limited() -> None:
+            for which, value in (
+                (resource.RLIMIT_CPU, limits.cpu_s),
+                (resource.RLIMIT_AS, limits.memory_mb << 20),
+                (resource.RLIMIT_NPROC, limits.processes),
+                (resource.RLIMIT_FSIZE, limits.file_mb << 20),
+                (resource.RLIMIT_NOFILE, limits.open_files),
+                (resource.RLIMIT_CORE, 0),
+            ):
+                resource.setrlimit(which, (value, value))
+
+        start = time.monotonic()
+        env = {} if self.kind == "bwrap" else {"PATH": "/usr/bin"}
+        ids: dict[str, Any] = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
+        process = subprocess.Popen(
+            self._command(work),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=work,
+            env=env,
+            start_new_session=True,
+            preexec_fn=limited,
+            **ids,
+        )
+        killed = None
+        try:
+            out, err = process.communicate(request.encode(), timeout=limits.wall_s)
+        except subprocess.TimeoutExpired:
+            killed = f"wall clock: still running after {limits.wall_s:g} s"
+            _kill_group(process)
+            out, err = process.communicate()
+        except BaseException:  # Ctrl-C, or any error here: nothing is left running
+            _kill_group(process)
+            process.wait()
+            raise
+        seconds = time.monotonic() - start
+        reply = _reply(out.decode("utf-8", "replace"), marker)
+        if reply is None:
+            why = killed or (err.decode("utf-8", "replace").strip()[-300:] or f"exit {process.returncode}")
+            return Result(False, killed=why, seconds=seconds)
+        return Result(
+            True,
+            loaded=bool(reply.get("loaded")),
+            error=reply.get("error"),
+            line=reply.get("line"),
+            value=reply.get("value"),
+            examples=list(reply.get("examples") or []),
+            test=reply.get("test"),
+            output=str(reply.get("output") or ""),
+            stopped=reply.get("stopped"),
+            killed=killed,
+            seconds=seconds,
+        )
+
+
+def _reply(out: str, marker: str) -> dict[str, Any] | None:
+    """The runner's reply: the line that starts with the run's marker."""
+    for line in reversed(out.splitlines()):
+        if line.startswith(marker):
+            try:
+                data = json.loads(line[len(marker) :])
+            except ValueError:
+                return None
+            return data if isinstance(data, dict) else None
+    return None
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def _adopt_orphans() -> None:
+    """Make this process the reaper of its descendants' orphans (a sandbox killed by the wall
+    clock leaves its inner process to be reaped), so none is left a zombie under an init that
+    reaps nothing."""
+    import ctypes
+
+    PR_SET_CHILD_SUBREAPER = 36
+    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _sweep(user: int) -> None:
+    """Kill and reap any process of ``user`` still there (none should be: the PID namespace
+    ends with its first process), until none is."""
+    for _ in range(200):
+        alive = _pids_of(user)
+        if not alive:
+            return
+        for pid in alive:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, os.WNOHANG)  # an orphan this process adopted
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        time.sleep(0.005)
+
+
+def _pids_of(user: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                for line in f:
+                    if line.startswith("Uid:"):
+                        if int(line.split()[1]) == user:
+                            out.append(int(entry))
+                        break
+        except OSError:
+            continue
+    return out
+
+
+__all__ = ["FIRST_UID", "Kind", "Limits", "Result", "Sandbox", "SandboxUnavailable", "unavailable"]

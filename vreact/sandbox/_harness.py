@@ -1,0 +1,273 @@
+"""The sandbox's own runner: run by the system's Python in isolated mode inside bubblewrap, it
+imports nothing of vreact (only its standard library is there).
+
+Two processes. The checker (this script's first process) forks the program's process before it
+reads anything, so nothing the checker later holds was ever in the program's memory; it then
+turns itself non-dumpable, so the program cannot read its memory or its files through /proc.
+The checker reads the request (stdin), sends the program alone to the program's process, and
+runs every check itself: a visible example's call and a hidden test's ``check(candidate)`` call
+the program through a proxy that sends the arguments and receives the return value as a plain
+Python literal (an object of any other type, such as one whose ``__eq__`` is always true, is no
+value), so every comparison is the checker's and the hidden test is never in the program's
+process. The checker's reply is one line on stdout after the request's marker, a random token
+the program never sees: output without it is no result.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import ctypes
+import io
+import json
+import os
+import select
+import signal
+import sys
+import time
+import traceback
+from typing import Any
+
+#: The program's stdout and stderr, in the sandbox's own /tmp (the file-size limit caps it).
+OUT = "/tmp/program.out"
+SHOWN = 4000  # characters of the program's output a reply carries
+PR_SET_DUMPABLE = 4
+
+
+def value_of(text: str) -> object:
+    """A plain Python literal (numbers, strings, bytes, booleans, None, and lists, tuples,
+    dicts and sets of them; ``inf`` and ``nan`` too), or ``ValueError``."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        pass
+    name = text.strip()
+    if name in ("inf", "-inf", "nan"):
+        return float(name)
+    raise ValueError("not a plain value")
+
+
+def line_of(tb: object) -> int | None:
+    """The last line of the program (``<program>``) in a traceback."""
+    found = None
+    for frame in traceback.extract_tb(tb):  # type: ignore[arg-type]
+        if frame.filename == "<program>":
+            found = frame.lineno
+    return found
+
+
+# --- the program's process ------------------------------------------------------------------
+
+
+def program_process(requests: int, replies: int) -> None:
+    """Read the program, run it, then answer calls until the checker closes the pipe. Every
+    reply is one JSON line; nothing the program does can reach the checker another way."""
+    out = os.open(OUT, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
+    sys.stderr = sys.stdout
+    reader = os.fdopen(requests, "r")
+    write, dumps, repr_, type_ = os.write, json.dumps, repr, type
+
+    def reply(data: dict[str, object]) -> None:
+        write(replies, (dumps(data) + "\n").encode())
+
+    def failure(e: BaseException) -> str:
+        return f"{type_(e).__name__}: {e}"[:SHOWN]
+
+    request = json.loads(reader.readline())
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    try:
+        code = compile(request["program"], "<program>", "exec")
+    except SyntaxError as e:
+        reply({"loaded": False, "error": f"SyntaxError: {e.msg}", "line": e.lineno})
+        return
+    try:
+        if request.get("mode") == "run":  # a snippet: the value of its last expression
+            tree = ast.parse(request["program"], "<program>")
+            last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+            exec(compile(tree, "<program>", "exec"), namespace)
+            value = None
+            if last is not None:
+                value = eval(compile(ast.Expression(last.value), "<program>", "eval"), namespace)
+            reply({"loaded": True, "value": None if value is None else repr_(value)[:SHOWN]})
+            return
+        exec(code, namespace)
+    except BaseException as e:
+        reply(
+            {"loaded": False, "error": f"{type_(e).__name__}: {e}"[:SHOWN], "line": line_of(e.__traceback__)}
+        )
+        return
+    entry = request.get("entry_point")
+    if entry is not None and not callable(namespace.get(entry)):
+        reply(
+            {"loaded": False, "error": f"NameError: the program defines no function {entry!r}", "line": None}
+        )
+        return
+    reply({"loaded": True})
+    for line in reader:
+        call = json.loads(line)
+        try:
+            args: Any = value_of(call["args"])
+            result = namespace[entry](*args)  # type: ignore[index, operator]
+            reply({"ok": True, "value": repr_(result)})
+        except BaseException as e:
+            reply(
+                {"ok": False, "error": f"{type_(e).__name__}: {e}"[:SHOWN], "line": line_of(e.__traceback__)}
+            )
+
+
+# --- the checker ----------------------------------------------------------------------------
+
+
+class Stopped(Exception):
+    """The program's process ended, or did not answer within the call's time."""
+
+
+class Program:
+    """The checker's side of the pipes to the program's process."""
+
+    def __init__(self, pid: int, requests: int, replies: int, call_seconds: float) -> None:
+        self.pid, self.requests, self.call_seconds = pid, requests, call_seconds
+        self.replies = os.fdopen(replies, "rb")
+        self.calls = 0
+
+    def send(self, data: dict[str, object]) -> None:
+        try:
+            os.write(self.requests, (json.dumps(data) + "\n").encode())
+        except OSError:
+            raise Stopped("the program's process ended") from None
+
+    def receive(self) -> dict[str, object]:
+        ready, _, _ = select.select([self.replies], [], [], self.call_seconds)
+        if not ready:
+            raise Stopped(f"no answer within {self.call_seconds:g} s")
+        line = self.replies.readline()
+        if not line:
+            raise Stopped("the program's process ended")
+        try:
+            data = json.loads(line)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise Stopped("the program's process answered something not its runner's")
+        return data
+
+    def __call__(self, *args: object) -> object:
+        """The proxy a check calls as the program's function: a plain value back, or the
+        program's exception as a ``ProgramError``."""
+        self.calls += 1
+        self.send({"args": repr(args)})
+        data = self.receive()
+        if not data.get("ok"):
+            raise ProgramError(str(data.get("error")), data.get("line"))
+        try:
+            return value_of(str(data.get("value")))
+        except ValueError:
+            raise ProgramError(f"returned no plain value: {str(data.get('value'))[:200]}", None) from None
+
+
+class ProgramError(Exception):
+    def __init__(self, message: str, line: object) -> None:
+        super().__init__(message)
+        self.line = line if isinstance(line, int) else None
+
+
+def examples(program: Program, cases: list[list[str]], out: list[dict[str, object]]) -> None:
+    """Each visible example into ``out``: its call's arguments and its expected value
+    (literals), compared here, type first; one the program does not answer in time ends them."""
+    for args_text, expected_text in cases:
+        args, expected = value_of(args_text), value_of(expected_text)
+        try:
+            actual = program(*args)  # type: ignore[misc]
+        except ProgramError as e:
+            out.append({"passed": False, "error": str(e), "line": e.line})
+            continue
+        except Stopped as e:
+            out.append({"passed": False, "error": f"stopped: {e}"})
+            raise
+        same = type(actual) is type(expected) and actual == expected
+        out.append({"passed": same, "actual": repr(actual)[:SHOWN]})
+
+
+def hidden(program: Program, setup: str, test: str, entry_point: str) -> dict[str, object]:
+    """The hidden test, run here (never in the program's process): the problem's own code
+    (``setup``: its helpers), the entry point's name bound to the proxy (a test may call it by
+    name), then the test's ``check(candidate)`` with the proxy."""
+    namespace: dict[str, object] = {"__name__": "__checks__"}
+    exec(compile(setup, "<setup>", "exec"), namespace)
+    namespace[entry_point] = program
+    exec(compile(test, "<test>", "exec"), namespace)
+    try:
+        namespace["check"](program)  # type: ignore[operator]
+    except ProgramError as e:
+        return {"passed": False, "error": str(e), "line": e.line}
+    except AssertionError as e:
+        return {"passed": False, "error": f"AssertionError: {e}"[:SHOWN]}
+    except Stopped:
+        raise
+    except Exception as e:
+        return {"passed": False, "error": f"{type(e).__name__}: {e}"[:SHOWN]}
+    return {"passed": True}
+
+
+def output() -> str:
+    try:
+        with open(OUT, "rb") as f:
+            return f.read(SHOWN).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def main() -> None:
+    to_program_r, to_program_w = os.pipe()
+    from_program_r, from_program_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the program's process: before the checker has read anything
+        os.close(to_program_w)
+        os.close(from_program_r)
+        try:  # its stdout, the checker's reply channel, becomes its own output file
+            program_process(to_program_r, from_program_w)
+        finally:
+            os._exit(0)
+    os.close(to_program_r)
+    os.close(from_program_w)
+    ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # no /proc/<checker> for the program
+    request = json.loads(sys.stdin.readline())
+    marker = request.pop("marker")
+    program = Program(pid, to_program_w, from_program_r, float(request.get("call_seconds", 5)))
+    start = time.monotonic()
+    reply: dict[str, object] = {}
+    try:
+        program.send({k: request.get(k) for k in ("program", "entry_point", "mode")})
+        loaded = program.receive()
+        reply.update(loaded=bool(loaded.get("loaded")), error=loaded.get("error"), line=loaded.get("line"))
+        if request.get("mode") == "run":
+            reply["value"] = loaded.get("value")
+        elif loaded.get("loaded"):
+            reply["examples"] = []
+            examples(program, request.get("examples") or [], reply["examples"])  # type: ignore[arg-type]
+            if request.get("test"):
+                reply["test"] = hidden(
+                    program, request.get("setup") or "", request["test"], request["entry_point"]
+                )
+    except Stopped as e:
+        reply["stopped"] = str(e)
+    finally:
+        os.close(to_program_w)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    reply["output"] = output()
+    reply["seconds"] = round(time.monotonic() - start, 4)
+    sys.stdout.write(marker + json.dumps(reply) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
