@@ -36,7 +36,7 @@ from vreact.inputs import DatasetError
 from vreact.model import Message
 
 #: The families vreact ships, by name -> the module that registers it (imported on first use).
-BUILT_IN = {"qa": "vreact.qa"}
+BUILT_IN = {"qa": "vreact.qa", "code": "vreact.code"}
 #: The family a dataset is read with when nothing names one.
 DEFAULT = "qa"
 

@@ -1,0 +1,267 @@
+"""Code: vreact's second built-in task family, ``code`` (HumanEval's problems, in the sandbox).
+
+The executor reads a problem's prompt (a signature and its docstring) and has three actions:
+``run`` (a snippet, executed in the sandbox: it sees the output, the value of the last
+expression, the exception and its line), ``finish`` (the whole program: the attempt's answer)
+and ``abstain``. One step format for every configuration: N and VG differ only by verification.
+Its gates (``vreact.code.gates``) have ground truth: the program parses, defines the entry point
+with the prompt's parameters, and passes the prompt's visible examples in a fresh sandbox. The
+scorer runs the hidden test in the sandbox when the attempt ends; the hidden test is gold and
+reaches no prompt, gate or judge. The family registers itself when this module loads: the core
+finds it by name (``vreact.families.BUILT_IN``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from pydantic import ValidationError
+
+from vreact.code.data import Problem, read_problems
+from vreact.families import Score, Step, StepKit, Subtask, TaskFamily, family
+from vreact.marking import mark
+from vreact.model import Message, parse_json_object
+from vreact.sandbox import Limits, Sandbox, unavailable
+
+ACTIONS = ("run", "finish", "abstain")
+#: The longest program or snippet a step may carry (characters).
+MAX_CODE = 4000
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "thought": {"type": "string", "maxLength": 200},
+        "action": {"type": "string", "enum": list(ACTIONS)},
+        "input": {"type": "string", "maxLength": MAX_CODE},
+    },
+    "required": ["thought", "action", "input"],
+    "additionalProperties": False,
+}
+SYSTEM = (
+    "You write a Python function for a programming problem. Reply with ONE JSON object: "
+    '{"thought": "...", "action": "run|finish|abstain", "input": "..."}\n'
+    "- run: input is Python code to try; you see its output, the value of its last line, or "
+    "its error and line\n"
+    "- finish: input is the whole program: the function, with its imports, complete\n"
+    "- abstain: input says why you cannot write it"
+)
+RECOVER = "Your steps are spent. Reply now with ONE JSON object: finish (the whole program) or abstain."
+#: What an observation of a run shows at most (characters).
+SHOWN = 1500
+
+
+_SANDBOX: list[Sandbox] = []
+_SANDBOX_LOCK = threading.Lock()
+
+
+def sandbox() -> Sandbox:
+    """The sandbox every program of this process runs in, made once (its start checked); none
+    here is a ``SandboxUnavailable`` naming why."""
+    from vreact.sandbox import SandboxUnavailable
+
+    with _SANDBOX_LOCK:
+        if not _SANDBOX:
+            why = unavailable()
+            if why is not None:
+                raise SandboxUnavailable(f"the code family runs model-written code only in a sandbox: {why}")
+            _SANDBOX.append(Sandbox(Limits()))
+        return _SANDBOX[0]
+
+
+@dataclass(frozen=True)
+class Program:
+    """A try's final: a program (kind ``answer``) or an abstention, with what its gates read:
+    the entry point, the prompt's parameters and the visible examples (never the hidden test)."""
+
+    kind: str
+    entry_point: str
+    answer: Any = None
+    reason: str = ""
+    parameters: tuple[str, ...] = ()
+    examples: tuple[tuple[str, str], ...] = ()
+    evidence: list[str] = field(default_factory=list)
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": self.kind, "answer": self.answer, "reason": self.reason}
+
+    def gate_input(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "entry_point": self.entry_point,
+            "answer": self.answer,
+            "reason": self.reason,
+            "parameters": list(self.parameters),
+            "examples": [list(e) for e in self.examples],
+        }
+
+    @classmethod
+    def from_input(cls, data: dict[str, Any]) -> Program:
+        return cls(
+            data["kind"],
+            data["entry_point"],
+            data.get("answer"),
+            data.get("reason", ""),
+            tuple(data.get("parameters") or ()),
+            tuple(tuple(e) for e in data.get("examples") or ()),  # type: ignore[misc]
+        )
+
+    def shown(self, marked: bool = False) -> Any:
+        if self.kind == "abstain":
+            return {"abstain": self.reason}
+        return {"program": mark(str(self.answer)) if marked else self.answer}
+
+
+def parameters_of(prompt: str, entry_point: str) -> tuple[str, ...]:
+    """The entry point's parameter names as the prompt declares them."""
+    import ast
+
+    try:
+        tree = ast.parse(prompt + "\n    pass\n")
+    except SyntaxError:
+        return ()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == entry_point:
+            return tuple(a.arg for a in node.args.args)
+    return ()
+
+
+def observed(result: Any) -> str:
+    """What a ``run`` shows the executor: its output, its last value, or its error and line."""
+    parts = []
+    if result.output:
+        parts.append("output:\n" + result.output[:SHOWN])
+    if not result.marked:
+        parts.append(f"the run was stopped: {result.killed}")
+    elif result.stopped:
+        parts.append(f"the run was stopped: {result.stopped}")
+    elif result.error:
+        where = f" (line {result.line})" if result.line else ""
+        parts.append(f"error{where}: {result.error}")
+    elif result.value is not None:
+        parts.append(f"value: {result.value[:SHOWN]}")
+    return "\n".join(parts) or "(no output)"
+
+
+class CodeKit(StepKit):
+    """One try: the sandbox's ``run``, and a finish that becomes a ``Program``."""
+
+    def __init__(self, problem: Problem, subtask: Subtask) -> None:
+        super().__init__(SCHEMA, subtask.checks, RECOVER)
+        self.problem, self.subtask = problem, subtask
+        self.runs = 0
+
+    def parse(self, text: str) -> Step | None:
+        data = parse_json_object(text)
+        if data is None or data.get("action") not in ACTIONS:
+            return None
+        try:
+            return Step.model_validate(data)
+        except ValidationError:
+            return None
+
+    def messages(self, context: dict[str, Any]) -> list[Message]:
+        lines = ["Write this function:", str(context["subtask.objective"])]
+        failures = (context.get("failures.own") or [])[-3:]
+        if failures:
+            lines += [
+                "Earlier programs were rejected:",
+                *(f"- {f['cause']}: {f['detail']}" for f in failures),
+            ]
+        messages: list[Message] = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": "\n".join(lines)},
+        ]
+        steps = context.get("try.steps") or []
+        if steps:
+            history = ["Your steps so far and what they returned:"]
+            for i, (text, obs) in enumerate(steps, 1):
+                step = parse_json_object(text) or {}
+                history.append(
+                    f"{i}. {step.get('action', '?')}: {str(step.get('input', ''))[:600]}\n-> {obs}"
+                )
+            history.append("Next step: run more code, or finish with the whole program.")
+            messages.append({"role": "user", "content": "\n".join(history)})
+        return messages
+
+    def act(self, step: Step) -> tuple[str, bool]:
+        self.runs += 1
+        result = sandbox().run(step.input, mode="run")
+        return observed(result), len(result.output) > SHOWN
+
+    def artifact(self, step: Step) -> Program:
+        p = self.problem
+        if step.action == "abstain":
+            return Program("abstain", p.entry_point, reason=step.input or step.thought)
+        return Program(
+            "answer",
+            p.entry_point,
+            answer=step.input,
+            parameters=parameters_of(p.prompt, p.entry_point),
+            examples=tuple(p.examples),
+        )
+
+
+@dataclass(frozen=True)
+class Designer:
+    """The problem as one subtask: the whole function, under R1's checks."""
+
+    checks: tuple[str, ...]
+
+    def single_task(self, text: str) -> Subtask:
+        return Subtask("s1", text, "a program that defines the function", self.checks, "executor.s1")
+
+
+@family
+class Code(TaskFamily):
+    """A function to write from its signature and docstring, checked on its examples."""
+
+    name = "code"
+    version = "1"
+    formats = ("humaneval",)
+    metrics = ("pass",)
+    judged = MappingProxyType(
+        {
+            "L2": "a plan (the artifact) for a programming problem (the paired level, L1)",
+            "L3": "a program (the artifact) against its design (the paired level, L3)",
+            "integration": "the chain of programs (the artifact) against the plan (the paired level, L2)",
+            "L1": "a final program (the artifact) against the problem's requirements (the paired level, L1)",
+        }
+    )
+    audited = MappingProxyType(
+        {"task": "a function written for a programming problem", "cited": "its runs", "label": "Problem"}
+    )
+
+    def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
+        curate = None
+        if path != "humaneval":
+            from vreact.code.data import curate_with
+
+            curate = curate_with(sandbox())
+        return list(read_problems(path, limit, curate))
+
+    def score(self, task: Problem, answer: str | None, evidence: list[str]) -> Score:
+        """Right: the program passes the hidden test, run in the sandbox now."""
+        if answer is None:
+            return Score(None, {})
+        result = sandbox().run(answer, entry_point=task.entry_point, setup=task.prompt, test=str(task.test))
+        passed = bool(result.marked and result.loaded and result.test and result.test.get("passed"))
+        return Score(passed, {"pass": float(passed)})
+
+    def designer(self, l1: dict[str, Any], checks: tuple[str, ...]) -> Designer:
+        return Designer(checks)
+
+    def kit(self, ctx: Any, subtask: Subtask, retry: bool) -> StepKit:
+        return CodeKit(ctx.task, subtask)
+
+    def unit(self, data: dict[str, Any]) -> Program:
+        return Program.from_input(data)
+
+    def row(self, task: Problem) -> dict[str, Any]:
+        record = task.model_dump(mode="json", exclude={"canonical_solution", "test"})
+        return {"id": task.id, "question": task.text, "family": self.name, "record": json.dumps(record)}
+
+
+from vreact.code import gates as _gates  # noqa: E402, F401  (register the family's gates)

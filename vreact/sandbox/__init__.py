@@ -28,6 +28,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -113,12 +114,7 @@ class Sandbox:
     def __init__(self, limits: Limits | None = None, kind: Kind = "bwrap") -> None:
         self.limits = limits or Limits()
         self.kind = kind
-        self._users: queue.Queue[int] | None = None
-        if os.geteuid() == 0 and kind == "bwrap":
-            _adopt_orphans()
-            self._users = queue.Queue()
-            for i in range(SLOTS):
-                self._users.put(FIRST_UID + i)
+        self._users = _users() if os.geteuid() == 0 and kind == "bwrap" else None
 
     def run(
         self,
@@ -250,6 +246,23 @@ def _reply(out: str, marker: str) -> dict[str, Any] | None:
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
+
+
+_USERS: queue.Queue[int] | None = None
+_USERS_LOCK = threading.Lock()
+
+
+def _users() -> queue.Queue[int]:
+    """The process's one pool of unprivileged users, shared by every sandbox in it (two pools
+    would hand one user to two runs, and each run's sweep would kill the other's processes)."""
+    global _USERS
+    with _USERS_LOCK:
+        if _USERS is None:
+            _adopt_orphans()
+            _USERS = queue.Queue()
+            for i in range(SLOTS):
+                _USERS.put(FIRST_UID + i)
+        return _USERS
 
 
 def _adopt_orphans() -> None:
