@@ -121,3 +121,25 @@ def test_n_and_vg_against_a_loopback_server_then_report_and_replay(server, tmp_p
     assert (n["rejected_wrong"], n["rejected_right"]) == (1, 0)
     assert vg["post_hoc"] == vg["as_run"] and vg["rejected_right"] == 0
     assert (tmp_path / "replay" / "vreact.db").exists()
+
+
+def test_the_probe_builds_the_familys_classes_and_its_gates_catch_them(tmp_path):
+    """``vreact probe --family code`` on three problems: gold and the control pass every gate,
+    each mutant class with a program here is caught by a gate, a mutant the hidden test cannot
+    tell from the canonical solution is dropped as equivalent, and hard-coded examples escape
+    (only the hidden test sees them: the scorer's, not a gate's)."""
+    out = tmp_path / "probe"
+    done = vreact_cli(
+        "probe",
+        *("--family", "code", "--format", "humaneval", "--dataset", "humaneval", "--limit", "3"),
+        *("--spec", "humaneval", "--verifiers", "humaneval", "--out", str(out), "--json"),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    classes = {c["fault_class"]: c for c in report["classes"]}
+    assert report["false_rejections"] == []
+    assert classes["gold"]["escaped"] == classes["control_reformatted"]["escaped"] == 3
+    for name in ("wrong_return", "infinite_loop", "wrong_name", "exception", "equals_everything"):
+        assert (classes[name]["caught_by_gate"], classes[name]["escaped"]) == (3, 0), name
+    assert classes["hardcoded_examples"]["escaped"] == 3
+    assert all(reason in ("no such node", "equivalent") for c in classes.values() for reason in c["skipped"])

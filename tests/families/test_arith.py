@@ -321,7 +321,8 @@ def test_the_context_schema_runs_over_its_attempts(tmp_path, monkeypatch):
         (
             "--family",
             "arithmetic",
-            "error: --family: unknown task family 'arithmetic'; did you mean 'arith'? (known: arith, code, qa)",
+            "error: --family: unknown task family 'arithmetic'; did you mean 'arith'?"
+            " (known: arith, code, qa)",
         ),
         ("--format", "csv", "error: --format: the arith family reads no format 'csv' (its formats: jsonl)"),
     ],

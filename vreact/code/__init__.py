@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from vreact.code.data import Problem, read_problems
-from vreact.families import Score, Step, StepKit, Subtask, TaskFamily, family
+from vreact.families import FaultClass, Probed, Score, Step, StepKit, Subtask, TaskFamily, family
 from vreact.marking import mark
 from vreact.model import Message, parse_json_object
 from vreact.sandbox import Limits, Sandbox, unavailable
@@ -258,6 +258,20 @@ class Code(TaskFamily):
 
     def unit(self, data: dict[str, Any]) -> Program:
         return Program.from_input(data)
+
+    def fault_classes(self) -> tuple[FaultClass, ...]:
+        from vreact.code.faults import CLASSES
+
+        return CLASSES
+
+    def probe(self, task: Problem, classes: tuple[FaultClass, ...], spec: Any) -> Probed:
+        from vreact.code.faults import build
+
+        def artifact(problem: Problem, program: str) -> Program:
+            parameters = parameters_of(problem.prompt, problem.entry_point)
+            return Program("answer", problem.entry_point, program, "", parameters, tuple(problem.examples))
+
+        return build(task, classes, sandbox(), artifact)
 
     def row(self, task: Problem) -> dict[str, Any]:
         record = task.model_dump(mode="json", exclude={"canonical_solution", "test"})
