@@ -80,7 +80,8 @@ class Result:
     output: str = ""
     stopped: str | None = None
     killed: str | None = None
-    seconds: float = 0.0
+    seconds: float = 0.0  # the whole run, from outside
+    checks_s: float = 0.0  # the runner's own time, from the program's start to its reply
 
     @property
     def passed(self) -> bool:
@@ -228,6 +229,7 @@ class Sandbox:
             stopped=reply.get("stopped"),
             killed=killed,
             seconds=seconds,
+            checks_s=float(reply.get("seconds") or 0.0),
         )
 
 
