@@ -160,9 +160,19 @@ def _hardcoded(problem: Any) -> str | None:
 
 
 def _syntax_error(problem: Any) -> str | None:
+    """The colon that ends the entry point's ``def`` line, removed."""
     program = program_of(problem)
-    at = program.rfind(":\n")
-    return program[:at] + "\n" + program[at + 2 :] if at >= 0 else None
+    at = program.find(f"def {problem.entry_point}(")
+    if at < 0:
+        return None
+    depth, i = 0, program.index("(", at)
+    while i < len(program):
+        depth += {"(": 1, ")": -1}.get(program[i], 0)
+        if depth == 0:
+            break
+        i += 1
+    colon = program.find(":", i)
+    return program[:colon] + program[colon + 1 :] if colon >= 0 else None
 
 
 def _reformatted(problem: Any) -> str | None:
@@ -191,7 +201,7 @@ CLASSES: tuple[FaultClass, ...] = (
         "a loop that never ends before its body",
         _mutant(_prepend("while True:\n    pass")),
     ),
-    FaultClass("syntax_error", "fault", "its last colon before a line break removed", _syntax_error),
+    FaultClass("syntax_error", "fault", "the colon of the entry point's def line removed", _syntax_error),
     FaultClass("wrong_name", "fault", "the entry point renamed", _mutant(_renamed)),
     FaultClass(
         "print_instead_of_return", "fault", "its first return printed instead", _mutant(_print_instead)
