@@ -19,9 +19,7 @@ def main() -> None:
     curate = curate_with(Sandbox(Limits(wall_s=30, call_s=10)))
 
     def one(row: dict) -> tuple[str, list, list]:
-        problem = data.Problem(
-            id=row["task_id"], **{k: row[k] for k in ("prompt", "entry_point", "canonical_solution", "test")}
-        )
+        problem = data.problem_of(row)
         kept, dropped = curate(problem, examples(problem.prompt, problem.entry_point))
         return problem.id, kept, dropped
 

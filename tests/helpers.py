@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 from vreact.config import Configuration
@@ -182,3 +185,19 @@ def installed_plugin(tmp_path: Any, distribution: str, version: str, module: str
     )
     assert install.returncode == 0, install.stderr[-2000:]
     return python
+
+
+def cli(*args: str, cwd: Any = None, python: str = sys.executable) -> subprocess.CompletedProcess[str]:
+    """``vreact ARGS`` in a subprocess of ``python`` (default: this one), run from ``cwd``
+    (default: the repository), with the repository on its import path (the tests' plugins)."""
+    from tests.conftest import REPO
+
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    return subprocess.run(
+        [python, "-m", "vreact.cli", *args],
+        cwd=cwd or REPO,
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from vreact.code.data import CURATED, SHIPPED, curate_with, read_problems, rows
+from vreact.code.data import CURATED, SHIPPED, curate_with, problem_of, read_problems, rows
 from vreact.code.examples import examples
 from vreact.inputs import DatasetError
 from vreact.origin import origins_in
@@ -45,19 +45,12 @@ def test_the_curated_file_is_what_the_rule_and_the_sandbox_give_today():
     curate = curate_with(Sandbox(Limits(wall_s=30, call_s=10)))
     shipped = json.loads(CURATED.read_text())
     for _, row in rows(SHIPPED):
-        problem = read_problems_from_row(row)
+        problem = problem_of(row)
         kept, dropped = curate(problem, examples(problem.prompt, problem.entry_point))
         assert shipped[problem.id] == {
             "examples": [list(e) for e in kept],
             "dropped": [list(e) for e in dropped],
         }
-
-
-def read_problems_from_row(row):
-    from vreact.code.data import Problem
-
-    fields = ("prompt", "entry_point", "canonical_solution", "test")
-    return Problem(id=row["task_id"], **{k: row[k] for k in fields})
 
 
 def test_a_users_file_is_curated_in_the_sandbox(tmp_path):

@@ -9,16 +9,13 @@ wrong program through post hoc."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
 import vreact
-from tests.conftest import REPO
 from tests.fakes.scripted_server import ScriptedServer
+from tests.helpers import cli
 from vreact.code.data import SHIPPED, read_problems
 from vreact.model import MockModel
 from vreact.records import read_run
@@ -76,31 +73,16 @@ def server():
         yield s
 
 
-def vreact_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "vreact.cli", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
 def test_n_and_vg_against_a_loopback_server_then_report_and_replay(server, tmp_path):
     out = tmp_path / "run"
-    done = vreact_cli(
+    done = cli(
         "run",
         *("--family", "code", "--dataset", "humaneval", "--limit", "10"),
         *("--spec", "humaneval", "--verifiers", "humaneval", "--configs", "N,VG"),
         *("--model", "openai/coder", "--base-url", server.base_url, "--no-cache", "--out", str(out)),
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(vreact_cli("report", str(out), "--json").stdout)
+    report = json.loads(cli("report", str(out), "--json").stdout)
     assert report["family"] == "code"
     assert report["configs"]["N"]["family_metrics"] == {"pass": 0.9}
     assert report["configs"]["VG"]["family_metrics"] == {"pass": 1.0}
@@ -111,9 +93,7 @@ def test_n_and_vg_against_a_loopback_server_then_report_and_replay(server, tmp_p
         "kind: verifiers\nname: examples-only\nplan: {gates: []}\nR1: {gates: [code_parses]}\n"
         "R2: {gates: []}\nR3: {gates: [examples_pass, abstention_allowed]}\n"
     )
-    replay = vreact_cli(
-        "replay", str(out), "--verifiers", str(other), "--out", str(tmp_path / "replay"), "--json"
-    )
+    replay = cli("replay", str(out), "--verifiers", str(other), "--out", str(tmp_path / "replay"), "--json")
     assert replay.returncode == 0, replay.stderr[-3000:]
     configs = {c["config"]: c for c in json.loads(replay.stdout)["configs"]}
     n, vg = configs["N"], configs["VG"]
@@ -129,7 +109,7 @@ def test_the_probe_builds_the_familys_classes_and_its_gates_catch_them(tmp_path)
     tell from the canonical solution is dropped as equivalent, and hard-coded examples escape
     (only the hidden test sees them: the scorer's, not a gate's)."""
     out = tmp_path / "probe"
-    done = vreact_cli(
+    done = cli(
         "probe",
         *("--family", "code", "--format", "humaneval", "--dataset", "humaneval", "--limit", "3"),
         *("--spec", "humaneval", "--verifiers", "humaneval", "--out", str(out), "--json"),

@@ -21,7 +21,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.fakes.scripted_server import ScriptedServer
-from tests.helpers import installed_plugin
+from tests.helpers import cli, installed_plugin
 from vreact.origin import origins_in
 from vreact.records import DB_NAME, read_run
 
@@ -70,14 +70,7 @@ def run_args(base_url: str, out: Path, *extra: str, plugin: bool = True) -> list
     ]
 
 
-def vreact(*args: str, python: str = sys.executable, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-    }
-    return subprocess.run(
-        [python, "-m", "vreact.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
+vreact = cli  # the command line in a subprocess, the repository on its path
 
 
 def rows(out: Path, sql: str) -> list[tuple[Any, ...]]:

@@ -81,6 +81,12 @@ def rows(path: str) -> list[tuple[int, dict[str, Any]]]:
     return out
 
 
+def problem_of(row: dict[str, Any]) -> Problem:
+    """A record of HumanEval's schema as a problem, its examples not yet read."""
+    fields = {k: row.get(k) for k in ("prompt", "entry_point", "canonical_solution", "test")}
+    return Problem(id=str(row.get("task_id")), **fields)  # type: ignore[arg-type]
+
+
 def read_problems(path: str, limit: int | None = None, curate: Any = None) -> list[Problem]:
     """The problems of ``path`` (``humaneval``: the shipped 164), the first ``limit`` only. Their
     examples: HumanEval's curated ones, or, for another file, the prompt's examples curated by
@@ -88,9 +94,8 @@ def read_problems(path: str, limit: int | None = None, curate: Any = None) -> li
     curated = json.loads(CURATED.read_text(encoding="utf-8")) if path == SHIPPED else {}
     problems = []
     for n, row in rows(path)[:limit]:
-        fields = {k: row.get(k) for k in ("prompt", "entry_point", "canonical_solution", "test")}
         try:
-            problem = Problem(id=str(row.get("task_id")), **fields)  # type: ignore[arg-type]
+            problem = problem_of(row)
         except ValidationError as e:
             error = e.errors()[0]
             where = ".".join(str(p) for p in error["loc"])
