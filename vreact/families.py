@@ -303,6 +303,9 @@ class TaskFamily:
     formats: ClassVar[tuple[str, ...]] = ()
     #: the dataset settings it declares beyond the core's (path, task_ids, limit)
     settings: ClassVar[tuple[str, ...]] = ()
+    #: the L1 spec and verifier set its runs and probes take when none is named (shipped names)
+    default_spec: ClassVar[str] = "musique"
+    default_verifiers: ClassVar[str] = "musique"
     #: the configuration settings its step kit reads (used with another family, each is refused)
     step_settings: ClassVar[tuple[str, ...]] = ()
     #: the names of the metrics ``score`` gives, in the order a report shows them

@@ -60,8 +60,14 @@ def _names(value: str | None, known: tuple[str, ...], what: str) -> tuple[str, .
 @click.command()
 @dataset_options(required=False)
 @click.option("--corpus", type=click.Path(path_type=Path), default=None, help="search this corpus file")
-@click.option("--spec", default="musique", show_default=True, help="L1 spec: a name or a YAML file")
-@click.option("--verifiers", default="musique", show_default=True, help="verifier set: a name or a YAML file")
+@click.option(
+    "--spec", default=None, help="L1 spec: a name or a YAML file (default: the family's, qa: musique)"
+)
+@click.option(
+    "--verifiers",
+    default=None,
+    help="verifier set: a name or a YAML file (default: the family's, qa: musique)",
+)
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="first N records only")
 @click.option(
     "--faults", default=None, metavar="A,B,...", help="only these classes (default: all; see --list)"
@@ -103,8 +109,8 @@ def _probe(
     family: str | None,
     format: str | None,
     corpus: Path | None,
-    spec: str,
-    verifiers: str,
+    spec: str | None,
+    verifiers: str | None,
     limit: int | None,
     faults: str | None,
     levels: str | None,
@@ -155,7 +161,8 @@ def _probe(
         if shared is not None:
             tasks = shared.place(tasks, dataset)
     with user_errors(*errors):
-        loaded_spec, loaded_verifiers = load_spec(spec), load_verifiers(verifiers)
+        loaded_spec = load_spec(spec or of.default_spec)
+        loaded_verifiers = load_verifiers(verifiers or of.default_verifiers)
         model = judge_model(judge, models_file, base_url, no_cache, cache_dir)
         setup = Probe(
             tasks,

@@ -431,9 +431,13 @@ def _common(configs: str = "N,VG", experiment: str | None = None) -> list[Any]:
         click.option(
             "--out", type=click.Path(path_type=Path), default=None, help="run folder (default runs/TIMESTAMP)"
         ),
-        click.option("--spec", default="musique", show_default=True, help="L1 spec: a name or a YAML file"),
         click.option(
-            "--verifiers", default="musique", show_default=True, help="verifier set: a name or a YAML file"
+            "--spec", default=None, help="L1 spec: a name or a YAML file (default: the family's; qa: musique)"
+        ),
+        click.option(
+            "--verifiers",
+            default=None,
+            help="verifier set: a name or a YAML file (default: the family's; qa: musique)",
         ),
         _experiment(experiment, shipped),
         click.option("--no-cache", is_flag=True, help="bypass the response cache (see 'vreact cache path')"),

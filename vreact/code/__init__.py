@@ -222,6 +222,8 @@ class Code(TaskFamily):
     version = "1"
     formats = ("humaneval",)
     metrics = ("pass",)
+    default_spec = "humaneval"
+    default_verifiers = "humaneval"
     judged = MappingProxyType(
         {
             "L2": "a plan (the artifact) for a programming problem (the paired level, L1)",

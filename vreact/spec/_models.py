@@ -482,6 +482,15 @@ class Experiment(_Plugged):
         return self
 
     @model_validator(mode="after")
+    def _family_defaults(self) -> Experiment:
+        """A spec or verifier set left unnamed is the dataset's family's (qa: musique)."""
+        family = family_of(self.dataset.family)
+        for name, default in (("spec", family.default_spec), ("verifiers", family.default_verifiers)):
+            if name not in self.model_fields_set:  # stays unset: the settings rule reads what was named
+                self.__dict__[name] = default
+        return self
+
+    @model_validator(mode="after")
     def _steps_of_its_family(self) -> Experiment:
         """A configuration setting another task family declares for its steps is refused."""
         declared = settings_of_families(step=True)
