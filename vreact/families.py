@@ -84,6 +84,9 @@ class Score:
 
     correct: bool | None
     metrics: Mapping[str, float] = field(default_factory=dict)
+    #: each judged try the family could score, by its artifact's hash: right by gold (what tells a
+    #: gate's false rejection, and a correction the scorer confirms, from the rest)
+    tries: Mapping[str, bool] = field(default_factory=dict)
 
 
 #: The actions that end a try, in every family: a finish (an answer) or an abstain (a reason).
@@ -336,6 +339,12 @@ class TaskFamily:
     def score(self, task: Any, answer: str | None, evidence: list[str]) -> Score:
         """An attempt's answer (None: it gave none) and the evidence it cited, scored."""
         raise NotImplementedError
+
+    def score_try(self, task: Any, artifact: Any) -> bool | None:
+        """Whether one judged try is right by the task's gold: ``artifact`` is what a verdict's
+        hash is of (the artifact's identity, as recorded). Called once per distinct artifact when
+        the attempt ends; None: the family cannot say (the default, for every try)."""
+        return None
 
     def row(self, task: Any) -> dict[str, Any]:
         """The task's row in the records' ``tasks`` table: its id, the text the roles read (the

@@ -2,7 +2,8 @@
 with a scripted ``mock/`` model and against a loopback OpenAI-compatible server. The scripted
 model writes each problem's canonical solution, except on one problem, where its first program
 returns None: N keeps it (a silent error the hidden test finds), VG's examples gate rejects it
-and the retry, told which example failed, passes. Every attempt is accounted for, the report
+and the retry, told which example failed, passes; on another its first reply is prose, not a
+step (a format failure in both configurations). Every attempt is accounted for, the report
 carries the family's pass rate, and a replay under a set without the examples gate lets the
 wrong program through post hoc."""
 
@@ -23,6 +24,8 @@ from vreact.records import read_run
 PROBLEMS = read_problems(SHIPPED, 10)
 #: the problem whose first program is wrong (it has visible examples the wrong one fails)
 TRAP = "HumanEval/0"
+#: the problem whose first reply is prose, not a step (a format failure), then its program
+PROSE = "HumanEval/2"
 
 
 def step(action: str, text: str) -> str:
@@ -35,6 +38,8 @@ def write(messages: list[dict[str, Any]]) -> str:
     [problem] = [p for p in PROBLEMS if f"def {p.entry_point}(" in prompt]
     if problem.id == TRAP and "rejected" not in prompt:
         return step("finish", problem.prompt + "    return None\n")
+    if problem.id == PROSE and "steps so far" not in prompt and "rejected" not in prompt:
+        return "The decimal part is what is left after the integer part."
     return step("finish", problem.prompt + str(problem.canonical_solution))
 
 
@@ -51,8 +56,12 @@ def test_n_and_vg_with_a_scripted_model(tmp_path, monkeypatch):
     assert len(scores) == 20
     assert scores[("N", TRAP)] is False and scores[("VG", TRAP)] is True
     assert sum(scores.values()) == 19
-    [rejection] = [v for a in records.attempts for v in a.verdicts if v.decision == "reject"]
-    assert (rejection.check_name, rejection.cause) == ("examples_pass", "example_failed")
+    rejections = [v for a in records.attempts for v in a.verdicts if v.decision == "reject"]
+    assert sorted((v.check_name, v.cause) for v in rejections) == [
+        ("examples_pass", "example_failed"),
+        ("parses", "format"),  # the prose reply: a format failure, an R1 reject under VG
+    ]
+    [rejection] = [v for v in rejections if v.check_name == "examples_pass"]
     assert rejection.detail.startswith("has_close_elements([1.0, 2.0, 3.0], 0.5) should return False")
     # the retry's prompt carried that sentence, and no prompt holds a hidden test
     prompts = ["\n".join(m["content"] for m in c.messages or []) for a in records.attempts for c in a.calls]
@@ -64,7 +73,15 @@ def test_n_and_vg_with_a_scripted_model(tmp_path, monkeypatch):
     n, vg = report.configs["N"], report.configs["VG"]
     assert (n.correct, n.silent_error, vg.correct, vg.silent_error) == (9, 1, 10, 0)
     assert n.family_metrics == {"pass": 0.9} and vg.family_metrics == {"pass": 1.0}
-    assert vg.corrections["gate"] == 1
+    assert (n.format_failures, vg.format_failures) == (1, 1)
+    # the scorer ran the hidden test on every program VG's verifiers judged (N's judged none):
+    # the rejected one fails it, the retry passes, so the gate's correction is confirmed
+    assert (n.tries_scored, vg.tries_scored) == (0, 11)
+    gate = (vg.corrections["gate"], vg.confirmed_corrections["gate"], vg.false_rejections["gate"])
+    assert gate == (2, 1, 0)
+    [correction] = [c for c in report.corrections if c.check == "examples_pass"]
+    assert (correction.rejected_right, correction.right) == (False, True)
+    assert correction.rejected == "line 12: return None"
 
 
 @pytest.fixture
@@ -101,6 +118,54 @@ def test_n_and_vg_against_a_loopback_server_then_report_and_replay(server, tmp_p
     assert (n["rejected_wrong"], n["rejected_right"]) == (1, 0)
     assert vg["post_hoc"] == vg["as_run"] and vg["rejected_right"] == 0
     assert (tmp_path / "replay" / "vreact.db").exists()
+
+
+def strict_server(body: dict[str, Any]) -> str:
+    """HumanEval/0's canonical program first (right, and 17 lines long), then, told it was
+    rejected, a right program of one line's body."""
+    prompt = "\n".join(m["content"] for m in body["messages"])
+    [problem] = [p for p in PROBLEMS if p.id == TRAP]
+    if "rejected" not in prompt:
+        return step("finish", problem.prompt + str(problem.canonical_solution))
+    short = "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"
+    return step("finish", problem.prompt.split('    """')[0] + short)
+
+
+def test_a_gate_that_rejects_a_right_program_is_a_false_rejection_the_report_shows(tmp_path):
+    """A gate stricter than the problem (a test plugin's ``short_program``) rejects the canonical
+    program: the scorer, which runs the hidden test on every judged try, finds that try right,
+    so the report counts a false rejection and an unconfirmed correction, and the page shows
+    both programs with the hidden test's verdict on each."""
+    verifiers = tmp_path / "strict.yaml"
+    verifiers.write_text(
+        "kind: verifiers\nname: strict\nplan: {gates: []}\n"
+        "R1: {gates: [code_parses, defines_entry_point, short_program, examples_pass]}\n"
+        "R2: {gates: []}\nR3: {gates: [examples_pass, abstention_allowed]}\n"
+    )
+    out = tmp_path / "run"
+    with ScriptedServer(strict_server) as s:
+        done = cli(
+            "run",
+            *("--plugin", "tests.code.strict", "--family", "code", "--dataset", "humaneval", "--limit", "1"),
+            *("--verifiers", str(verifiers), "--configs", "VG", "--model", "openai/coder"),
+            *("--base-url", s.base_url, "--no-cache", "--out", str(out)),
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = vreact.report(out)
+    vg = report.configs["VG"]
+    assert (vg.correct, vg.tries_scored) == (1, 2)
+    assert (vg.rejections["gate"], vg.false_rejections["gate"]) == (1, 1)
+    assert (vg.corrections["gate"], vg.confirmed_corrections["gate"]) == (1, 0)
+    [correction] = report.corrections
+    assert (correction.check, correction.rejected_right, correction.right) == ("short_program", True, True)
+    shown = cli("report", str(out))
+    assert "Rejections checked by the scorer" in shown.stdout and "Retrieval ceiling" not in shown.stdout
+    assert cli("view", str(out)).returncode == 0
+    from vreact.report.html import attempt_pages
+
+    [page] = attempt_pages((out / "report.html").read_text()).values()
+    assert page.count('hidden test: <b class="acc">passes</b>') == 2
+    assert "short_program</code> too_long: the program has" in page
 
 
 def test_the_probe_builds_the_familys_classes_and_its_gates_catch_them(tmp_path):

@@ -185,6 +185,7 @@ ADDED = {
         *(f"alter table runs drop column {c}" for c in ("family", "family_version")),
         *(f"alter table tasks drop column {c}" for c in ("family", "record")),
     ],
+    "_m024_try_scores": ["alter table scores drop column tries"],
 }
 
 

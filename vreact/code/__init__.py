@@ -248,9 +248,19 @@ class Code(TaskFamily):
         """Right: the program passes the hidden test, run in the sandbox now."""
         if answer is None:
             return Score(None, {})
-        result = sandbox().run(answer, entry_point=task.entry_point, setup=task.prompt, test=str(task.test))
-        passed = bool(result.marked and result.loaded and result.test and result.test.get("passed"))
+        passed = self._passes(task, answer)
         return Score(passed, {"pass": float(passed)})
+
+    def score_try(self, task: Problem, artifact: Any) -> bool | None:
+        """A judged program, right when it passes the hidden test (an abstention: not scored)."""
+        if not isinstance(artifact, dict) or artifact.get("kind") != "answer":
+            return None
+        return self._passes(task, str(artifact.get("answer")))
+
+    @staticmethod
+    def _passes(task: Problem, program: str) -> bool:
+        result = sandbox().run(program, entry_point=task.entry_point, setup=task.prompt, test=str(task.test))
+        return bool(result.marked and result.loaded and result.test and result.test.get("passed"))
 
     def designer(self, l1: dict[str, Any], checks: tuple[str, ...]) -> Designer:
         return Designer(checks)

@@ -43,6 +43,7 @@ class Recorder:
     attempt_id: int
     last_call: RowId | None = None  # the id of the last model call recorded (once written)
     last_reject: dict[str, Verdict] = field(default_factory=dict)  # by component
+    judged: dict[str, Any] = field(default_factory=dict)  # every artifact judged, by its hash
 
     def call(
         self,
@@ -114,6 +115,7 @@ class Recorder:
             return
         self.store.defer_verdicts(self.attempt_id, verdicts, artifact, given)
         for verdict in verdicts:
+            self.judged.setdefault(verdict.artifact_hash, artifact)
             if not verdict.accepted:
                 self.last_reject[verdict.component] = verdict
 

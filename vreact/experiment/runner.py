@@ -11,8 +11,9 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from vreact.config import Configuration
 from vreact.controller import AttemptContext, Controller, CrashKind, Outcome, Recorder
@@ -77,8 +78,8 @@ def run_attempt(
     unfinished (what it wrote is discarded on resume, and it runs again)."""
     config, task, seed = job.config, job.task, job.seed
     attempt_id = store.start_attempt(run_id, config.name, task.id, job.attempt_index, seed)
+    recorder = Recorder(store, attempt_id)
     try:
-        recorder = Recorder(store, attempt_id)
         assembler = ContextAssembler(experiment.roles, store)
         setup = experiment.setup(config)
         family = family_of(experiment.family)
@@ -95,22 +96,27 @@ def run_attempt(
                 store.finish_attempt(attempt_id, outcome.record())
             raise
     try:
-        score = scored(experiment, task, outcome)
+        score = scored(experiment, task, outcome, recorder.judged)
     except Exception as e:  # the family's scorer failed: a crash, never an unscored answer
         outcome, score = crash(e), None
     store.finish_attempt(attempt_id, outcome.record(), score)
     return outcome
 
 
-def scored(experiment: ResolvedExperiment, task: Task, outcome: Outcome) -> Score | None:
+def scored(
+    experiment: ResolvedExperiment, task: Task, outcome: Outcome, judged: dict[str, Any] | None = None
+) -> Score | None:
     """An ended attempt's score under the run's family (none for a crash): its answer (None for
-    an abstention) and the evidence it cited."""
+    an abstention) and the evidence it cited; and each try ``judged`` (artifacts by hash) that
+    the family can score."""
     if outcome.kind == "crash":
         return None
+    family = family_of(experiment.family)
     answer = outcome.answer if outcome.kind == "answer" else None
-    return family_of(experiment.family).score(
-        task, answer, list(outcome.evidence) if answer is not None else []
-    )
+    score = family.score(task, answer, list(outcome.evidence) if answer is not None else [])
+    tries = {h: family.score_try(task, a) for h, a in (judged or {}).items()}
+    right = {h: r for h, r in tries.items() if r is not None}
+    return replace(score, tries=right) if right else score
 
 
 #: Set to 1 (the test suite does) and an internal error raises instead of becoming a crash record.

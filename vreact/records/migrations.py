@@ -382,6 +382,13 @@ def _m023_task_families(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m024_try_scores(db: sqlite_utils.Database) -> None:
+    # Issue 35: each judged try the family could score (code: the hidden test on every program a
+    # verifier judged), by artifact hash, as JSON {hash: right}: what tells a gate's rejection of
+    # a right try, and a correction the scorer confirms, from the rest. Empty for other families
+    db.table("scores").add_column("tries", str)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -407,4 +414,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m021_task_attacks,
     _m022_call_charges,
     _m023_task_families,
+    _m024_try_scores,
 ]

@@ -81,6 +81,8 @@ class ScoreRecord:
 
     correct: bool | None
     metrics: dict[str, float]
+    #: each judged try its family scored, by artifact hash: right by gold (empty: none scored)
+    tries: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -475,7 +477,9 @@ class _Score:
 def _score(r: dict[str, Any]) -> _Score:
     correct = None if r["correct"] is None else bool(r["correct"])
     metrics = _json(r["metrics"], {})
-    return _Score(r["attempt_id"], ScoreRecord(correct, metrics if isinstance(metrics, dict) else {}))
+    tries = _json(r.get("tries"), {})
+    tries = {str(h): bool(v) for h, v in tries.items()} if isinstance(tries, dict) else {}
+    return _Score(r["attempt_id"], ScoreRecord(correct, metrics if isinstance(metrics, dict) else {}, tries))
 
 
 def _tasks(store: Store, ids: set[str]) -> dict[str, TaskRecord]:

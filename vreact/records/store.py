@@ -459,8 +459,8 @@ class Store:
             if score is not None:
                 correct = None if score.correct is None else int(score.correct)
                 conn.execute(
-                    "insert or replace into scores (attempt_id, correct, metrics) values (?, ?, ?)",
-                    [attempt_id, correct, json.dumps(dict(score.metrics))],
+                    "insert or replace into scores (attempt_id, correct, metrics, tries) values (?, ?, ?, ?)",
+                    [attempt_id, correct, json.dumps(dict(score.metrics)), json.dumps(dict(score.tries))],
                 )
 
     def discard_unfinished(self) -> int:

@@ -137,10 +137,13 @@ def correction_list(
     for a in sorted(attempts, key=lambda a: (order.get(a.config, len(order)), a.task_id, a.attempt_index)):
         task = tasks[a.task_id]
         last = _final_answer(a)
+        tries = a.score.tries if a.score is not None else {}
         for rejection, accept in corrected(a.verdicts):
             answer = _answer(accept.artifact)
             final = last is not None and accept.artifact_hash == last
             right = correct_answer(a, task, answer or "") if final else None
+            right = _by_scorer(tries, accept.artifact_hash, right)
+            shown = _shown_pair(rejection.artifact, accept.artifact)
             out.append(
                 Correction(
                     config=a.config,
@@ -151,10 +154,11 @@ def correction_list(
                     source=attributed(rejection),
                     check=rejection.check_name or "",
                     cause=rejection.cause or "",
-                    rejected=_shown_artifact(rejection.artifact),
-                    accepted=_shown_artifact(accept.artifact),
+                    rejected=shown[0],
+                    accepted=shown[1],
                     final=final,
                     right=right,
+                    rejected_right=_by_scorer(tries, rejection.artifact_hash),
                 )
             )
     return out
@@ -173,6 +177,26 @@ def _answer(artifact: Any) -> str | None:
     if isinstance(artifact, dict) and artifact.get("kind") == "answer":
         return str(artifact.get("answer") or "")
     return None
+
+
+def _by_scorer(tries: dict[str, bool], digest: str | None, default: bool | None = None) -> bool | None:
+    """A judged try by its family's scorer (``tries``: by artifact hash), else ``default``."""
+    return tries.get(digest, default) if digest is not None else default
+
+
+def _shown_pair(rejected: Any, accepted: Any) -> tuple[str, str]:
+    """A correction's two artifacts in a short line each: two answers of several lines (programs)
+    by the first line where they differ, named by its number; anything else as it is shown."""
+    old, new = _answer(rejected), _answer(accepted)
+    if old is None or new is None or "\n" not in old + new:
+        return _shown_artifact(rejected), _shown_artifact(accepted)
+    a, b = old.splitlines(), new.splitlines()
+    i = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+    def line(lines: list[str]) -> str:
+        return _shown_artifact(f"line {i + 1}: {lines[i].strip() if i < len(lines) else '(none)'}")
+
+    return line(a), line(b)
 
 
 def _shown_artifact(artifact: Any, width: int = 60) -> str:
@@ -434,6 +458,8 @@ class _Tally:
     per_attempt: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     answers: list[tuple[int, bool]] = field(default_factory=list)  # (rejections, right) per answer
     gold: Counter[str] = field(default_factory=Counter)  # the retrieval ceiling's counts
+    right_rejected: Counter[str] = field(default_factory=Counter)  # by source: rejections of right tries
+    confirmed: Counter[str] = field(default_factory=Counter)  # by source: corrections the scorer confirms
 
     def add(self, a: AttemptRecord, task: TaskRecord) -> None:
         self.c["executed"] += 1
@@ -463,6 +489,17 @@ class _Tally:
         }
         self.rejections.update((s[2], s[1]) for s in seen)
         self.corrected.update(corrections(a.verdicts))
+        self.c["format_failures"] += sum(s.source == "executor" and s.action is None for s in a.steps)
+        tries = a.score.tries if a.score is not None else {}
+        if tries:
+            self.c["tries_scored"] += len(tries)
+            self.right_rejected.update(s[2] for s in seen if _by_scorer(tries, s[4]) is True)
+            self.confirmed.update(
+                attributed(rejection)
+                for rejection, accept in corrected(a.verdicts)
+                if _by_scorer(tries, rejection.artifact_hash) is False
+                and _by_scorer(tries, accept.artifact_hash) is True
+            )
 
     def _quality(self, a: AttemptRecord, task: TaskRecord) -> None:
         answerable = task.answerable
@@ -544,6 +581,10 @@ def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> Hop
         retries=t.spend["retries"],
         rejections={s: _by(t.rejections, 0, s) for s in ATTRIBUTED},
         corrections={s: _by(t.corrected, 0, s) for s in ATTRIBUTED},
+        format_failures=c["format_failures"],
+        tries_scored=c["tries_scored"],
+        false_rejections={s: t.right_rejected[s] for s in ATTRIBUTED} if c["tries_scored"] else {},
+        confirmed_corrections={s: t.confirmed[s] for s in ATTRIBUTED} if c["tries_scored"] else {},
         support_f1=_mean(t.sup, t.n_qa),
         family_metrics={k: _mean(sum(v), len(v)) for k, v in sorted(t.metrics.items())},
         retrieval_ceiling=_mean(t.gold["found"], t.gold["paragraphs"]),

@@ -142,6 +142,15 @@ class HopsReport(_Figures):
     retries: int
     rejections: dict[str, int]
     corrections: dict[str, int]
+    #: executor replies no step could be parsed out of (the step format's failures)
+    format_failures: int = 0
+    #: the judged tries the family's scorer scored when each attempt ended (code: the hidden test
+    #: on every program a verifier judged); by source, the rejections of tries it found right
+    #: (false rejections) and the corrections it confirms (the rejected try wrong, the one
+    #: accepted in its place right). Empty when no try was scored (question answering's)
+    tries_scored: int = 0
+    false_rejections: dict[str, int] = {}
+    confirmed_corrections: dict[str, int] = {}
     support_f1: float | None
     #: the retrieval ceiling (VReAct): of the gold supporting paragraphs of the answerable tasks,
     #: the share the executor was ever shown (a search hit or a read) in the attempt, over
@@ -284,6 +293,9 @@ class Correction(_Figures):
     #: is right by gold (exact match; none for an intermediate one: the records keep no hop gold)
     final: bool
     right: bool | None
+    #: the rejected try by the family's scorer (code: the hidden test), None where it scored none:
+    #: the scorer confirms the correction when it is False and ``right`` True
+    rejected_right: bool | None = None
 
 
 class AttackRow(_Figures):

@@ -109,6 +109,27 @@ def _family_metrics(report: Report) -> Iterator[Row]:
             yield Row(n, (n, metric), r, {"metric": metric})
 
 
+def _qa(rows: Callable[[Report], Iterator[Row]]) -> Callable[[Report], Iterator[Row]]:
+    """Rows of a question-answering table (support, answerability, the retrieval ceiling, hop
+    counts): none for a run of another family."""
+
+    def only_qa(report: Report) -> Iterator[Row]:
+        if report.family in (None, "qa"):
+            yield from rows(report)
+
+    return only_qa
+
+
+def _scored_tries(report: Report) -> Iterator[Row]:
+    """Per configuration whose tries its family scored, a row per source that rejected (gates
+    always)."""
+    for n, r in _configs(report):
+        if r.tries_scored:
+            for source in r.false_rejections:
+                if source == "gate" or r.rejections.get(source):
+                    yield Row(n, (n, source), r, {"s": source})
+
+
 def _per_hop(report: Report) -> Iterator[Row]:
     for n, r in _configs(report):
         for h, hr in r.by_hops.items():
@@ -360,7 +381,8 @@ TABLES: tuple[Table, ...] = (
             Column("grp sup F1", "group_support_sufficiency_f1"),
             Column("plan fb", "plan_fallbacks"),
         ),
-        _per_config,
+        _qa(_per_config),
+        optional=True,
     ),
     Table(
         "Retrieval ceiling: gold paragraphs the executor was shown",
@@ -373,7 +395,8 @@ TABLES: tuple[Table, ...] = (
             Column("all gold", "all_gold_retrieved"),
             Column("sup F1", "support_f1"),
         ),
-        _per_config,
+        _qa(_per_config),
+        optional=True,
     ),
     Table(
         "Cost per scoreable attempt (means); money and retries over all attempts",
@@ -480,11 +503,30 @@ TABLES: tuple[Table, ...] = (
         _attribution,
     ),
     Table(
+        "Rejections checked by the scorer: right tries rejected, corrections it confirms",
+        "The family's scorer runs on every try a verifier judged when the attempt ends (code: the "
+        "hidden test, which no gate or judge reads). right rej: rejections of a try it found right "
+        "(false rejections); confirmed: corrections whose rejected try it found wrong and whose "
+        "accepted one right. format fail: executor replies no step could be parsed out of.",
+        ("config", "source"),
+        (
+            Column("tries", "tries_scored"),
+            Column("rej", "rejections.{s}"),
+            Column("right rej", "false_rejections.{s}"),
+            Column("corr", "corrections.{s}"),
+            Column("confirmed", "confirmed_corrections.{s}"),
+            Column("format fail", "format_failures"),
+        ),
+        _scored_tries,
+        optional=True,
+    ),
+    Table(
         "Execution accounting by hop count",
         "The same accounting over the tasks of each hop count.",
         ("config", "hops"),
         _accounting(),
-        _per_hop,
+        _qa(_per_hop),
+        optional=True,
     ),
     Table(
         "Quality by hop count",
@@ -499,7 +541,8 @@ TABLES: tuple[Table, ...] = (
             Column("ceiling", "retrieval_ceiling"),
             Column("ans F1", "answerability.f1"),
         ),
-        _per_hop,
+        _qa(_per_hop),
+        optional=True,
     ),
     Table(
         "Loop guards and budgets: hints and rollbacks (events), stops (verdicts)",
@@ -643,7 +686,8 @@ TABLES: tuple[Table, ...] = (
 CORRECTIONS = Table(
     "Corrections: a rejected artifact, then another accepted in its place (run {run})",
     "The check credited is the last rejection before the accepted artifact; right is the accepted "
-    "answer against gold, for a final answer (an intermediate one has no gold in the records).",
+    "answer against gold, for a final answer (an intermediate one has no gold in the records); rej "
+    "right is the rejected try by the family's scorer, where it scores tries (code: the hidden test).",
     ("config", "task", "#"),
     (
         Column("component", "component"),
@@ -654,6 +698,7 @@ CORRECTIONS = Table(
         Column("rejected", "rejected"),
         Column("accepted", "accepted"),
         Column("right", "right", "right"),
+        Column("rej right", "rejected_right", "right"),
     ),
     _corrections,
     optional=True,

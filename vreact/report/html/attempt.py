@@ -78,9 +78,14 @@ def _step_row(st: StepRecord) -> str:
     designer = st.source == "designer"  # a search the L3 designer ran for the try
     row = '<tr class="designer">' if designer else "<tr>"
     by = ' <span class="chip who">designer</span>' if designer else ""
+    given = (
+        f'<pre class="code">{h(clip(st.input, 1500))}</pre>'
+        if "\n" in (st.input or "")
+        else h(clip(st.input, 120))
+    )
     return (
         f"{row}<td>{st.step + 1}</td><td><code>{h(st.action or 'not a step')}</code>{by} "
-        f"{h(clip(st.input, 120))}{evidence}"
+        f"{given}{evidence}"
         f'</td><td class="small">{h(clip(st.thought, 200))}</td>'
         f'<td class="small"><pre class="obs">{h(clip(st.observation, 600))}</pre></td></tr>'
     )
@@ -104,6 +109,53 @@ def _steps_card(a: AttemptRecord) -> str:
             '<table class="steps"><thead><tr><th>#</th><th>action</th>'
             f"<th>thought</th><th>observation</th></tr></thead><tbody>{''.join(map(_step_row, rows))}"
             f"</tbody></table>{_events(a, component, n)}</div></div>"
+        )
+    out.append("</div>")
+    return "".join(out)
+
+
+def _program(artifact: Any) -> str | None:
+    """The program a judged artifact holds: an answer of several lines (None: anything else)."""
+    if (
+        isinstance(artifact, dict)
+        and artifact.get("kind") == "answer"
+        and "\n" in str(artifact.get("answer"))
+    ):
+        return str(artifact["answer"])
+    return None
+
+
+def _programs_card(a: AttemptRecord) -> str:
+    """Each program a verifier judged, in the order it was first judged: its code, what rejected
+    it and why (the failing example, what it should return and what it did: the sentence the
+    next try was told), and the hidden test's verdict where the family scored the try; the
+    retry follows it. Nothing for an attempt that judged no program."""
+    judged: dict[str | None, tuple[str, list[VerdictRecord]]] = {}
+    for v in sorted(a.verdicts, key=lambda v: v.seq):
+        program = _program(v.artifact)
+        if program is not None:
+            judged.setdefault(v.artifact_hash, (program, []))[1].append(v)
+    if not judged:
+        return ""
+    scored = a.score.tries if a.score is not None else {}
+    out = ['<div class="card"><h3>Programs judged</h3>']
+    for i, (digest, (program, verdicts)) in enumerate(judged.items(), 1):
+        rejected = [v for v in verdicts if v.rejected]
+        said = (
+            "".join(
+                f'<p class="rej small">✗ {h(v.verifier)} {h(v.source)} <code>{h(v.check_name)}</code> '
+                f"{h(v.cause)}: {h(clip(v.detail, 400))}</p>"
+                for v in rejected
+            )
+            or '<p class="acc small">✓ accepted by every check it met</p>'
+        )
+        right = scored.get(digest or "")
+        verdict = '<b class="acc">passes</b>' if right else '<b class="rej">fails</b>'
+        hidden = "" if right is None else f" · hidden test: {verdict}"
+        title = "retry " + str(i - 1) if i > 1 else "first program"
+        out.append(
+            f'<div class="program"><p class="small"><b>{title}</b>{hidden}</p>{said}'
+            f'<pre class="code">{h(clip(program, 4000))}</pre></div>'
         )
     out.append("</div>")
     return "".join(out)
@@ -162,6 +214,8 @@ def _calls_table(calls: list[CallRecord]) -> str:
 
 
 def _outcome(a: AttemptRecord) -> str:
+    if a.outcome == "answer" and "\n" in (a.answer or ""):
+        return f'<pre class="code">{h(clip(a.answer, 4000))}</pre>'
     if a.outcome == "answer":
         return f'<p class="answer">{h(clip(a.answer))}</p>' + (
             f'<p class="small muted">evidence: ¶ {h(", ".join(map(str, a.evidence)))}</p>'
@@ -219,6 +273,7 @@ def attempt_page(
         '<span class="src-guard">guard</span>'
         "<span class=muted>#n = order in the attempt</span></div></div>"
         f"{vee(a, task, cfg)}</div>"
+        f"{_programs_card(a)}"
         f"{_steps_card(a)}"
         f'<div class="card"><h3>Model calls</h3>{_calls_table(a.calls)}</div>'
         "</section>"
