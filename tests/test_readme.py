@@ -336,7 +336,7 @@ def test_demo_is_described_by_its_own_options(readme):
     run, demo = flags(commands()[("run",)]), flags(commands()[("demo",)])
     assert run - demo == {
         *("--dataset", "--family", "--format", "--task-ids", "--attempts", "--seed", "--concurrency"),
-        "--cache-only",
+        *("--cache-only", "--sandbox"),
         *("--backend", "--ray-address", "--dry-run"),
     }
     for flag in run - demo:

@@ -313,6 +313,9 @@ class TaskFamily:
     step_settings: ClassVar[tuple[str, ...]] = ()
     #: the names of the metrics ``score`` gives, in the order a report shows them
     metrics: ClassVar[tuple[str, ...]] = ()
+    #: whether its tries run model-written code: then a run needs a sandbox (``vreact.sandbox``)
+    #: unless the experiment says ``sandbox: none``, and its runs record which one they used
+    runs_code: ClassVar[bool] = False
     #: how the built-in judge prompt words what each kind of judge checks (L1, L2, L3,
     #: integration) for its artifacts (None: the generic wording, ``vreact.verify.gates.WHAT``)
     judged: ClassVar[Mapping[str, str] | None] = None

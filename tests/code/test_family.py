@@ -188,3 +188,52 @@ def test_the_probe_builds_the_familys_classes_and_its_gates_catch_them(tmp_path)
         assert (classes[name]["caught_by_gate"], classes[name]["escaped"]) == (3, 0), name
     assert classes["hardcoded_examples"]["escaped"] == 3
     assert all(reason in ("no such node", "equivalent") for c in classes.values() for reason in c["skipped"])
+
+
+def test_without_a_sandbox_the_run_is_refused_unless_the_experiment_says_sandbox_none(server, tmp_path):
+    """No bubblewrap on the PATH: a code run is refused in one line that says what to do, and
+    makes nothing; with ``--sandbox none`` it runs, the run records it and every report says so.
+    Question answering runs no model-written code: the setting is refused there."""
+    import os
+
+    bare = {**os.environ, "PATH": str(tmp_path)}  # no bwrap on it
+    args = [*("--family", "code", "--dataset", "humaneval", "--limit", "2", "--configs", "VG")]
+    args += [*("--model", "openai/coder", "--base-url", server.base_url, "--no-cache")]
+    out = tmp_path / "run"
+    refused = cli_env(bare, "run", *args, "--out", str(out))
+    assert refused.returncode == 2
+    [line] = refused.stderr.strip().splitlines()
+    assert "only in a sandbox: bubblewrap is not installed" in line and "sandbox: none" in line
+    assert not out.exists()
+    done = cli_env(bare, "run", *args, "--sandbox", "none", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "sandbox: none: this run's model-written code ran WITHOUT isolation" in done.stdout
+    report = json.loads(cli("report", str(out), "--json").stdout)
+    assert report["sandbox"] == "none" and report["configs"]["VG"]["correct"] == 2
+    assert read_run(out).run.config["sandbox"] == "none"
+    assert "sandbox none" in (cli("view", str(out)) and (out / "report.html").read_text())
+    markdown = cli("report", str(out), "--markdown").stdout
+    assert "**sandbox: none:" in markdown
+    # a sandboxed run of the same says where its code ran
+    sandboxed = tmp_path / "sandboxed"
+    assert cli("run", *args, "--out", str(sandboxed)).returncode == 0
+    assert json.loads(cli("report", str(sandboxed), "--json").stdout)["sandbox"] == "bwrap"
+    qa = cli("run", "--dataset", "sample", "--limit", "1", "--sandbox", "none", "--model", "mock/x")
+    assert qa.returncode == 2 and "runs no model-written code" in qa.stderr
+
+
+def cli_env(env: dict[str, str], *args: str) -> Any:
+    """``vreact ARGS`` in a subprocess with the environment ``env`` (the repository on its path)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    return subprocess.run(
+        [sys.executable, "-m", "vreact.cli", *args],
+        cwd=REPO,
+        env={**env, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )

@@ -47,7 +47,7 @@ def print_report(out_dir: Path, run_id: int | None = None, reports: list[Report]
     """The tables of one run (the latest by default) or of ``reports``, under the list of the
     folder's runs; then the folder's path, and the internal errors when there are some."""
     from vreact.records import DB_NAME, crash_kinds, run_list
-    from vreact.report import compute, render, run_lines, runs_heading
+    from vreact.report import compute, render, run_lines, runs_heading, sandbox_line
 
     db = out_dir / DB_NAME
     if reports is None:
@@ -59,6 +59,10 @@ def print_report(out_dir: Path, run_id: int | None = None, reports: list[Report]
             console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
         console.print()
     for report in reports:
+        said = sandbox_line(report)
+        if said:
+            style = "bold red" if report.sandbox == "none" else ""
+            console.print(said, style=style, highlight=False, markup=False, soft_wrap=True)
         for table in render(report):
             console.print(table)
         crashes = crash_kinds(db, report.run) if report.run is not None else []

@@ -38,6 +38,7 @@ from vreact.experiment import (
     Stop,
     default_out_dir,
     plan,
+    ready_to_run_code,
     resolve,
     run_experiment,
 )
@@ -46,6 +47,7 @@ from vreact.families import Task, family_of, select
 from vreact.inputs import DatasetError
 from vreact.model import DEFAULT_MODEL, ModelConfigError, refused_by
 from vreact.records import RecordsError, RunDirBusy, StorageFault, io_cause, io_error
+from vreact.sandbox import SandboxUnavailable
 from vreact.spec import (
     Experiment,
     RunLimits,
@@ -61,6 +63,7 @@ from vreact.spec._loader import located
 
 INPUT_ERRORS = (
     ClusterUnavailable,
+    SandboxUnavailable,
     PlanTooLarge,
     DatasetError,
     ModelConfigError,
@@ -187,6 +190,7 @@ def _launch(
         if dry_run:
             _dry_run(plan(exp, tasks), out_dir)
             return
+        ready_to_run_code(exp.dataset.family, exp.sandbox)  # before its models load
         try:
             resolved = resolve(
                 exp, tasks=tasks, cache_dir=cache_dir, announce=_loading, cache_only=cache_only
@@ -516,6 +520,12 @@ _attempts = [
 @dataset_options(required=True)
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="first N tasks only")
 @click.option("--task-ids", default=None, help="comma-separated task ids to run, in that order")
+@click.option(
+    "--sandbox",
+    type=click.Choice(["bwrap", "none"]),
+    default=None,
+    help="where a family that runs model-written code runs it (default bwrap; none: no isolation)",
+)
 @_with_common
 @_with(_attempts)
 @_cache_only
@@ -540,8 +550,9 @@ def demo(**options: Any) -> None:
 
     The options of run, but for --dataset (always the built-in sample), --family and --format
     (its questions are the qa family's, in MuSiQue's format), --task-ids, --attempts
-    (1), --seed (0), --concurrency (1), --cache-only (the demo asks its model), --backend and
-    --ray-address (it runs here) and --dry-run (it runs); --limit is how many sample questions."""
+    (1), --seed (0), --concurrency (1), --cache-only (the demo asks its model), --sandbox (its
+    questions run no code), --backend and --ray-address (it runs here) and --dry-run (it runs);
+    --limit is how many sample questions."""
     _execute(dataset="sample", attempts=1, seed=0, concurrency=1, summary=True, **options)
 
 

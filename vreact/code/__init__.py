@@ -25,7 +25,7 @@ from vreact.code.data import Problem, read_problems
 from vreact.families import FaultClass, Probed, Score, Step, StepKit, Subtask, TaskFamily, family
 from vreact.marking import mark
 from vreact.model import Message, parse_json_object
-from vreact.sandbox import Limits, Sandbox, unavailable
+from vreact.sandbox import Limits, Sandbox, SandboxUnavailable, chosen, unavailable
 
 ACTIONS = ("run", "finish", "abstain")
 #: The longest program or snippet a step may carry (characters).
@@ -53,22 +53,22 @@ RECOVER = "Your steps are spent. Reply now with ONE JSON object: finish (the who
 SHOWN = 1500
 
 
-_SANDBOX: list[Sandbox] = []
+_SANDBOXES: dict[str, Sandbox] = {}
 _SANDBOX_LOCK = threading.Lock()
 
 
 def sandbox() -> Sandbox:
-    """The sandbox every program of this process runs in, made once (its start checked); none
-    here is a ``SandboxUnavailable`` naming why."""
-    from vreact.sandbox import SandboxUnavailable
-
+    """The sandbox this process runs programs in, of the kind the run chose
+    (``vreact.sandbox.chosen``: bubblewrap unless the experiment says ``sandbox: none``), made
+    once per kind, its start checked; none here is a ``SandboxUnavailable`` naming why."""
+    kind = chosen()
     with _SANDBOX_LOCK:
-        if not _SANDBOX:
-            why = unavailable()
+        if kind not in _SANDBOXES:
+            why = unavailable(kind)
             if why is not None:
                 raise SandboxUnavailable(f"the code family runs model-written code only in a sandbox: {why}")
-            _SANDBOX.append(Sandbox(Limits()))
-        return _SANDBOX[0]
+            _SANDBOXES[kind] = Sandbox(Limits(), kind)
+        return _SANDBOXES[kind]
 
 
 @dataclass(frozen=True)
@@ -220,6 +220,7 @@ class Code(TaskFamily):
 
     name = "code"
     version = "1"
+    runs_code = True
     formats = ("humaneval",)
     metrics = ("pass",)
     default_spec = "humaneval"

@@ -13,6 +13,7 @@ from vreact.experiment.runner import (
     crash,
     crash_kind,
     default_out_dir,
+    ready_to_run_code,
     run_attempt,
     run_experiment,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "default_out_dir",
     "experiment_tasks",
     "plan",
+    "ready_to_run_code",
     "resolve",
     "run_attempt",
     "run_experiment",

@@ -88,6 +88,8 @@ class ResolvedExperiment:
     #: the same run from flags or from a file is equal)
     source: Experiment | None = field(default=None, compare=False)
     cache_dir: Path | None = None  # the response cache's folder it was made with (None: the default)
+    #: where a family that runs model-written code runs it (``bwrap``, or ``none``: unsandboxed)
+    sandbox: str = "bwrap"
 
     def loaded(self) -> Loaded:
         """Its files as loaded, for a worker to resolve it again (:func:`resolve`'s ``loaded``)."""
@@ -126,6 +128,8 @@ class ResolvedExperiment:
             **({"attacks": attacks} if attacks else {}),
             # as before plugins existed when there are none, so those run folders still resume
             **({"plugins": [p.record() for p in self.plugins]} if self.plugins else {}),
+            # where model-written code ran, for a family that runs some (printed on every report)
+            **({"sandbox": self.sandbox} if family_of(self.family).runs_code else {}),
             "seed": self.seed,
         }
 
@@ -330,4 +334,5 @@ def resolve(
         setups=setups,
         source=exp,
         cache_dir=cache_dir,
+        sandbox=exp.sandbox,
     )

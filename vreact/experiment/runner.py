@@ -32,6 +32,8 @@ from vreact.model import (
     redact,
 )
 from vreact.records import DB_NAME, StorageFault, Store, exclusive, io_cause, io_error
+from vreact.sandbox import Kind, SandboxUnavailable, unavailable
+from vreact.sandbox import use as use_sandbox
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,8 @@ def run_attempt(
     config, task, seed = job.config, job.task, job.seed
     attempt_id = store.start_attempt(run_id, config.name, task.id, job.attempt_index, seed)
     recorder = Recorder(store, attempt_id)
+    if experiment.sandbox == "none":  # this process (a Ray worker's too) runs the code unsandboxed
+        use_sandbox("none")
     try:
         assembler = ContextAssembler(experiment.roles, store)
         setup = experiment.setup(config)
@@ -199,12 +203,27 @@ def run_experiment(
     server (crash kind ``unreachable``): no attempt starts after that.
     """
     out_dir = Path(out_dir)
+    ready_to_run_code(experiment.family, experiment.sandbox)  # before anything is made
     try:
         return _run_experiment(experiment, out_dir, on_attempt, stop or Stop())
     except Exception as e:
         if io_error(e):  # one line for the user: the folder and the cause, never a traceback
             raise StorageFault(str(out_dir), io_cause(e)) from e
         raise
+
+
+def ready_to_run_code(family: str, sandbox: str) -> None:
+    """For a family that runs model-written code, the sandbox an experiment names (``sandbox``),
+    started here once (``SandboxUnavailable``, one line saying why and what to do, when it
+    cannot be): vreact runs no model-written code outside a sandbox unless the experiment says
+    ``sandbox: none``."""
+    if not family_of(family).runs_code:
+        return
+    kind: Kind = "none" if sandbox == "none" else "bwrap"
+    use_sandbox(kind)
+    why = unavailable(kind)
+    if why is not None:
+        raise SandboxUnavailable(f"the {family} family runs model-written code only in a sandbox: {why}")
 
 
 def _run_experiment(

@@ -3,7 +3,16 @@
 
 from vreact.report.compute import compute, config_order, corrections, success
 from vreact.report.model import ConfigReport, HopsReport, Report
-from vreact.report.tables import CORRECTIONS, TABLES, render, render_markdown, run_lines, runs_heading, tables
+from vreact.report.tables import (
+    CORRECTIONS,
+    TABLES,
+    render,
+    render_markdown,
+    run_lines,
+    runs_heading,
+    sandbox_line,
+    tables,
+)
 
 __all__ = [
     "CORRECTIONS",
@@ -18,6 +27,7 @@ __all__ = [
     "render_markdown",
     "run_lines",
     "runs_heading",
+    "sandbox_line",
     "success",
     "tables",
 ]

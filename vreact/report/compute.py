@@ -279,6 +279,7 @@ def compute(
     return Report(
         run=records.id,
         family=records.run.family if records.run else None,
+        sandbox=records.run.config.get("sandbox") if records.run else None,
         configs=configs,
         comparisons=comparisons,
         veto_yield=yields,

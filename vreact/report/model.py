@@ -344,6 +344,9 @@ class Report(_Figures):
     comparisons: list[Comparison]
     #: the task family that made the run (None: records made before families, all qa)
     family: str | None = None
+    #: where the run's model-written code ran, for a family that runs some: ``bwrap`` (the
+    #: sandbox) or ``none`` (no isolation); None for a family that runs none
+    sandbox: str | None = Field(None, exclude_if=lambda v: v is None)
     veto_yield: list[VetoYield] = []
     #: the trivial baselines, computed from the tasks: ``always_abstain`` (declines every task)
     #: and ``always_answer`` (the answers of the run's plain configuration, N: never abstaining,

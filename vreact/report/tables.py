@@ -800,9 +800,24 @@ def render(report: Report, which: tuple[Table, ...] = TABLES) -> list[Any]:
     return out
 
 
+def sandbox_line(report: Report) -> str | None:
+    """Where the run's model-written code ran, for a family that runs some (every report says
+    it; None for a run without such code)."""
+    if report.sandbox is None:
+        return None
+    if report.sandbox == "none":
+        return "sandbox: none: this run's model-written code ran WITHOUT isolation (the experiment said so)"
+    return (
+        f"sandbox: {report.sandbox}: model-written code ran isolated (no network, read-only system, limits)"
+    )
+
+
 def render_markdown(report: Report, which: tuple[Table, ...] = TABLES) -> str:
     """The report as Markdown tables (for a paper draft, a pull request or a notebook)."""
     parts = [f"# vreact report, run {report.run}"]
+    line = sandbox_line(report)
+    if line:
+        parts += ["", f"**{line}**" if report.sandbox == "none" else line, ""]
     for t in tables(report, which):
         parts.append(f"## {t.title}")
         parts.append("| " + " | ".join(t.columns) + " |")

@@ -44,6 +44,18 @@ FIRST_UID = 61000
 SLOTS = 32
 
 Kind = Literal["bwrap", "none"]
+#: The kind of sandbox this process runs model-written code in: the run's ``sandbox`` setting.
+_CHOSEN: list[Kind] = ["bwrap"]
+
+
+def use(kind: Kind) -> None:
+    """Run this process's model-written code in ``kind`` from now on (the run says which)."""
+    _CHOSEN[0] = kind
+
+
+def chosen() -> Kind:
+    """The kind of sandbox this process runs model-written code in (default ``bwrap``)."""
+    return _CHOSEN[0]
 
 
 class SandboxUnavailable(RuntimeError):

@@ -442,6 +442,11 @@ class Experiment(_Plugged):
     cache: bool = Field(True, description="use the response cache")
     limits: RunLimits = Field(default_factory=RunLimits)
     runner: RunnerSettings = Field(default_factory=RunnerSettings)
+    sandbox: Literal["bwrap", "none"] = Field(
+        "bwrap",
+        description="where a family that runs model-written code (code) runs it: bwrap, or none (no"
+        " isolation, for a machine without bubblewrap; recorded in the run, printed on every report)",
+    )
     calls: dict[str, CallSettings] = Field(
         default_factory=dict,
         description="model-call settings for every configuration: default: {temperature, max_tokens}"
@@ -488,6 +493,13 @@ class Experiment(_Plugged):
         for name, default in (("spec", family.default_spec), ("verifiers", family.default_verifiers)):
             if name not in self.model_fields_set:  # stays unset: the settings rule reads what was named
                 self.__dict__[name] = default
+        return self
+
+    @model_validator(mode="after")
+    def _sandbox_runs_code(self) -> Experiment:
+        """``sandbox`` is read by a family that runs model-written code only."""
+        if "sandbox" in self.model_fields_set and not family_of(self.dataset.family).runs_code:
+            raise IdleSetting(("sandbox",), f"the {self.dataset.family!r} family runs no model-written code")
         return self
 
     @model_validator(mode="after")

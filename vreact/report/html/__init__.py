@@ -68,6 +68,11 @@ def _meta(records: RunRecords) -> list[str]:
         f"status <b>{h((run.status if run else None) or '–')}</b>",
         f"{len(records.attempts)} attempts",
     ]
+    sandbox = run.config.get("sandbox") if run else None
+    if sandbox == "none":
+        meta.append('<b class="warn">sandbox none: model-written code ran without isolation</b>')
+    elif sandbox:
+        meta.append(f"sandbox <b>{h(sandbox)}</b>")
     if run and run.started:
         meta.append(time.strftime("%Y-%m-%d %H:%M", time.localtime(run.started)))
         if run.finished:
