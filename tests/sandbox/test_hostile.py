@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,7 +17,17 @@ import pytest
 
 from tests.conftest import REPO
 from vreact.records import Store
-from vreact.sandbox import FIRST_UID, SLOTS, Limits, Result, Sandbox, _pids_of, unavailable
+from vreact.sandbox import (
+    FIRST_UID,
+    SLOTS,
+    Limits,
+    Result,
+    Sandbox,
+    _pids_of,
+    _users,
+    free_users,
+    unavailable,
+)
 
 LIMITS = Limits(wall_s=6.0, call_s=2.0, cpu_s=4, memory_mb=512, processes=32, file_mb=1)
 #: Every program is checked as ``f`` on one visible example and a hidden test with a secret.
@@ -73,7 +84,8 @@ def beside_an_honest_one(sandbox: Sandbox, program: str) -> Result:
 
 
 def _left_behind() -> list[int]:
-    users = range(FIRST_UID, FIRST_UID + SLOTS) if os.geteuid() == 0 else []
+    """Processes of a sandbox user no run holds (another vreact process's runs hold theirs)."""
+    users = free_users() if os.geteuid() == 0 else []
     return [pid for u in users for pid in _pids_of(u)]
 
 
@@ -253,3 +265,41 @@ def test_what_it_may_not_read_or_write(sandbox, tmp_path, monkeypatch):
     assert result.marked and result.loaded, result
     assert result.output.strip().splitlines()[-1] == "False False False", result.output
     assert not outside.exists() and not Path("/usr/bin/evil").exists()
+
+
+def test_a_run_ends_at_the_attempts_deadline_sooner_than_its_own_wall_clock(sandbox):
+    """A run's time counts against its attempt's wall clock: given the attempt's deadline, an
+    endless snippet is killed there (1 s here, not the sandbox's 6 s), saying why; a deadline
+    already past kills it before it answers."""
+    start = time.monotonic()
+    result = sandbox.run("while True:\n    pass\n", mode="run", deadline=start + 1.0)
+    took = time.monotonic() - start
+    assert not result.marked and "the attempt's time ran out" in (result.killed or "")
+    assert 0.9 <= took < 3.0, took
+    assert not sandbox.run("x = 1", mode="run", deadline=time.monotonic() - 1).marked
+    assert not _left_behind()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as another user every run is that user's")
+def test_two_processes_never_share_a_sandbox_user():
+    """A user is held machine-wide: while another process holds one, this process takes
+    another, and a user its holder's death released is free again."""
+    import subprocess
+    import sys
+
+    hold = "from vreact.sandbox import _users; u = _users().get(); print(u, flush=True); input()"
+    other = subprocess.Popen(
+        [sys.executable, "-c", hold], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        theirs = int(other.stdout.readline())  # type: ignore[union-attr]
+        assert FIRST_UID <= theirs < FIRST_UID + SLOTS and theirs not in free_users()
+        users = _users()
+        mine = [users.get() for _ in range(3)]
+        assert theirs not in mine and len(set(mine)) == 3
+        for u in mine:
+            users.put(u)
+    finally:
+        other.kill()
+        other.wait()
+    assert theirs in free_users()

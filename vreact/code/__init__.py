@@ -148,9 +148,10 @@ def observed(result: Any) -> str:
 class CodeKit(StepKit):
     """One try: the sandbox's ``run``, and a finish that becomes a ``Program``."""
 
-    def __init__(self, problem: Problem, subtask: Subtask) -> None:
+    def __init__(self, problem: Problem, subtask: Subtask, deadline: float | None = None) -> None:
         super().__init__(SCHEMA, subtask.checks, RECOVER)
         self.problem, self.subtask = problem, subtask
+        self.deadline = deadline  # the attempt's wall clock, which a run's time counts against
         self.runs = 0
 
     def parse(self, text: str) -> Step | None:
@@ -188,7 +189,7 @@ class CodeKit(StepKit):
 
     def act(self, step: Step) -> tuple[str, bool]:
         self.runs += 1
-        result = sandbox().run(step.input, mode="run")
+        result = sandbox().run(step.input, mode="run", deadline=self.deadline)
         return observed(result), len(result.output) > SHOWN
 
     def artifact(self, step: Step) -> Program:
@@ -267,7 +268,7 @@ class Code(TaskFamily):
         return Designer(checks)
 
     def kit(self, ctx: Any, subtask: Subtask, retry: bool) -> StepKit:
-        return CodeKit(ctx.task, subtask)
+        return CodeKit(ctx.task, subtask, ctx.budgets.deadline)
 
     def unit(self, data: dict[str, Any]) -> Program:
         return Program.from_input(data)

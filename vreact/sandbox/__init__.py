@@ -4,8 +4,9 @@ Each run is one ``bwrap`` (no network, new PID, IPC, UTS and user namespaces, an
 environment) over read-only binds of ``/usr`` alone, a private writable work folder and its own
 ``/tmp``: not the home folder, the repository, site-packages (the hidden tests live there), the
 run folder or the response cache. Run as root, each concurrent run takes an unprivileged user of
-its own (``FIRST_UID`` and up), so the process limit, which counts per user, holds a fork bomb to
-its own run; run as another user, every run is that user's. Limits: CPU seconds, address space,
+its own (``FIRST_UID`` and up, held machine-wide by a lock on its file: two vreact processes never
+share one), so the process limit, which counts per user, holds a fork bomb to its own run; run as
+another user, every run is that user's. Limits: CPU seconds, address space,
 processes, file size (the program's output is a file: this caps it) and open files, and a wall
 clock that kills the whole process group (the PID namespace takes a daemonised grandchild with
 it). What comes back counts only after the run's marker, drawn at random per run; the runner
@@ -20,8 +21,8 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import fcntl
 import os
-import queue
 import resource
 import secrets
 import shutil
@@ -40,8 +41,11 @@ HARNESS = Path(__file__).with_name("_harness.py")
 PYTHON = "/usr/bin/python3"
 #: The first of the unprivileged users concurrent runs take when vreact runs as root.
 FIRST_UID = 61000
-#: How many runs may be in flight at once (one user each, as root).
-SLOTS = 32
+#: How many such users there are on the machine: runs in flight at once, every vreact process
+#: (two runs, a probe, Ray's workers) together; each user is held by one run at a time.
+SLOTS = 64
+#: Where a run holds its user: a lock on the user's file (root's own folder).
+LOCKS = Path(tempfile.gettempdir()) / "vreact-sandbox-users"
 
 Kind = Literal["bwrap", "none"]
 #: The kind of sandbox this process runs model-written code in: the run's ``sandbox`` setting.
@@ -138,12 +142,15 @@ class Sandbox:
         examples: Sequence[tuple[str, str]] = (),
         setup: str = "",
         test: str | None = None,
+        deadline: float | None = None,
     ) -> Result:
         """Run ``program``: as a snippet (``run``: its output, the value of its last expression,
         its exception and line), or load it and check ``entry_point`` on the visible
         ``examples`` (each ``(arguments, expected)`` as Python literals: the arguments a tuple)
         and the hidden ``test`` (which defines ``check(candidate)``; ``setup``, the problem's own
-        code, first), all compared by the runner outside the program's process."""
+        code, first), all compared by the runner outside the program's process. ``deadline``
+        (``time.monotonic()``'s clock) ends the run sooner than its wall clock would: an
+        attempt's own wall clock, which the run's time counts against."""
         marker = "#" + secrets.token_hex(16) + "#"
         request = {
             "marker": marker,
@@ -161,7 +168,7 @@ class Sandbox:
                 if user is not None:
                     os.chown(work, user, user)
                     os.chmod(work, 0o700)
-                return self._run(repr(request) + "\n", marker, Path(work), user)
+                return self._run(repr(request) + "\n", marker, Path(work), user, deadline)
         finally:
             if user is not None:  # bubblewrap's inner process, adopted here, is reaped too
                 _sweep(user)
@@ -197,12 +204,15 @@ class Sandbox:
             *("/sandbox/harness.py", *limited),
         ]
 
-    def _run(self, request: str, marker: str, work: Path, user: int | None) -> Result:
+    def _run(
+        self, request: str, marker: str, work: Path, user: int | None, deadline: float | None = None
+    ) -> Result:
         """One run: bubblewrap (or the runner alone) started without a ``preexec_fn`` (a fork
         of this process where none is needed costs 4 ms), the runner setting its own limits
         before the program's process exists."""
         limits = self.limits
         start = time.monotonic()
+        wall = limits.wall_s if deadline is None else max(0.0, min(limits.wall_s, deadline - start))
         env = {} if self.kind == "bwrap" else {"PATH": "/usr/bin"}
         ids: dict[str, Any] = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
         process = subprocess.Popen(
@@ -217,9 +227,11 @@ class Sandbox:
         )
         killed = None
         try:
-            out, err = process.communicate(request.encode(), timeout=limits.wall_s)
+            out, err = process.communicate(request.encode(), timeout=wall)
         except subprocess.TimeoutExpired:
-            killed = f"wall clock: still running after {limits.wall_s:g} s"
+            killed = f"wall clock: still running after {wall:g} s" + (
+                " (the attempt's time ran out)" if wall < limits.wall_s else ""
+            )
             _kill_group(process)
             out, err = process.communicate()
         except BaseException:  # Ctrl-C, or any error here: nothing is left running
@@ -264,20 +276,67 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-_USERS: queue.Queue[int] | None = None
+class _Users:
+    """The unprivileged users runs take, one per run in flight, machine-wide: a run holds its user
+    by an exclusive lock on the user's file in ``LOCKS`` (released when the run ends, or when its
+    process dies), so no two runs anywhere share a user, and one run's sweep never kills
+    another's processes, whichever vreact process started it."""
+
+    def __init__(self) -> None:
+        LOCKS.mkdir(mode=0o700, exist_ok=True)
+        if LOCKS.stat().st_uid != os.geteuid() or LOCKS.is_symlink():
+            raise SandboxUnavailable(f"{LOCKS} is not this user's own folder: remove it")
+        self._held: dict[int, int] = {}  # user -> the locked file's descriptor
+        self._lock = threading.Lock()
+
+    def get(self) -> int:
+        """A user no run holds now, held by this run until ``put``; waits while all are held."""
+        while True:
+            with self._lock:
+                for user in range(FIRST_UID, FIRST_UID + SLOTS):
+                    if user not in self._held and (fd := _hold(user)) is not None:
+                        self._held[user] = fd
+                        return user
+            time.sleep(0.01)
+
+    def put(self, user: int) -> None:
+        with self._lock:
+            os.close(self._held.pop(user))  # the lock goes with the descriptor
+
+
+def _hold(user: int) -> int | None:
+    """The descriptor of ``user``'s file, locked here; None when another run holds it."""
+    fd = os.open(LOCKS / str(user), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def free_users() -> list[int]:
+    """The users no run holds now (for a check that none of their processes is left)."""
+    free = []
+    for user in range(FIRST_UID, FIRST_UID + SLOTS):
+        fd = _hold(user)
+        if fd is not None:
+            os.close(fd)
+            free.append(user)
+    return free
+
+
+_USERS: _Users | None = None
 _USERS_LOCK = threading.Lock()
 
 
-def _users() -> queue.Queue[int]:
-    """The process's one pool of unprivileged users, shared by every sandbox in it (two pools
-    would hand one user to two runs, and each run's sweep would kill the other's processes)."""
+def _users() -> _Users:
+    """The process's one handle on the machine's users (made once: it adopts orphans)."""
     global _USERS
     with _USERS_LOCK:
         if _USERS is None:
             _adopt_orphans()
-            _USERS = queue.Queue()
-            for i in range(SLOTS):
-                _USERS.put(FIRST_UID + i)
+            _USERS = _Users()
         return _USERS
 
 
@@ -327,4 +386,13 @@ def _pids_of(user: int) -> list[int]:
     return out
 
 
-__all__ = ["FIRST_UID", "Kind", "Limits", "Result", "Sandbox", "SandboxUnavailable", "unavailable"]
+__all__ = [
+    "FIRST_UID",
+    "Kind",
+    "Limits",
+    "Result",
+    "Sandbox",
+    "SandboxUnavailable",
+    "free_users",
+    "unavailable",
+]
