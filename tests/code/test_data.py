@@ -109,3 +109,22 @@ def test_a_bad_record_is_one_line_naming_its_file_line_and_field(tmp_path, line,
 )
 def test_the_rule_reads_the_forms_the_prompts_use(prompt, found):
     assert examples(prompt, "f") == found
+
+
+def test_the_hidden_test_and_the_canonical_solution_are_refused_in_any_prompt(roles, store):
+    """The context schema covers the code family: a problem's prompt reaches the executor, its
+    hidden test or canonical solution, wherever it sits in a scope, fails the call closed, for
+    the executor and for a judge."""
+    from vreact.memory import ContextAssembler, ContextSchemaError, Scope
+
+    [problem] = read_problems(SHIPPED, 1)
+    assembler = ContextAssembler(roles, store)
+    scope = Scope(1, ("executor.s1",), {"subtask.objective": problem.text, "try.steps": []})
+    assert problem.prompt in str(assembler.build("executor", scope)["subtask.objective"])
+    for gold in (problem.test, problem.canonical_solution):
+        scope.sources["try.steps"] = [("thought", gold)]
+        with pytest.raises(ContextSchemaError, match="'gold'"):
+            assembler.build("executor", scope)
+        judged = Scope(1, ("executor.s1",), {"artifact": {"program": gold}, "paired_level": problem.text})
+        with pytest.raises(ContextSchemaError, match="'gold'"):
+            assembler.build("judge", judged)
