@@ -44,8 +44,9 @@ FIRST_UID = 61000
 #: How many such users there are on the machine: runs in flight at once, every vreact process
 #: (two runs, a probe, Ray's workers) together; each user is held by one run at a time.
 SLOTS = 64
-#: Where a run holds its user: a lock on the user's file (root's own folder).
-LOCKS = Path(tempfile.gettempdir()) / "vreact-sandbox-users"
+#: Where a run holds its user: a lock on the user's file (root's own folder; one path for every
+#: process, whatever its TMPDIR).
+LOCKS = Path("/tmp/vreact-sandbox-users")
 
 Kind = Literal["bwrap", "none"]
 #: The kind of sandbox this process runs model-written code in: the run's ``sandbox`` setting.
