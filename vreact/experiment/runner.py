@@ -81,8 +81,8 @@ def run_attempt(
     config, task, seed = job.config, job.task, job.seed
     attempt_id = store.start_attempt(run_id, config.name, task.id, job.attempt_index, seed)
     recorder = Recorder(store, attempt_id)
-    if experiment.sandbox == "none":  # this process (a Ray worker's too) runs the code unsandboxed
-        use_sandbox("none")
+    if family_of(experiment.family).runs_code:  # in this process (a Ray worker's too)
+        use_sandbox("none" if experiment.sandbox == "none" else "bwrap")
     try:
         assembler = ContextAssembler(experiment.roles, store)
         setup = experiment.setup(config)
