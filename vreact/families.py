@@ -244,13 +244,16 @@ class ContextManagerKit(Protocol):
 
 
 class StepKit:
-    """One executor try's kit: the step's JSON schema, the checks the executor is told, the
+    """One executor try's kit: the step's JSON schema (None: the reply is free text, which
+    ``parse`` reads), the checks the executor is told, the
     steps the designer issues before the model's (no call), how the prompt is rendered from the
     assembled context, how a reply is parsed, how a tool step is acted on, and how a final step
     becomes the try's artifact. ``retrieved``: what the try has seen (for the members that
     check a citation against it)."""
 
-    def __init__(self, schema: dict[str, Any], checks: tuple[str, ...] = (), recover: str = "") -> None:
+    def __init__(
+        self, schema: dict[str, Any] | None, checks: tuple[str, ...] = (), recover: str = ""
+    ) -> None:
         self.schema = schema
         self.checks = checks
         #: what final-answer recovery asks when a try hits its step cap

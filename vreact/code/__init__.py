@@ -13,7 +13,9 @@ finds it by name (``vreact.families.BUILT_IN``).
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -30,25 +32,19 @@ from vreact.sandbox import Limits, Sandbox, SandboxUnavailable, chosen, unavaila
 ACTIONS = ("run", "finish", "abstain")
 #: The longest program or snippet a step may carry (characters).
 MAX_CODE = 4000
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "thought": {"type": "string", "maxLength": 200},
-        "action": {"type": "string", "enum": list(ACTIONS)},
-        "input": {"type": "string", "maxLength": MAX_CODE},
-    },
-    "required": ["thought", "action", "input"],
-    "additionalProperties": False,
-}
 SYSTEM = (
-    "You write a Python function for a programming problem. Reply with ONE JSON object: "
-    '{"thought": "...", "action": "run|finish|abstain", "input": "..."}\n'
-    "- run: input is Python code to try; you see its output, the value of its last line, or "
-    "its error and line\n"
-    "- finish: input is the whole program: the function, with its imports, complete\n"
-    "- abstain: input says why you cannot write it"
+    "You write a Python function for a programming problem.\n"
+    "Reply with the whole program in one ```python block: the function, with its imports, "
+    "complete.\n"
+    "To try code before you answer, reply with a ```python block whose first line is `# run`: "
+    "you will see its output, the value of its last line, or its error and line.\n"
+    "If you cannot write it, reply: ABSTAIN: why"
 )
-RECOVER = "Your steps are spent. Reply now with ONE JSON object: finish (the whole program) or abstain."
+RECOVER = "Your steps are spent. Reply now with the whole program in one ```python block, or ABSTAIN: why."
+#: A reply's fenced code blocks (```python or a bare ```).
+FENCED = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
+#: The first line of a block that is a ``run``, not the answer.
+RUN_MARK = re.compile(r"\A\s*#\s*run\b", re.IGNORECASE)
 #: What an observation of a run shows at most (characters).
 SHOWN = 1500
 
@@ -114,10 +110,38 @@ class Program:
         return {"program": mark(str(self.answer)) if marked else self.answer}
 
 
+def parse_step(text: str) -> Step | None:
+    """The step in a reply: a ```python block (a ``run`` when its first line is ``# run``, else
+    the whole program: a finish), ``ABSTAIN: why``, a reply that is Python defining a function
+    (a finish), or
+    a JSON step (``{"thought", "action", "input"}``, as the scripted tests write); None else."""
+    data = parse_json_object(text)
+    if data is not None:
+        if data.get("action") not in ACTIONS:
+            return None
+        try:
+            return Step.model_validate(data)
+        except ValidationError:
+            return None
+    stripped = text.strip()
+    if stripped[:7].upper() == "ABSTAIN":
+        return Step(thought="", action="abstain", input=stripped[7:].lstrip(" :").strip()[:MAX_CODE])
+    blocks = [b.strip("\n") for b in FENCED.findall(text) if b.strip()]
+    if not blocks:  # Python itself, when it defines a function (a word of prose parses too)
+        try:
+            tree = ast.parse(stripped)
+        except SyntaxError:
+            return None
+        defines = any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) for n in tree.body)
+        return Step(thought="", action="finish", input=stripped[:MAX_CODE]) if defines else None
+    code = blocks[-1]
+    thought = FENCED.sub("", text).strip()[:200]
+    action = "run" if RUN_MARK.match(code) else "finish"
+    return Step(thought=thought, action=action, input=code[:MAX_CODE] + "\n")
+
+
 def parameters_of(prompt: str, entry_point: str) -> tuple[str, ...]:
     """The entry point's parameter names as the prompt declares them."""
-    import ast
-
     try:
         tree = ast.parse(prompt + "\n    pass\n")
     except SyntaxError:
@@ -149,19 +173,13 @@ class CodeKit(StepKit):
     """One try: the sandbox's ``run``, and a finish that becomes a ``Program``."""
 
     def __init__(self, problem: Problem, subtask: Subtask, deadline: float | None = None) -> None:
-        super().__init__(SCHEMA, subtask.checks, RECOVER)
+        super().__init__(None, subtask.checks, RECOVER)
         self.problem, self.subtask = problem, subtask
         self.deadline = deadline  # the attempt's wall clock, which a run's time counts against
         self.runs = 0
 
     def parse(self, text: str) -> Step | None:
-        data = parse_json_object(text)
-        if data is None or data.get("action") not in ACTIONS:
-            return None
-        try:
-            return Step.model_validate(data)
-        except ValidationError:
-            return None
+        return parse_step(text)
 
     def messages(self, context: dict[str, Any]) -> list[Message]:
         lines = ["Write this function:", str(context["subtask.objective"])]
@@ -179,11 +197,10 @@ class CodeKit(StepKit):
         if steps:
             history = ["Your steps so far and what they returned:"]
             for i, (text, obs) in enumerate(steps, 1):
-                step = parse_json_object(text) or {}
-                history.append(
-                    f"{i}. {step.get('action', '?')}: {str(step.get('input', ''))[:600]}\n-> {obs}"
-                )
-            history.append("Next step: run more code, or finish with the whole program.")
+                step = parse_step(text)
+                shown = f"{step.action}: {step.input[:600]}" if step is not None else "(not a step)"
+                history.append(f"{i}. {shown}\n-> {obs}")
+            history.append("Next: run more code, or reply with the whole program.")
             messages.append({"role": "user", "content": "\n".join(history)})
         return messages
 

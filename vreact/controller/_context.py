@@ -191,7 +191,7 @@ class AttemptContext:
         self,
         role: str,
         messages: list[Message],
-        schema: dict[str, Any],
+        schema: dict[str, Any] | None,
         temperature: float | None = None,
         verifier: str | None = None,
     ) -> Completion:
