@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as Bar
@@ -539,21 +540,78 @@ def run(**options: Any) -> None:
     _execute(**options)
 
 
+#: The code part of the demo: problems of HumanEval's tuning half (0-81), chosen for it (docs/code.md
+#: says which and why), and the coding model it runs them on, in-process.
+CODE_DEMO = ("HumanEval/0", "HumanEval/2", "HumanEval/4", "HumanEval/7")
+CODE_DEMO_MODEL = "llamacpp/qwen2.5-coder-0.5b"
+
+
 @click.command()
 @click.option(
     "--limit", type=click.IntRange(min=1), default=4, show_default=True, help="how many sample questions"
 )
+@click.option(
+    "--family",
+    type=click.Choice(["qa", "code"]),
+    default="qa",
+    show_default=True,
+    help=f"qa: the sample questions; code: {len(CODE_DEMO)} HumanEval problems, N beside VG, on "
+    f"{CODE_DEMO_MODEL} (skipped, saying why, where no sandbox can start)",
+)
 @_with_demo_common
-def demo(**options: Any) -> None:
+def demo(family: str = "qa", **options: Any) -> None:
     """Answer a few built-in sample questions (default N and VG+chain) on the embedded model; end
     with what verification did: the answers it kept, and the wrong answers it stopped, by check.
 
-    The options of run, but for --dataset (always the built-in sample), --family and --format
-    (its questions are the qa family's, in MuSiQue's format), --task-ids, --attempts
+    The options of run, but for --dataset (always the built-in sample, or with --family code
+    its HumanEval problems), --format (its questions are in MuSiQue's format), --task-ids, --attempts
     (1), --seed (0), --concurrency (1), --cache-only (the demo asks its model), --sandbox (its
     questions run no code), --backend and --ray-address (it runs here) and --dry-run (it runs);
-    --limit is how many sample questions."""
+    --limit is how many sample questions. With --family code: HumanEval problems instead,
+    N and VG (unless --configs or --experiment say otherwise) on a coding model."""
+    if family == "code":
+        _code_demo(options)
+        return
     _execute(dataset="sample", attempts=1, seed=0, concurrency=1, summary=True, **options)
+
+
+def _code_demo(options: dict[str, Any]) -> None:
+    """The demo on code: where no sandbox can start, one line on why it is skipped (exit 0:
+    ``make demo`` goes on); else N beside VG on ``CODE_DEMO``, what verification did, and the
+    commands to look further."""
+    from vreact.sandbox import unavailable
+
+    why = unavailable()
+    if why is not None:
+        console.print(f"The code part of the demo is skipped: {why}", highlight=False, soft_wrap=True)
+        return
+    given = click.get_current_context().get_parameter_source
+    if given("configs") is ParameterSource.DEFAULT:
+        options["configs"] = "N,VG"
+    if given("experiment") is ParameterSource.DEFAULT:
+        options["experiment"] = "code"  # its configurations: N and VG, and room for a program
+    options["model_name"] = options.get("model_name") or CODE_DEMO_MODEL
+    out = options.pop("out", None) or default_out_dir()
+    problems = ",".join(CODE_DEMO)
+    _execute(
+        out,
+        options.pop("cache_dir", None),
+        summary=True,
+        dataset="humaneval",
+        family="code",
+        task_ids=problems,
+        attempts=1,
+        seed=0,
+        concurrency=1,
+        **options,
+    )
+    console.print(
+        "Next: the programs, what rejected them and the retries: vreact view "
+        f"{out}\n      every correction: vreact report {out} --corrections\n"
+        "      more problems: vreact experiment code --set dataset.limit=10",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @click.command()

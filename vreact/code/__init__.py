@@ -34,8 +34,8 @@ ACTIONS = ("run", "finish", "abstain")
 MAX_CODE = 4000
 SYSTEM = (
     "You write a Python function for a programming problem.\n"
-    "Reply with the whole program in one ```python block: the function, with its imports, "
-    "complete.\n"
+    "Reply with the whole program in one ```python block: the function with its imports, "
+    "complete, without repeating its docstring.\n"
     "To try code before you answer, reply with a ```python block whose first line is `# run`: "
     "you will see its output, the value of its last line, or its error and line.\n"
     "If you cannot write it, reply: ABSTAIN: why"

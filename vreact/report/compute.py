@@ -957,11 +957,13 @@ class VerificationDid:
     abstained: int
     stopped: Counter[str]  # "R1.hop_supported" -> wrong answers it rejected
     stopped_right: int  # right answers a check rejected (what verification cost)
+    tasks_are: str = "question"  # what its family's tasks are called (code: problem)
 
     def lines(self) -> list[str]:
         """Two lines: the answers kept, then the wrong answers stopped and by which check."""
         first = (
-            f"Verification ({self.config}) kept {self.right} right answer(s) of {self.attempts} question(s), "
+            f"Verification ({self.config}) kept {self.right} right answer(s) of {self.attempts}"
+            f" {self.tasks_are}(s), "
             f"let {self.wrong} wrong one(s) through and abstained on {self.abstained}."
         )
         checks = ", ".join(f"{name} {n}" for name, n in self.stopped.most_common())
@@ -974,9 +976,11 @@ class VerificationDid:
 
 def what_verification_did(db: Path | str, run_id: int | None = None) -> list[VerificationDid]:
     """For each verified configuration of a run: what its checks kept and stopped (gold decides
-    right and wrong; each rejected answer artifact counts once per attempt)."""
+    right and wrong, or the family's scorer where it scored the try; each rejected answer
+    artifact counts once per attempt)."""
     records = read_run(db, run_id)
     tasks = records.tasks
+    tasks_are = "problem" if records.run is not None and records.run.family == "code" else "question"
     out: dict[str, VerificationDid] = {}
     by_config: dict[str, list[AttemptRecord]] = {}
     for a in records.attempts:
@@ -999,10 +1003,13 @@ def what_verification_did(db: Path | str, run_id: int | None = None) -> list[Ver
                 if not v.rejected or answer is None or v.artifact_hash in seen:
                     continue
                 seen.add(v.artifact_hash)
-                was_right = correct_answer(a, task, answer)
+                scored = a.score.tries if a.score is not None else {}
+                was_right = _by_scorer(scored, v.artifact_hash, correct_answer(a, task, answer))
                 if was_right:
                     stopped_right += 1
                 elif was_right is not None:  # another family's answer its scorer never saw: unknown
                     stopped[f"{v.verifier}.{v.check_name}"] += 1
-        out[config] = VerificationDid(config, len(attempts), right, wrong, abstained, stopped, stopped_right)
+        out[config] = VerificationDid(
+            config, len(attempts), right, wrong, abstained, stopped, stopped_right, tasks_are
+        )
     return list(out.values())
