@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from tests.code.test_family import cli_env
 from tests.helpers import cli
 from vreact.cli._run import CODE_DEMO
@@ -22,6 +24,7 @@ def test_without_bubblewrap_the_code_demo_says_why_it_is_skipped_and_exits_0(tmp
     assert not (tmp_path / "demo").exists()
 
 
+@pytest.mark.real_model
 def test_the_code_demo_on_a_real_coding_model(tmp_path):
     """One problem (--limit 1), N and VG on the real 0.5B model in the real sandbox."""
     out = tmp_path / "demo"

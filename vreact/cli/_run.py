@@ -540,9 +540,11 @@ def run(**options: Any) -> None:
     _execute(**options)
 
 
-#: The code part of the demo: problems of HumanEval's tuning half (0-81), chosen for it (docs/code.md
-#: says which and why), and the coding model it runs them on, in-process.
-CODE_DEMO = ("HumanEval/0", "HumanEval/2", "HumanEval/4", "HumanEval/7")
+#: The code part of the demo: four problems of HumanEval's tuning half (0-81), chosen from the
+#: tuning run (docs/evidence/2026-12-03-qwen0.5b-code-tuning.md) to show each thing verification
+#: does there: both configurations right (0, 2); N's wrong program kept, VG's rejected on its
+#: failing example and the retry right (27); N's wrong program kept, VG abstaining (9).
+CODE_DEMO = ("HumanEval/0", "HumanEval/27", "HumanEval/9", "HumanEval/2")
 CODE_DEMO_MODEL = "llamacpp/qwen2.5-coder-0.5b"
 
 
