@@ -187,16 +187,20 @@ def installed_plugin(tmp_path: Any, distribution: str, version: str, module: str
     return python
 
 
-def cli(*args: str, cwd: Any = None, python: str = sys.executable) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, cwd: Any = None, python: str = sys.executable, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``vreact ARGS`` in a subprocess of ``python`` (default: this one), run from ``cwd``
-    (default: the repository), with the repository on its import path (the tests' plugins)."""
+    (default: the repository), in ``env`` (default: this process's environment), with the
+    repository on its import path (the tests' plugins)."""
     from tests.conftest import REPO
 
-    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     return subprocess.run(
         [python, "-m", "vreact.cli", *args],
         cwd=cwd or REPO,
-        env={**os.environ, "PYTHONPATH": path},
+        env=env,
         capture_output=True,
         text=True,
         timeout=600,

@@ -10,7 +10,6 @@ import os
 
 import pytest
 
-from tests.code.test_family import cli_env
 from tests.helpers import cli
 from vreact.cli._run import CODE_DEMO
 from vreact.records import read_run
@@ -18,7 +17,7 @@ from vreact.records import read_run
 
 def test_without_bubblewrap_the_code_demo_says_why_it_is_skipped_and_exits_0(tmp_path):
     bare = {**os.environ, "PATH": str(tmp_path)}  # no bwrap on it
-    done = cli_env(bare, "demo", "--family", "code", "--out", str(tmp_path / "demo"))
+    done = cli("demo", "--family", "code", "--out", str(tmp_path / "demo"), env=bare)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "The code part of the demo is skipped: bubblewrap is not installed" in done.stdout
     assert not (tmp_path / "demo").exists()
@@ -29,7 +28,7 @@ def test_the_code_demo_on_a_real_coding_model(tmp_path):
     """One problem (--limit 1), N and VG on the real 0.5B model in the real sandbox."""
     out = tmp_path / "demo"
     env = {**os.environ, "VREACT_CACHE_DIR": str(tmp_path / "cache")}
-    done = cli_env(env, "demo", "--family", "code", "--limit", "1", "--out", str(out))
+    done = cli("demo", "--family", "code", "--limit", "1", "--out", str(out), env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "sandbox: bwrap" in done.stdout
     assert "Verification (VG) kept" in done.stdout and "problem(s)" in done.stdout

@@ -200,12 +200,12 @@ def test_without_a_sandbox_the_run_is_refused_unless_the_experiment_says_sandbox
     args = [*("--family", "code", "--dataset", "humaneval", "--limit", "2", "--configs", "VG")]
     args += [*("--model", "openai/coder", "--base-url", server.base_url, "--no-cache")]
     out = tmp_path / "run"
-    refused = cli_env(bare, "run", *args, "--out", str(out))
+    refused = cli("run", *args, "--out", str(out), env=bare)
     assert refused.returncode == 2
     [line] = refused.stderr.strip().splitlines()
     assert "only in a sandbox: bubblewrap is not installed" in line and "sandbox: none" in line
     assert not out.exists()
-    done = cli_env(bare, "run", *args, "--sandbox", "none", "--out", str(out))
+    done = cli("run", *args, "--sandbox", "none", "--out", str(out), env=bare)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "sandbox: none: this run's model-written code ran WITHOUT isolation" in done.stdout
     report = json.loads(cli("report", str(out), "--json").stdout)
@@ -220,20 +220,3 @@ def test_without_a_sandbox_the_run_is_refused_unless_the_experiment_says_sandbox
     assert json.loads(cli("report", str(sandboxed), "--json").stdout)["sandbox"] == "bwrap"
     qa = cli("run", "--dataset", "sample", "--limit", "1", "--sandbox", "none", "--model", "mock/x")
     assert qa.returncode == 2 and "runs no model-written code" in qa.stderr
-
-
-def cli_env(env: dict[str, str], *args: str) -> Any:
-    """``vreact ARGS`` in a subprocess with the environment ``env`` (the repository on its path)."""
-    import subprocess
-    import sys
-
-    from tests.conftest import REPO
-
-    return subprocess.run(
-        [sys.executable, "-m", "vreact.cli", *args],
-        cwd=REPO,
-        env={**env, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
