@@ -66,6 +66,8 @@ def test_n_and_vg_with_a_scripted_model(tmp_path, monkeypatch):
     # the retry's prompt carried that sentence, and no prompt holds a hidden test
     prompts = ["\n".join(m["content"] for m in c.messages or []) for a in records.attempts for c in a.calls]
     assert any(rejection.detail in p for p in prompts)
+    # with the program it rejected (the executor reads failures.rejected)
+    assert any("Your last program was rejected:" in p and "    return None" in p for p in prompts)
     hidden = [str(p.test).split("def check")[1][:80] for p in PROBLEMS]
     assert not any(h in p for h in hidden for p in prompts)
     report = vreact.report("runs/code")

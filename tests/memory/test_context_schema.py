@@ -67,6 +67,7 @@ def planted_in(field: str, value, store, monkeypatch) -> dict:
     that the assembler reads the field from (the ledger, the failure index)."""
     row = {"attempt_id": 1, "component": "executor.s1", "level": "L2", "verifier": "R2"}
     row |= {"check_name": "supported", "cause": "unsupported", "detail": value, "input": value}
+    row |= {"artifact": value}
     if field == "ledger":
         monkeypatch.setattr(store, "ledger", lambda *a, **k: [row])
         return {}

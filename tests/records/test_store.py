@@ -85,6 +85,24 @@ def test_a_read_failure_index_shows_each_later_rejection(store, run):
     assert [f["cause"] for f in store.failures(b)] == ["no_evidence"]
 
 
+def test_a_failure_row_carries_the_artifact_it_rejected_kept_or_read_from_the_file(store, run, tmp_path):
+    """What the executor's ``failures.rejected`` reads: the same artifact from the index the
+    store keeps for its live attempt and from the file, through the verdict's artifact row."""
+    a = store.start_attempt(run, "VG", "t1", 0, 0)
+    program = {"kind": "answer", "answer": "def f():\n    return 1\n", "reason": ""}
+    rejected = Verdict("R1", "executor.s1", "gate", "examples_pass", "reject", "x", artifact_hash="h1")
+    store.record_verdict(a, rejected, program)
+    prose = Verdict("R1", "executor.s1", "gate", "parses", "reject", "format", artifact_hash="h2")
+    store.defer_verdicts(a, [prose], "no step here")
+    budget = Verdict("budget", "executor.s1", "budget", "steps", "reject", "steps", artifact_hash="h3")
+    store.defer_verdicts(a, [budget])  # of no artifact
+    want = [program, "no step here", None]
+    assert [f["artifact"] for f in store.failures(a)] == want
+    store.flush()
+    again = Store(tmp_path / "vreact.db")  # an attempt it did not start: read from the file
+    assert [f["artifact"] for f in again.failures(a)] == want
+
+
 def test_unfinished_attempts_are_discarded_with_what_they_wrote(store, run):
     done = store.start_attempt(run, "N", "t1", 0, 0)
     store.finish_attempt(done, {"outcome": "answer", "answer": "a"})

@@ -184,11 +184,18 @@ class CodeKit(StepKit):
     def messages(self, context: dict[str, Any]) -> list[Message]:
         lines = ["Write this function:", str(context["subtask.objective"])]
         failures = (context.get("failures.own") or [])[-3:]
+        rejected = context.get("failures.rejected")
+        rejected = rejected if isinstance(rejected, dict) and rejected.get("kind") == "answer" else None
+        if rejected and rejected.get("answer"):
+            program = str(rejected["answer"]).strip("\n")[:SHOWN]
+            lines += ["Your last program was rejected:", f"```python\n{program}\n```"]
         if failures:
             lines += [
-                "Earlier programs were rejected:",
+                "Why programs were rejected:" if rejected else "Earlier programs were rejected:",
                 *(f"- {f['cause']}: {f['detail']}" for f in failures),
             ]
+            if rejected:
+                lines.append("Fix the program so that it passes.")
         messages: list[Message] = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": "\n".join(lines)},

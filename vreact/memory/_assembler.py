@@ -41,6 +41,7 @@ class ContextAssembler:
         self.store = store
         self._memory: dict[str, Callable[[Scope], Any]] = {
             "failures.own": self._own_failures,
+            "failures.rejected": self._rejected,
             "failures.l2": self._l2_failures,
             "ledger": self._ledger,
         }
@@ -84,6 +85,14 @@ class ContextAssembler:
     def _own_failures(self, scope: Scope) -> list[dict[str, str]]:
         own = scope.components  # the attempt's index is oldest first: its rows of these components
         return _causes([r for r in self.store.failures(scope.attempt_id) if r["component"] in own])
+
+    def _rejected(self, scope: Scope) -> Any:
+        """What the scope's components' last rejection was of (its artifact's identity, as the
+        verdict's hash is of: for code, the program), or None."""
+        own = scope.components
+        rows = [r for r in self.store.failures(scope.attempt_id) if r["component"] in own]
+        found = [r["artifact"] for r in rows if r.get("artifact") is not None]
+        return found[-1] if found else None
 
     def _l2_failures(self, scope: Scope) -> list[dict[str, str]]:
         # rejections the planner answers for: those routed to it or to the top (plan, R2, R3)

@@ -684,7 +684,7 @@ class Store:
         transaction (as ``record_verdict`` does one); return their ids."""
         blob = json.dumps(artifact, default=str)
         kept = _given(given)
-        kept_rows = self._remember(attempt_id, verdicts)
+        kept_rows = self._remember(attempt_id, verdicts, artifact)
         with self._transaction() as conn:
             return self._verdicts(
                 conn, attempt_id, verdicts, blob if artifact is not None else None, kept, kept_rows
@@ -697,16 +697,20 @@ class Store:
         reject and its failure row still go in one transaction."""
         blob = json.dumps(artifact, default=str)  # now: what the verdicts' hash is of
         kept, inputs = (blob if artifact is not None else None), _given(given)
-        rows = self._remember(attempt_id, verdicts)  # a live attempt's index: read with no write first
+        # a live attempt's index, read with no write first
+        rows = self._remember(attempt_id, verdicts, artifact)
         self._pending.append(
             lambda conn: self._verdicts(conn, attempt_id, list(verdicts), kept, inputs, rows)
         )
         if attempt_id not in self._seq:
             self._memory_pending = True
 
-    def _remember(self, attempt_id: int, verdicts: list[Verdict]) -> list[dict[str, Any]] | None:
+    def _remember(
+        self, attempt_id: int, verdicts: list[Verdict], artifact: Any = None
+    ) -> list[dict[str, Any]] | None:
         """The failure rows of ``verdicts``, added to the failure index kept for a live attempt
-        (their ids filled in when they are written); None for an attempt not kept here."""
+        (their ids filled in when they are written), each with the artifact it rejected (as a
+        read of the file joins it in); None for an attempt not kept here."""
         if attempt_id not in self._seq:
             return None
         rows = [
@@ -721,6 +725,7 @@ class Store:
                 "check_name": v.check_name,
                 "cause": v.cause,
                 "detail": v.detail,
+                "artifact": artifact,
             }
             for v in verdicts
             if not v.accepted
@@ -798,7 +803,8 @@ class Store:
         """The attempt's failure index (of one component), oldest first. It is read once and kept
         until this store writes a rejection of the attempt, or the attempt ends: an attempt's
         verdicts are all written through the store its recorder holds. An attempt this store
-        started is read from what it kept (``id`` then None), with nothing written first."""
+        started is read from what it kept (``id`` then None), with nothing written first. Each row
+        carries ``artifact``: what it rejected (None: a rejection of no artifact)."""
         if attempt_id in self._seq:
             if len(self._pending) > _HOLD_MAX:
                 self.flush()
@@ -808,8 +814,14 @@ class Store:
             self.flush()
         rows = self._failures.get(attempt_id)
         if rows is None:
-            sql = "select * from failures where attempt_id = ? order by id"
-            rows = self._failures[attempt_id] = self._rows(sql, [attempt_id])
+            sql = (
+                "select f.*, a.json as artifact from failures f left join verdicts v on v.id = f.verdict_id"
+                " left join artifacts a on a.hash = v.artifact_hash where f.attempt_id = ? order by f.id"
+            )
+            rows = self._rows(sql, [attempt_id])
+            for r in rows:
+                r["artifact"] = json.loads(r["artifact"]) if r["artifact"] is not None else None
+            self._failures[attempt_id] = rows
         return [r for r in rows if component is None or r["component"] == component]
 
     def ledger(self, attempt_id: int, component: str | None = None) -> list[dict[str, Any]]:

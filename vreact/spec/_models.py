@@ -206,6 +206,10 @@ CONTEXT_FIELDS: dict[str, tuple[str, str]] = {
     "subtask.contract": ("this subtask's L3 contract", "l3"),
     "subtask.checks": ("the checks R1 applies to a subtask", "l3"),
     "failures.own": ("this component's own failure entries in this attempt", "failures"),
+    "failures.rejected": (
+        "what this component's last rejection was of: the rejected artifact (a program), not how it was made",
+        "failures",
+    ),
     "try.steps": (
         "the steps of the current try (never an earlier try's; with a context manager the brain sees"
         " a window of them)",
