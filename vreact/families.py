@@ -346,10 +346,11 @@ class TaskFamily:
         """An attempt's answer (None: it gave none) and the evidence it cited, scored."""
         raise NotImplementedError
 
-    def score_try(self, task: Any, artifact: Any) -> bool | None:
+    def score_try(self, task: Any, artifact: Any, answer: str | None = None) -> bool | None:
         """Whether one judged try is right by the task's gold: ``artifact`` is what a verdict's
-        hash is of (the artifact's identity, as recorded). Called once per distinct artifact when
-        the attempt ends; None: the family cannot say (the default, for every try)."""
+        hash is of (the artifact's identity, as recorded); ``answer``, the attempt's (None: it
+        gave none), where a try is a part of it (code: a helper function). Called once per
+        distinct artifact when the attempt ends; None: the family cannot say (the default)."""
         return None
 
     def row(self, task: Any) -> dict[str, Any]:

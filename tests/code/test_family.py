@@ -47,6 +47,7 @@ def test_n_and_vg_with_a_scripted_model(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     shipped = vreact.load_experiment("code")  # experiments/code.yaml, its model replaced by the script
     unused = {"models": {"default": "openai/unused"}, "base_url": "http://127.0.0.1:9/v1", "cache": False}
+    unused["configurations"] = [c for c in shipped.configurations if c.name in ("N", "VG")]
     experiment = vreact.resolve(shipped.model_copy(update=unused))
     experiment.models["default"] = MockModel(write)
     vreact.run_experiment(experiment, "runs/code")

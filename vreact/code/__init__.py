@@ -14,6 +14,7 @@ finds it by name (``vreact.families.BUILT_IN``).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import re
 import threading
@@ -24,6 +25,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from vreact.code.data import Problem, read_problems
+from vreact.code.plan import (
+    CodeSubtask,
+    HelperPlan,
+    Planner,
+    design,
+    imports_of,
+    split_objective,
+    with_helpers,
+)
 from vreact.families import FaultClass, Probed, Score, Step, StepKit, Subtask, TaskFamily, family
 from vreact.marking import mark
 from vreact.model import Message, parse_json_object
@@ -70,7 +80,9 @@ def sandbox() -> Sandbox:
 @dataclass(frozen=True)
 class Program:
     """A try's final: a program (kind ``answer``) or an abstention, with what its gates read:
-    the entry point, the prompt's parameters and the visible examples (never the hidden test)."""
+    the entry point, the prompt's parameters and the visible examples (never the hidden test);
+    in a plan, the code it builds on (``setup``: the prompt's imports and the accepted helpers)
+    and, for a helper, its name. Kind ``chain``: the assembled module R2 checks."""
 
     kind: str
     entry_point: str
@@ -79,9 +91,17 @@ class Program:
     parameters: tuple[str, ...] = ()
     examples: tuple[tuple[str, str], ...] = ()
     evidence: list[str] = field(default_factory=list)
+    setup: str = ""
+    helper: str = ""
+
+    @property
+    def module(self) -> str:
+        """What runs: the code it builds on, then the program."""
+        return f"{self.setup}\n\n{self.answer}" if self.setup else str(self.answer)
 
     def identity(self) -> dict[str, Any]:
-        return {"kind": self.kind, "answer": self.answer, "reason": self.reason}
+        planned = {"setup": self.setup, "helper": self.helper} if self.setup or self.helper else {}
+        return {"kind": self.kind, "answer": self.answer, "reason": self.reason, **planned}
 
     def gate_input(self) -> dict[str, Any]:
         return {
@@ -91,6 +111,8 @@ class Program:
             "reason": self.reason,
             "parameters": list(self.parameters),
             "examples": [list(e) for e in self.examples],
+            "setup": self.setup,
+            "helper": self.helper,
         }
 
     @classmethod
@@ -102,12 +124,15 @@ class Program:
             data.get("reason", ""),
             tuple(data.get("parameters") or ()),
             tuple(tuple(e) for e in data.get("examples") or ()),  # type: ignore[misc]
+            setup=data.get("setup") or "",
+            helper=data.get("helper") or "",
         )
 
     def shown(self, marked: bool = False) -> Any:
         if self.kind == "abstain":
             return {"abstain": self.reason}
-        return {"program": mark(str(self.answer)) if marked else self.answer}
+        program = self.module if self.kind == "chain" else str(self.answer)
+        return {"program": mark(program) if marked else program}
 
 
 def parse_step(text: str) -> Step | None:
@@ -138,6 +163,20 @@ def parse_step(text: str) -> Step | None:
     thought = FENCED.sub("", text).strip()[:200]
     action = "run" if RUN_MARK.match(code) else "finish"
     return Step(thought=thought, action=action, input=code[:MAX_CODE] + "\n")
+
+
+def replaced(module: str, name: str, code: str) -> str:
+    """``module`` with its definition of ``name`` replaced by ``code``'s (the module as it is
+    when either does not parse or ``code`` does not define it)."""
+    try:
+        tree, new = ast.parse(module), ast.parse(code)
+    except SyntaxError:
+        return module
+    defs = [n for n in new.body if isinstance(n, ast.FunctionDef) and n.name == name]
+    if not defs:
+        return module
+    body = [defs[-1] if isinstance(n, ast.FunctionDef) and n.name == name else n for n in tree.body]
+    return ast.unparse(ast.Module(body=body, type_ignores=[]))
 
 
 def parameters_of(prompt: str, entry_point: str) -> tuple[str, ...]:
@@ -211,32 +250,57 @@ class CodeKit(StepKit):
             messages.append({"role": "user", "content": "\n".join(history)})
         return messages
 
+    @property
+    def critic(self) -> Any:  # type: ignore[override]
+        from vreact.code.dereact import CRITIC
+
+        return CRITIC
+
+    @property
+    def context_manager(self) -> Any:  # type: ignore[override]
+        from vreact.code.dereact import CONTEXT_MANAGER
+
+        return CONTEXT_MANAGER
+
     def act(self, step: Step) -> tuple[str, bool]:
+        """Run the snippet; its observation starts with the run's id (``[r1]``), which the
+        context manager's facts cite."""
         self.runs += 1
+        run = f"r{self.runs}"
+        self.retrieved.add(run)
         result = sandbox().run(step.input, mode="run", deadline=self.deadline)
-        return observed(result), len(result.output) > SHOWN
+        return f"[{run}] {observed(result)}", len(result.output) > SHOWN
 
     def artifact(self, step: Step) -> Program:
-        p = self.problem
+        p, st = self.problem, self.subtask
         if step.action == "abstain":
             return Program("abstain", p.entry_point, reason=step.input or step.thought)
+        if not isinstance(st, CodeSubtask):  # the problem as one subtask
+            parameters = parameters_of(p.prompt, p.entry_point)
+            return Program("answer", p.entry_point, step.input, "", parameters, tuple(p.examples))
+        _, helpers = split_objective(st.objective)
+        setup = "\n\n".join(c for c in (imports_of(p.prompt), helpers) if c)
+        helper = st.entry_point if st.helper else ""
         return Program(
-            "answer",
-            p.entry_point,
-            answer=step.input,
-            parameters=parameters_of(p.prompt, p.entry_point),
-            examples=tuple(p.examples),
+            "answer", st.entry_point, step.input, "", st.parameters, st.examples, setup=setup, helper=helper
         )
 
 
 @dataclass(frozen=True)
 class Designer:
-    """The problem as one subtask: the whole function, under R1's checks."""
+    """L3 for code: the problem as one subtask (the whole function under R1's checks), or a
+    plan's helpers and the function that calls them (``vreact.code.plan.design``)."""
 
     checks: tuple[str, ...]
+    prompt: str = ""
+    entry_point: str = ""
 
     def single_task(self, text: str) -> Subtask:
         return Subtask("s1", text, "a program that defines the function", self.checks, "executor.s1")
+
+    def design(self, plan: HelperPlan, n: int) -> list[Subtask]:
+        parameters = parameters_of(self.prompt, self.entry_point)
+        return design(plan, self.prompt, self.entry_point, parameters, self.checks, n)
 
 
 @family
@@ -252,9 +316,11 @@ class Code(TaskFamily):
     default_verifiers = "humaneval"
     judged = MappingProxyType(
         {
-            "L2": "a plan (the artifact) for a programming problem (the paired level, L1)",
+            "L2": "a plan of helper functions (the artifact) for a programming problem (the paired "
+            "level, L1)",
             "L3": "a program (the artifact) against its design (the paired level, L3)",
-            "integration": "the chain of programs (the artifact) against the plan (the paired level, L2)",
+            "integration": "the helpers and the function assembled into one module (the artifact) against "
+            "the plan (the paired level, L2)",
             "L1": "a final program (the artifact) against the problem's requirements (the paired level, L1)",
         }
     )
@@ -277,19 +343,50 @@ class Code(TaskFamily):
         passed = self._passes(task, answer)
         return Score(passed, {"pass": float(passed)})
 
-    def score_try(self, task: Problem, artifact: Any) -> bool | None:
-        """A judged program, right when it passes the hidden test (an abstention: not scored)."""
+    def score_try(self, task: Problem, artifact: Any, answer: str | None = None) -> bool | None:
+        """A judged program, right when it passes the hidden test (an abstention: not scored); in
+        a plan, the function with the helpers it was written on; a helper, put into the
+        attempt's final program (``answer``) in place of the one accepted (not scored when the
+        attempt gave none)."""
         if not isinstance(artifact, dict) or artifact.get("kind") != "answer":
             return None
-        return self._passes(task, str(artifact.get("answer")))
+        program, setup = str(artifact.get("answer")), str(artifact.get("setup") or "")
+        if artifact.get("helper"):
+            if answer is None:
+                return None
+            return self._passes(task, replaced(answer, str(artifact["helper"]), program))
+        return self._passes(task, f"{setup}\n\n{program}" if setup else program)
 
     @staticmethod
     def _passes(task: Problem, program: str) -> bool:
         result = sandbox().run(program, entry_point=task.entry_point, setup=task.prompt, test=str(task.test))
         return bool(result.marked and result.loaded and result.test and result.test.get("passed"))
 
+    def l1(self, task: Problem, spec: Any) -> dict[str, Any]:
+        return {"question": task.text, "task": spec.requirements.task, "entry_point": task.entry_point}
+
     def designer(self, l1: dict[str, Any], checks: tuple[str, ...]) -> Designer:
-        return Designer(checks)
+        return Designer(checks, str(l1["question"]), str(l1.get("entry_point") or ""))
+
+    def planner(self) -> Planner:
+        return Planner()
+
+    def substitute(self, objective: str, plan_ids: list[str], answers: dict[str, str]) -> str:
+        """The subtask's objective with the accepted helpers it builds on, in plan order."""
+        return with_helpers(objective, [answers[i] for i in plan_ids if i in answers])
+
+    def chain(self, task: Problem, done: list[Any], subtasks: list[Any], units: dict[str, Any]) -> Program:
+        """R2's artifact: the accepted helpers and the function, assembled into one module, with
+        the prompt's real examples."""
+        final = self.final(task, [units[st.id] for st in done if st.id in units])
+        return dataclasses.replace(final, kind="chain", helper="")
+
+    def final(self, task: Problem, accepted: list[Any]) -> Program:
+        """The last unit's program with the prompt's real examples; in a plan, the whole module
+        (the prompt's imports, the accepted helpers, the function)."""
+        last = accepted[-1]
+        parameters = parameters_of(task.prompt, task.entry_point)
+        return Program("answer", task.entry_point, last.module, "", parameters, tuple(task.examples))
 
     def kit(self, ctx: Any, subtask: Subtask, retry: bool) -> StepKit:
         return CodeKit(ctx.task, subtask, ctx.budgets.deadline)

@@ -51,37 +51,106 @@ def defines_entry_point() -> Any:
     return check
 
 
+def examples_verdict(program: str, entry_point: str, examples: list[tuple[str, str]]) -> GateResult:
+    """``program`` loaded in a fresh sandbox and ``entry_point`` run on each example, within its
+    time: the first failure as a rejection whose detail names the call, what it should return
+    and what it did."""
+    from vreact.code import sandbox
+
+    result = sandbox().run(program, entry_point=entry_point, examples=examples)
+    if not result.marked:
+        return reject("sandbox_stopped", f"the program was stopped: {result.killed}")
+    if not result.loaded:
+        if result.stopped:
+            return reject("timeout", f"the program did not finish loading: {result.stopped}")
+        where = f" at line {result.line}" if result.line else ""
+        return reject("does_not_load", f"the program raised {result.error}{where} when loaded")
+    for (args, expected), got in zip(examples, result.examples, strict=False):
+        if got.get("passed"):
+            continue
+        call = _call(entry_point, args)
+        error = str(got.get("error") or "")
+        if error.startswith("stopped:"):
+            return reject("timeout", f"{call} did not return in time")
+        if error:
+            where = f" at line {got['line']}" if got.get("line") else ""
+            return reject("example_failed", f"{call} should return {expected}; it raised {error}{where}")
+        return reject("example_failed", f"{call} should return {expected}; it returned {got.get('actual')}")
+    if result.stopped:
+        return reject("timeout", f"the program was stopped: {result.stopped}")
+    return accept()
+
+
 @gate("examples_pass")
 def examples_pass() -> Any:
-    """The program passes every visible example of the prompt, in a fresh sandbox, within its
-    time."""
+    """The program passes every visible example of the prompt (a helper's: the ones its plan
+    invented), in a fresh sandbox, within its time; the code it builds on is loaded first."""
 
     def check(p: Any) -> GateResult:
-        from vreact.code import sandbox
+        return examples_verdict(p.module, p.entry_point, list(p.examples))
 
-        result = sandbox().run(str(p.answer), entry_point=p.entry_point, examples=list(p.examples))
-        if not result.marked:
-            return reject("sandbox_stopped", f"the program was stopped: {result.killed}")
-        if not result.loaded:
-            if result.stopped:
-                return reject("timeout", f"the program did not finish loading: {result.stopped}")
-            where = f" at line {result.line}" if result.line else ""
-            return reject("does_not_load", f"the program raised {result.error}{where} when loaded")
-        for (args, expected), got in zip(p.examples, result.examples, strict=False):
-            if got.get("passed"):
-                continue
-            call = _call(p.entry_point, args)
-            error = str(got.get("error") or "")
-            if error.startswith("stopped:"):
-                return reject("timeout", f"{call} did not return in time")
-            if error:
-                where = f" at line {got['line']}" if got.get("line") else ""
-                return reject("example_failed", f"{call} should return {expected}; it raised {error}{where}")
-            return reject(
-                "example_failed", f"{call} should return {expected}; it returned {got.get('actual')}"
-            )
-        if result.stopped:
-            return reject("timeout", f"the program was stopped: {result.stopped}")
+    return check
+
+
+@gate("assembly_passes", kinds=("chain",))
+def assembly_passes() -> Any:
+    """R2: the helpers and the function assembled into one module pass the prompt's real
+    visible examples (where an invented helper example was wrong, these decide)."""
+
+    def check(p: Any) -> GateResult:
+        return examples_verdict(p.module, p.entry_point, list(p.examples))
+
+    return check
+
+
+def _plan(a: Any) -> Any:
+    from vreact.code.plan import HelperPlan
+
+    return HelperPlan.model_validate(a.plan)
+
+
+@gate("helpers_parse", kinds=("plan",))
+def helpers_parse() -> Any:
+    """The plan is JSON of the plan schema; each helper has a name that is no keyword and no
+    function the prompt defines, a def line of that name, and examples that call it with
+    literal arguments and return a literal; names are unique."""
+
+    def check(a: Any) -> GateResult:
+        from vreact.code.plan import plan_problems
+
+        if not isinstance(a.plan, dict):
+            return reject("format", "the plan is not a JSON object")
+        try:
+            plan = _plan(a)
+        except ValueError as e:
+            return reject("format", str(e).splitlines()[0][:200])
+        problem = plan_problems(plan, a.text)
+        return reject(*problem) if problem else accept()
+
+    return check
+
+
+@gate("helpers_ordered", kinds=("plan",))
+def helpers_ordered() -> Any:
+    """A helper's contract names only earlier helpers (the calls form a DAG in plan order)."""
+
+    def check(a: Any) -> GateResult:
+        from vreact.code.plan import later_references
+
+        problem = later_references(_plan(a))
+        return reject(*problem) if problem else accept()
+
+    return check
+
+
+@gate("helpers_bounded", kinds=("plan",))
+def helpers_bounded(max_helpers: int = 3) -> Any:
+    """The plan has at most ``max_helpers`` helpers."""
+
+    def check(a: Any) -> GateResult:
+        n = len(_plan(a).helpers)
+        if n > max_helpers:
+            return reject("too_many_subtasks", f"{n} helpers; at most {max_helpers}")
         return accept()
 
     return check

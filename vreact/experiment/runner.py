@@ -118,7 +118,7 @@ def scored(
     family = family_of(experiment.family)
     answer = outcome.answer if outcome.kind == "answer" else None
     score = family.score(task, answer, list(outcome.evidence) if answer is not None else [])
-    tries = {h: family.score_try(task, a) for h, a in (judged or {}).items()}
+    tries = {h: family.score_try(task, a, answer) for h, a in (judged or {}).items()}
     right = {h: r for h, r in tries.items() if r is not None}
     return replace(score, tries=right) if right else score
 

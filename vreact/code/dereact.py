@@ -1,0 +1,63 @@
+"""DeReAct on code (seed 000): the critic reads a proposed ``run`` or finish before it runs (code
+that reaches for the network, the file system, other processes or the environment is blocked;
+a finish must be the whole function), and the context manager keeps the State: facts about the
+program, each citing the runs (``r1``, ``r2`` ...) that showed them, and on a proposed finish
+certifies it only when a run showed the function on the prompt's examples (its completion veto).
+Their schemas and how their replies are read are question answering's; only the words differ."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+from vreact.model import Message
+from vreact.qa.roles import context_manager, critic
+
+CRITIC_SYSTEM = (
+    "You check one proposed step of an agent that writes a Python function, before it runs. "
+    "Reject code that reaches for the network, reads or writes files, starts processes or reads "
+    "the environment (socket, urllib, requests, open, os, subprocess, shutil, pathlib). A run "
+    "should try the function on inputs; a finish must define the whole function. Do not judge "
+    "its algorithm. Reply with JSON: "
+    '{"decision": "accept|reject", "confidence": 0.0-1.0, "feedback": "..."}'
+)
+
+CM_SYSTEM = (
+    "You keep the verified facts of an agent that writes a Python function and tries it in runs "
+    "(r1, r2 ...). Given the facts so far, the step just taken and what it returned, write the "
+    "facts again: only what a run showed (an output, a value, an error), each with the ids of the "
+    "runs that showed it. If the step is a finish, reply success only if a run showed the function "
+    "returning what the prompt's examples expect; otherwise continue, and say which example to run "
+    'first. Reply with JSON: {"status": "success|continue", "state": [{"fact": "...", '
+    '"paragraph_ids": ["r1"]}], "reason": "..."}'
+)
+
+
+def critic_messages(context: dict[str, Any]) -> list[Message]:
+    lines = [f"Function to write:\n{context['subtask.objective']}"]
+    if "state" in context:
+        lines.append("Verified facts: " + json.dumps(context["state"]))
+    if "try.steps" in context:
+        steps = [f"{i}. {o[:300]}" for i, (_, o) in enumerate(context["try.steps"], 1)]
+        lines.append("Runs so far:\n" + ("\n".join(steps) or "(none)"))
+    p = context["proposal"]
+    lines.append(f"Proposed step: {p['action']}\n```python\n{str(p['input'])[:2000]}\n```")
+    return [{"role": "system", "content": CRITIC_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+
+
+def cm_messages(context: dict[str, Any]) -> list[Message]:
+    p = context["proposal"]
+    lines = [
+        f"Function to write:\n{context['subtask.objective']}",
+        "Verified facts so far: " + json.dumps(context["state"]),
+        f"Step: {p['action']}\n```python\n{str(p['input'])[:2000]}\n```",
+        "It returned: " + str(context["result"])[:1500],
+    ]
+    return [{"role": "system", "content": CM_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+
+
+CRITIC = SimpleNamespace(schema=critic.CRITIC_SCHEMA, messages=critic_messages, decide=critic.decide)
+CONTEXT_MANAGER = SimpleNamespace(
+    schema=context_manager.CM_SCHEMA, messages=cm_messages, parse=context_manager.parse
+)
