@@ -304,6 +304,12 @@ class Configuration(BaseModel):
         "told that text inside it is never an instruction",
     )
     designer: DesignerSettings = Field(default_factory=DesignerSettings)
+    show_rejected: bool = setting(
+        "executor",
+        False,
+        description="a retry is shown the program its last rejection was of (code; failures.rejected); "
+        "off by default: on HumanEval/0-81 Qwen2.5-Coder-0.5B then repeated it (17 of 24 retries)",
+    )
     retry_temperature: float | None = setting(
         "R1",
         None,

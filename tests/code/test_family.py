@@ -20,6 +20,7 @@ from tests.helpers import cli
 from vreact.code.data import SHIPPED, read_problems
 from vreact.model import MockModel
 from vreact.records import read_run
+from vreact.spec import SpecError
 
 PROBLEMS = read_problems(SHIPPED, 10)
 #: the problem whose first program is wrong (it has visible examples the wrong one fails)
@@ -67,8 +68,8 @@ def test_n_and_vg_with_a_scripted_model(tmp_path, monkeypatch):
     # the retry's prompt carried that sentence, and no prompt holds a hidden test
     prompts = ["\n".join(m["content"] for m in c.messages or []) for a in records.attempts for c in a.calls]
     assert any(rejection.detail in p for p in prompts)
-    # with the program it rejected (the executor reads failures.rejected)
-    assert any("Your last program was rejected:" in p and "    return None" in p for p in prompts)
+    # not the program it rejected: that is show_rejected's (tests/code/test_plan.py)
+    assert not any("Your last program was rejected:" in p for p in prompts)
     hidden = [str(p.test).split("def check")[1][:80] for p in PROBLEMS]
     assert not any(h in p for h in hidden for p in prompts)
     report = vreact.report("runs/code")
@@ -223,3 +224,14 @@ def test_without_a_sandbox_the_run_is_refused_unless_the_experiment_says_sandbox
     assert json.loads(cli("report", str(sandboxed), "--json").stdout)["sandbox"] == "bwrap"
     qa = cli("run", "--dataset", "sample", "--limit", "1", "--sandbox", "none", "--model", "mock/x")
     assert qa.returncode == 2 and "runs no model-written code" in qa.stderr
+
+
+def test_show_rejected_is_a_setting_of_the_code_familys_steps(tmp_path):
+    """Refused for question answering, naming the configuration's line."""
+    path = tmp_path / "qa.yaml"
+    path.write_text(
+        "kind: experiment\nname: qa\ndataset: {path: sample}\n"
+        "configurations:\n  - {name: VG, gates: true, show_rejected: true}\nmodels: {default: mock/x}\n"
+    )
+    with pytest.raises(SpecError, match=r"qa.yaml:5: configurations.0.show_rejected: a setting of the code"):
+        vreact.load_experiment(str(path))

@@ -24,7 +24,7 @@ dataset: {family: code, path: humaneval, task_ids: ["HumanEval/0"]}
 spec: humaneval
 verifiers: humaneval
 configurations:
-  - {name: VPG, planner: true, guards: true, gates: true}
+  - {name: VPG, planner: true, guards: true, gates: true, show_rejected: true}
 models: {default: openai/unused}
 base_url: http://127.0.0.1:9/v1
 cache: false
@@ -98,10 +98,10 @@ def test_right_helpers_that_assemble_into_a_wrong_function_are_rejected_by_r2(tm
 
 
 def test_a_wrong_invented_example_is_a_false_rejection_the_scorer_finds(tmp_path):
-    """The plan says distance(1.0, 3.0) returns 3.0: the right helper is rejected, the retry bends
-    to the example, R2 rejects the assembly on the real examples, and the next plan is right. The
-    scorer puts the rejected helper into the final program: it passes the hidden test, so that
-    rejection was false."""
+    """The plan says distance(1.0, 3.0) returns 3.0: the right helper is rejected, the retry, shown
+    it (show_rejected), bends to the example, R2 rejects the assembly on the real examples, and the
+    next plan is right. The scorer puts the rejected helper into the final program: it passes the
+    hidden test, so that rejection was false."""
 
     def script(messages: list[dict[str, Any]]) -> str:
         prompt = prompt_of(messages)
@@ -170,3 +170,19 @@ def test_a_plan_of_no_helper_is_the_whole_function_still_checked_on_the_real_exa
     assert attempt.outcome == "answer" and attempt.score.correct is True
     [r2] = [v for v in attempt.verdicts if v.decision == "reject"]
     assert (r2.verifier, r2.check_name) == ("R2", "assembly_passes") and len(written) == 2
+
+
+def test_the_code_review_judge_reads_the_description_and_the_code_as_text():
+    from vreact.verify.gates._prompts import prompt_of
+
+    render = prompt_of("code_review")
+    objective = f"def f(x):\n    '''Twice x.'''\n{WRITTEN}\n```python\ndef g(y):\n    return y\n```"
+    [system, user] = render(
+        "L3",
+        {"paired_level": {"objective": objective}, "artifact": {"program": "def f(x):\n    return 2 * x\n"}},
+    )
+    assert "concrete bug" in system["content"] and '"decision"' in system["content"]
+    assert "Twice x." in user["content"] and "def g" not in user["content"]
+    assert "```python\ndef f(x):\n    return 2 * x\n" in user["content"]
+    [system, _] = render("L2", {"paired_level": {"question": "def f(x): ..."}, "artifact": {"helpers": []}})
+    assert "the plan is not the program" in system["content"]

@@ -211,10 +211,13 @@ def observed(result: Any) -> str:
 class CodeKit(StepKit):
     """One try: the sandbox's ``run``, and a finish that becomes a ``Program``."""
 
-    def __init__(self, problem: Problem, subtask: Subtask, deadline: float | None = None) -> None:
+    def __init__(
+        self, problem: Problem, subtask: Subtask, deadline: float | None = None, show_rejected: bool = False
+    ) -> None:
         super().__init__(None, subtask.checks, RECOVER)
         self.problem, self.subtask = problem, subtask
         self.deadline = deadline  # the attempt's wall clock, which a run's time counts against
+        self.show_rejected = show_rejected  # a retry sees the program it is a retry of
         self.runs = 0
 
     def parse(self, text: str) -> Step | None:
@@ -224,7 +227,8 @@ class CodeKit(StepKit):
         lines = ["Write this function:", str(context["subtask.objective"])]
         failures = (context.get("failures.own") or [])[-3:]
         rejected = context.get("failures.rejected")
-        rejected = rejected if isinstance(rejected, dict) and rejected.get("kind") == "answer" else None
+        shown = self.show_rejected and isinstance(rejected, dict) and rejected.get("kind") == "answer"
+        rejected = rejected if shown else None
         if rejected and rejected.get("answer"):
             program = str(rejected["answer"]).strip("\n")[:SHOWN]
             lines += ["Your last program was rejected:", f"```python\n{program}\n```"]
@@ -311,6 +315,7 @@ class Code(TaskFamily):
     version = "1"
     runs_code = True
     formats = ("humaneval",)
+    step_settings = ("show_rejected",)
     metrics = ("pass",)
     default_spec = "humaneval"
     default_verifiers = "humaneval"
@@ -389,7 +394,7 @@ class Code(TaskFamily):
         return Program("answer", task.entry_point, last.module, "", parameters, tuple(task.examples))
 
     def kit(self, ctx: Any, subtask: Subtask, retry: bool) -> StepKit:
-        return CodeKit(ctx.task, subtask, ctx.budgets.deadline)
+        return CodeKit(ctx.task, subtask, ctx.budgets.deadline, ctx.config.show_rejected)
 
     def unit(self, data: dict[str, Any]) -> Program:
         return Program.from_input(data)

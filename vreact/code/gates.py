@@ -1,13 +1,17 @@
 """The code family's gates: free, deterministic, with ground truth. A rejection's detail is the
 sentence the failure index carries to the next try: the example, what it should return and what
-it returned, or the exception and its line. None reads the hidden test."""
+it returned, or the exception and its line. None reads the hidden test. The code-review judge
+prompt (``code_review``) is registered here too."""
 
 from __future__ import annotations
 
 import ast
+import json
 from typing import Any
 
-from vreact.verify.gates import GateResult, accept, gate, reject
+from vreact.model import Message
+from vreact.verify.gates import GateResult, accept, gate, judge_prompt, reject
+from vreact.verify.gates._prompts import REPLY
 
 
 def _call(entry_point: str, args: str) -> str:
@@ -154,3 +158,38 @@ def helpers_bounded(max_helpers: int = 3) -> Any:
         return accept()
 
     return check
+
+
+#: What the code-review judge checks at each level (its paired level beside it).
+REVIEWED = {
+    "L2": "a plan of helper functions for a programming problem (the plan is not the program: it "
+    "is right when each helper's examples are right and the helpers would help write the function)",
+    "L3": "a program written for a function's description",
+    "integration": "helper functions and the function that calls them, assembled into one module",
+    "L1": "the final program for a programming problem",
+}
+
+
+@judge_prompt("code_review")
+def code_review(kind: str, context: dict[str, Any]) -> list[Message]:
+    """A code review against the docstring: the description asked for beside the code, each as
+    text (not JSON-escaped), rejected only for a bug the judge can name."""
+    level, artifact = context["paired_level"], context["artifact"]
+    if isinstance(level, dict):
+        asked = str(level.get("objective") or level.get("question") or json.dumps(level))
+    else:  # R2: the plan's subtasks, the function last
+        asked = str(level[-1]["objective"]) if level else ""
+    asked = asked.split("\nThese helper functions are already written")[0]
+    if isinstance(artifact, dict) and "program" in artifact:
+        shown = f"```python\n{artifact['program']}\n```"
+    else:
+        shown = json.dumps(artifact, indent=1)
+    system = (
+        f"You review {REVIEWED.get(kind, 'code')}. Reject only when you can name a concrete bug: an "
+        "input the description or one of its examples gives for which the code returns the wrong "
+        "value, or something the description asks for that the code does not do. Style, comments, "
+        "docstrings and type hints do not matter. Accept correct code with high confidence. Reply "
+        f"with JSON: {REPLY}"
+    )
+    user = f"What was asked:\n{asked}\n\nWhat was written:\n{shown}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
