@@ -14,6 +14,7 @@ The experiment's own settings (models, base_url, limits) run through ``resolve``
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -44,9 +45,11 @@ from tests.helpers import (
 from tests.model.test_workers import SlowModel
 from tests.test_settings import SWITCHES, bases, declared, merged, nested
 from tests.test_settings import reader as field_reader
+from vreact import load_experiment
 from vreact.config import COMPONENTS, MODEL_ROLES, ROLE_COMPONENT, Configuration
 from vreact.experiment import ResolvedExperiment, run_experiment
 from vreact.experiment.resolved import resolve
+from vreact.families import settings_of_families
 from vreact.model import MockModel
 from vreact.model._registry import HTTP_SETTINGS, RETRY_SETTINGS, WATCHDOG_SETTINGS, provider_reads
 from vreact.qa.dataset import Task
@@ -709,11 +712,64 @@ OWN: dict[str, Own] = {
 }
 
 
+# --- settings only one family's steps read: run on that family -----------------------------
+
+
+def code_retry_shows_the_rejected_program(tmp_path: Path, show_rejected: bool) -> bool:
+    """VG on HumanEval/0 (the real sandbox): the scripted executor's first program returns None,
+    the examples gate rejects it; the figure is whether the retry's prompt shows that program."""
+    from vreact.code.data import SHIPPED, read_problems
+
+    [problem] = read_problems(SHIPPED, 1)
+    wrong = problem.prompt + "    return None\n"
+
+    def write(messages: list[dict[str, Any]]) -> str:
+        prompt = "\n".join(m["content"] for m in messages)
+        body = wrong if "rejected" not in prompt else problem.prompt + str(problem.canonical_solution)
+        return json.dumps({"thought": "t", "action": "finish", "input": body})
+
+    shipped = load_experiment("code")  # experiments/code.yaml, its model replaced by the script
+    experiment = resolve(
+        shipped.model_copy(
+            update={
+                "configurations": [Configuration(name="VG", gates=True, show_rejected=show_rejected)],
+                "dataset": shipped.dataset.model_copy(update={"limit": 1}),
+                "models": {"default": "openai/unused"},
+                "base_url": "http://127.0.0.1:9/v1",
+                "cache": False,
+            }
+        )
+    )
+    experiment.models["default"] = MockModel(write)
+    out = tmp_path / f"code-{show_rejected}"
+    run_experiment(experiment, out)
+    [record] = read_run(out).attempts
+    assert record.score is not None and record.score.correct  # the retry was accepted, and right
+    prompts = ["\n".join(m["content"] for m in c.messages or []) for c in record.calls]
+    return any("Your last program was rejected:" in p and wrong.strip() in p for p in prompts)
+
+
+#: a setting only one family's step kit reads -> (its family, the scenario, its figure at the
+#: default and at the other value)
+FAMILY: dict[str, tuple[str, Callable[[Path, Any], Any], tuple[Any, Any]]] = {
+    "show_rejected": ("code", code_retry_shows_the_rejected_program, (False, True)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAMILY))
+def test_a_familys_own_setting_moves_what_its_steps_show(name, tmp_path):
+    family, scenario, expect = FAMILY[name]
+    assert settings_of_families(step=True)[name] == {family}
+    default = Configuration.model_fields[name].default
+    assert (scenario(tmp_path, default), scenario(tmp_path, not default)) == expect
+
+
 def test_every_setting_has_one_scenario():
-    """Each declared configuration setting has exactly one scenario: run by the attempt alone, or
-    through ``resolve`` (a configuration's own models, spec and verifiers)."""
-    assert not set(SCENARIOS) & set(OWN)
-    assert set(SCENARIOS) | set(OWN) == {".".join(p) for p in declared()}
+    """Each declared configuration setting has exactly one scenario: run by the attempt alone,
+    through ``resolve`` (a configuration's own models, spec and verifiers), or on the one family
+    whose steps read it."""
+    assert not set(SCENARIOS) & set(OWN) and not (set(SCENARIOS) | set(OWN)) & set(FAMILY)
+    assert set(SCENARIOS) | set(OWN) | set(FAMILY) == {".".join(p) for p in declared()}
 
 
 def own_cases() -> Iterator[Any]:

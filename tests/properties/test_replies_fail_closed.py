@@ -12,9 +12,9 @@ import json
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from vreact import dereact
 from vreact.model import parse_json_object
 from vreact.qa.gates import PlanArtifact
-from vreact.qa.roles import context_manager, critic
 from vreact.qa.roles.executor import parse_step
 from vreact.verify import judges
 from vreact.verify.gates import gate_factory
@@ -86,10 +86,10 @@ def parsed_everywhere(text: str) -> None:
     assert step is None or step.action in ("search", "read", "finish", "abstain")
     verdict = judges.decide(text, 0.7)
     assert verdict.ok or verdict.cause in ("judge_format", "judge_reject", "low_confidence")
-    ok, cause, _, confidence = critic.decide(text, 0.7)
+    ok, cause, _, confidence = dereact.decide(text, 0.7)
     assert ok or cause in ("critic_format", "critic_reject", "low_confidence")
     assert confidence is None or 0.0 <= confidence <= 1.0
-    update = context_manager.parse(text)
+    update = dereact.parse(text)
     assert update is None or update.status in ("success", "continue")
     plan = PLAN_PARSES(PlanArtifact("q", data))
     assert plan.ok or plan.cause
@@ -114,8 +114,8 @@ def test_what_cannot_be_read_is_a_rejection_not_an_accept():
     for text in (DEEP, DEEP_OBJECT, HUGE, NAN, INFINITE):
         assert parse_step(text) is None
         assert not judges.decide(text, 0.7).ok
-        assert critic.decide(text, 0.7)[1] == "critic_format"
-        assert context_manager.parse(text) is None
+        assert dereact.decide(text, 0.7)[1] == "critic_format"
+        assert dereact.parse(text) is None
     # a confident accept, well formed, is still read
     good = json.dumps({"reason": "fine", "decision": "accept", "confidence": 0.9})
     assert judges.decide(good, 0.7).ok

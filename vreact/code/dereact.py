@@ -3,7 +3,8 @@ that reaches for the network, the file system, other processes or the environmen
 a finish must be the whole function), and the context manager keeps the State: facts about the
 program, each citing the runs (``r1``, ``r2`` ...) that showed them, and on a proposed finish
 certifies it only when a run showed the function on the prompt's examples (its completion veto).
-Their schemas and how their replies are read are question answering's; only the words differ."""
+Their schemas and how their replies are read are DeReAct's (``vreact.dereact``); only the words
+differ."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
+from vreact import dereact
 from vreact.model import Message
-from vreact.qa.roles import context_manager, critic
 
 CRITIC_SYSTEM = (
     "You check one proposed step of an agent that writes a Python function, before it runs. "
@@ -57,7 +58,5 @@ def cm_messages(context: dict[str, Any]) -> list[Message]:
     return [{"role": "system", "content": CM_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
 
 
-CRITIC = SimpleNamespace(schema=critic.CRITIC_SCHEMA, messages=critic_messages, decide=critic.decide)
-CONTEXT_MANAGER = SimpleNamespace(
-    schema=context_manager.CM_SCHEMA, messages=cm_messages, parse=context_manager.parse
-)
+CRITIC = SimpleNamespace(schema=dereact.CRITIC_SCHEMA, messages=critic_messages, decide=dereact.decide)
+CONTEXT_MANAGER = SimpleNamespace(schema=dereact.CM_SCHEMA, messages=cm_messages, parse=dereact.parse)

@@ -7,36 +7,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from vreact.dereact import CM_SCHEMA, parse
+from vreact.model import Message
 
-from vreact.model import Message, parse_json_object
-
-CM_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "status": {"type": "string", "enum": ["success", "continue"]},
-        "state": {
-            "type": "array",
-            "maxItems": 8,
-            "items": {
-                "type": "object",
-                "properties": {
-                    "fact": {"type": "string", "maxLength": 160},
-                    "paragraph_ids": {
-                        "type": "array",
-                        "items": {"type": "string", "maxLength": 6},
-                        "maxItems": 4,
-                    },
-                },
-                "required": ["fact", "paragraph_ids"],
-                "additionalProperties": False,
-            },
-        },
-        "reason": {"type": "string", "maxLength": 200},
-    },
-    "required": ["status", "state", "reason"],
-    "additionalProperties": False,
-}
+__all__ = ["CM_SCHEMA", "parse", "render_messages"]
 
 _SYSTEM = (
     "You keep the verified facts of an agent that answers a question from paragraphs. Given the "
@@ -48,21 +22,6 @@ _SYSTEM = (
 )
 
 
-class Fact(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    fact: str
-    paragraph_ids: list[str] = Field(default_factory=list)
-
-
-class Update(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    status: str
-    state: list[Fact]
-    reason: str = ""
-
-
 def render_messages(context: dict[str, Any]) -> list[Message]:
     lines = [
         f"Question: {context['subtask.objective']}",
@@ -71,14 +30,3 @@ def render_messages(context: dict[str, Any]) -> list[Message]:
         "It returned: " + str(context["result"])[:1500],
     ]
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
-
-
-def parse(text: str) -> Update | None:
-    data = parse_json_object(text)
-    if data is None:
-        return None
-    try:
-        update = Update.model_validate(data)
-    except ValidationError:
-        return None
-    return update if update.status in ("success", "continue") else None
