@@ -181,8 +181,24 @@ def test_the_code_review_judge_reads_the_description_and_the_code_as_text():
         "L3",
         {"paired_level": {"objective": objective}, "artifact": {"program": "def f(x):\n    return 2 * x\n"}},
     )
-    assert "concrete bug" in system["content"] and '"decision"' in system["content"]
-    assert "Twice x." in user["content"] and "def g" not in user["content"]
+    assert "concrete bug" in system["content"] and "an input the description" in system["content"]
+    assert '"decision"' in system["content"]
+    # the helper it may call is named, its code is not under review
+    assert (
+        "Twice x." in user["content"] and "def g(y)" in user["content"] and "return y" not in user["content"]
+    )
     assert "```python\ndef f(x):\n    return 2 * x\n" in user["content"]
-    [system, _] = render("L2", {"paired_level": {"question": "def f(x): ..."}, "artifact": {"helpers": []}})
-    assert "the plan is not the program" in system["content"]
+    # a plan: its helpers as text, one per line with their examples; the helpers are not written yet
+    helper = {
+        "name": "g",
+        "signature": "def g(y)",
+        "contract": "y",
+        "examples": [{"call": "g(1)", "returns": "1"}],
+    }
+    [system, user] = render(
+        "L2", {"paired_level": {"question": "def f(x): ..."}, "artifact": {"helpers": [helper]}}
+    )
+    assert "not written yet" in system["content"] and "A plan of no helper is fine" in system["content"]
+    assert "- def g(y): y\n    g(1) -> 1" in user["content"] and "{" not in user["content"]
+    [_, user] = render("L2", {"paired_level": {"question": "def f(x): ..."}, "artifact": {"helpers": []}})
+    assert "No helper" in user["content"]

@@ -9,6 +9,7 @@ import ast
 import json
 from typing import Any
 
+from vreact.code.plan import split_objective
 from vreact.model import Message
 from vreact.verify.gates import GateResult, accept, gate, judge_prompt, reject
 from vreact.verify.gates._prompts import REPLY
@@ -160,36 +161,69 @@ def helpers_bounded(max_helpers: int = 3) -> Any:
     return check
 
 
-#: What the code-review judge checks at each level (its paired level beside it).
-REVIEWED = {
-    "L2": "a plan of helper functions for a programming problem (the plan is not the program: it "
-    "is right when each helper's examples are right and the helpers would help write the function)",
-    "L3": "a program written for a function's description",
-    "integration": "helper functions and the function that calls them, assembled into one module",
-    "L1": "the final program for a programming problem",
+#: The code-review judge at each level: what it reviews, and the only grounds to reject it.
+_BUG = (
+    "Reject only when you can name a concrete bug: an input the description or one of its examples "
+    "gives for which the code returns the wrong value, or something the description asks for that "
+    "the code does not do."
+)
+REVIEWED: dict[str, tuple[str, str]] = {
+    "L2": (
+        "a plan of helper functions for a programming problem. The helpers are not written yet: "
+        "the plan gives each one's signature, contract and examples. A plan of no helper is fine "
+        "(the function is then written at once)",
+        "Reject only when you can name an example whose value is wrong for its helper's contract, "
+        "or a helper the function could not use.",
+    ),
+    "L3": ("a program written for a function's description", _BUG),
+    "integration": ("helper functions and the function that calls them, assembled into one module", _BUG),
+    "L1": ("the final program for a programming problem", _BUG),
 }
 
 
-@judge_prompt("code_review")
-def code_review(kind: str, context: dict[str, Any]) -> list[Message]:
-    """A code review against the docstring: the description asked for beside the code, each as
-    text (not JSON-escaped), rejected only for a bug the judge can name."""
-    level, artifact = context["paired_level"], context["artifact"]
+def _described(level: Any) -> str:
+    """What was asked, as text: the function's description, and the names of the helpers it may
+    call (already written and checked, so not under review) rather than their code."""
     if isinstance(level, dict):
         asked = str(level.get("objective") or level.get("question") or json.dumps(level))
     else:  # R2: the plan's subtasks, the function last
         asked = str(level[-1]["objective"]) if level else ""
-    asked = asked.split("\nThese helper functions are already written")[0]
+    head, helpers = split_objective(asked)
+    calls = [line.rstrip(":") for line in helpers.splitlines() if line.startswith("def ")]
+    if calls:
+        head += "\n\nIt may call these helpers, already written and checked:\n" + "\n".join(calls)
+    return head
+
+
+def _written(artifact: Any) -> str:
+    """What was written, as text: a program as code, a plan as its helpers, one per line."""
     if isinstance(artifact, dict) and "program" in artifact:
-        shown = f"```python\n{artifact['program']}\n```"
-    else:
-        shown = json.dumps(artifact, indent=1)
+        return f"```python\n{artifact['program']}\n```"
+    if isinstance(artifact, dict) and isinstance(artifact.get("helpers"), list):
+        lines = []
+        for h in artifact["helpers"]:
+            h = h if isinstance(h, dict) else {}
+            lines.append(f"- {h.get('signature', h.get('name', '?'))}: {h.get('contract', '')}")
+            for e in h.get("examples") or []:
+                if isinstance(e, dict):
+                    lines.append(f"    {e.get('call')} -> {e.get('returns')}")
+        return (
+            "Helpers planned:\n" + "\n".join(lines)
+            if lines
+            else "No helper: the function is written at once."
+        )
+    return json.dumps(artifact, indent=1)
+
+
+@judge_prompt("code_review")
+def code_review(kind: str, context: dict[str, Any]) -> list[Message]:
+    """A code review against the docstring: the description asked for beside the code (or the
+    plan), each as text (not JSON-escaped), rejected only for a bug the judge can name."""
+    what, when = REVIEWED.get(kind, ("code", _BUG))
     system = (
-        f"You review {REVIEWED.get(kind, 'code')}. Reject only when you can name a concrete bug: an "
-        "input the description or one of its examples gives for which the code returns the wrong "
-        "value, or something the description asks for that the code does not do. Style, comments, "
-        "docstrings and type hints do not matter. Accept correct code with high confidence. Reply "
-        f"with JSON: {REPLY}"
+        f"You review {what}. {when} Style, comments, docstrings and type hints do not matter. "
+        f"Accept correct work with high confidence. Reply with JSON: {REPLY}"
     )
+    asked, shown = _described(context["paired_level"]), _written(context["artifact"])
     user = f"What was asked:\n{asked}\n\nWhat was written:\n{shown}"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]

@@ -61,8 +61,9 @@ PLAN_SCHEMA: dict[str, Any] = {
 SYSTEM = (
     "You plan a Python function as at most 3 helper functions that it will call. For each helper "
     "give its name, its signature (a def line), a contract (what it returns) and 1 to 3 examples, "
-    "each a call of the helper and the value it returns as a Python literal. A helper may call an "
-    "earlier one. A function simple enough to write at once needs no helper: an empty list.\n"
+    "each a call of the helper and the value it returns as a Python literal, which must follow "
+    "from the contract alone. A helper may call an earlier one. A function simple enough to write "
+    "at once needs no helper: an empty list.\n"
     'Reply with JSON: {"helpers": [{"name": "is_vowel", "signature": "def is_vowel(c: str) -> bool", '
     '"contract": "True when c is a vowel", "examples": [{"call": "is_vowel(\'a\')", "returns": "True"}]}]}'
 )
