@@ -543,7 +543,8 @@ def run(**options: Any) -> None:
 #: The code part of the demo: four problems of HumanEval's tuning half (0-81), chosen from the
 #: tuning run (docs/evidence/2026-12-03-qwen0.5b-code-tuning.md) to show each thing verification
 #: does there: both configurations right (0, 2); N's wrong program kept, VG's rejected on its
-#: failing example and the retry right (27); N's wrong program kept, VG abstaining (9).
+#: failing example and the retry right (27); N's wrong program kept, VG abstaining (9) in the
+#: tuning run, corrected since the retry's prompt numbers its runs (a fresh clone, 2026-12-04).
 CODE_DEMO = ("HumanEval/0", "HumanEval/27", "HumanEval/9", "HumanEval/2")
 CODE_DEMO_MODEL = "llamacpp/qwen2.5-coder-0.5b"
 
