@@ -181,7 +181,7 @@ def test_the_code_review_judge_reads_the_description_and_the_code_as_text():
         "L3",
         {"paired_level": {"objective": objective}, "artifact": {"program": "def f(x):\n    return 2 * x\n"}},
     )
-    assert "concrete bug" in system["content"] and "an input the description" in system["content"]
+    assert "already passes every example" in system["content"] and "name it" in system["content"]
     assert '"decision"' in system["content"]
     # the helper it may call is named, its code is not under review
     assert (

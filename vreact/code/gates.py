@@ -161,24 +161,24 @@ def helpers_bounded(max_helpers: int = 3) -> Any:
     return check
 
 
-#: The code-review judge at each level: what it reviews, and the only grounds to reject it.
-_BUG = (
-    "Reject only when you can name a concrete bug: an input the description or one of its examples "
-    "gives for which the code returns the wrong value, or something the description asks for that "
-    "the code does not do."
+#: The code-review judge on a program (R1, R2, R3), as tuned on HumanEval/0-81 (docs/code.md): a
+#: 1.5B judge told only to reject a bug it can name rejected every right program it was shown; told
+#: the program passes its examples, that most such programs are right, and to name the failing
+#: input, it accepted 6 of 10 and still rejected all 6 wrong ones.
+TESTER = (
+    "You are a software tester. The program below already passes every example in its "
+    "description, and most programs that do are correct. Decide if it is correct. Answer accept "
+    "if it is, reject only if you found an input where it returns the wrong value: name it, what "
+    "the program returns and what it should return."
 )
-REVIEWED: dict[str, tuple[str, str]] = {
-    "L2": (
-        "a plan of helper functions for a programming problem. The helpers are not written yet: "
-        "the plan gives each one's signature, contract and examples. A plan of no helper is fine "
-        "(the function is then written at once)",
-        "Reject only when you can name an example whose value is wrong for its helper's contract, "
-        "or a helper the function could not use.",
-    ),
-    "L3": ("a program written for a function's description", _BUG),
-    "integration": ("helper functions and the function that calls them, assembled into one module", _BUG),
-    "L1": ("the final program for a programming problem", _BUG),
-}
+#: The judge on a plan (L2): the helpers are not written yet.
+PLAN_REVIEW = (
+    "You review a plan of helper functions for a programming problem. The helpers are not written "
+    "yet: the plan gives each one's signature, contract and examples. A plan of no helper is fine "
+    "(the function is then written at once). Reject only when you can name an example whose value "
+    "is wrong for its helper's contract: give the example and the value the contract gives. How "
+    "the function will use the helpers is not yours to judge. If you cannot, accept."
+)
 
 
 def _described(level: Any) -> str:
@@ -219,11 +219,7 @@ def _written(artifact: Any) -> str:
 def code_review(kind: str, context: dict[str, Any]) -> list[Message]:
     """A code review against the docstring: the description asked for beside the code (or the
     plan), each as text (not JSON-escaped), rejected only for a bug the judge can name."""
-    what, when = REVIEWED.get(kind, ("code", _BUG))
-    system = (
-        f"You review {what}. {when} Style, comments, docstrings and type hints do not matter. "
-        f"Accept correct work with high confidence. Reply with JSON: {REPLY}"
-    )
+    system = f"{PLAN_REVIEW if kind == 'L2' else TESTER} Reply with JSON: {REPLY}"
     asked, shown = _described(context["paired_level"]), _written(context["artifact"])
     user = f"What was asked:\n{asked}\n\nWhat was written:\n{shown}"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
