@@ -5,6 +5,7 @@ closed). A family supplies only the words (its system messages and how a step is
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -48,6 +49,18 @@ CM_SCHEMA: dict[str, Any] = {
     "required": ["status", "state", "reason"],
     "additionalProperties": False,
 }
+
+
+def seen(context: dict[str, Any], objective: str, steps: str) -> list[str]:
+    """What the critic is shown before the proposal, in a family's words: the objective after
+    ``objective``, the State (with a context manager), the try's steps so far under ``steps``."""
+    lines = [objective + context["subtask.objective"]]
+    if "state" in context:
+        lines.append("Verified facts: " + json.dumps(context["state"]))
+    if "try.steps" in context:
+        done = [f"{i}. {o[:300]}" for i, (_, o) in enumerate(context["try.steps"], 1)]
+        lines.append(f"{steps}:\n" + ("\n".join(done) or "(none)"))
+    return lines
 
 
 class Decision(BaseModel):

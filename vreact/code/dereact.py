@@ -36,12 +36,7 @@ CM_SYSTEM = (
 
 
 def critic_messages(context: dict[str, Any]) -> list[Message]:
-    lines = [f"Function to write:\n{context['subtask.objective']}"]
-    if "state" in context:
-        lines.append("Verified facts: " + json.dumps(context["state"]))
-    if "try.steps" in context:
-        steps = [f"{i}. {o[:300]}" for i, (_, o) in enumerate(context["try.steps"], 1)]
-        lines.append("Runs so far:\n" + ("\n".join(steps) or "(none)"))
+    lines = dereact.seen(context, "Function to write:\n", "Runs so far")
     p = context["proposal"]
     lines.append(f"Proposed step: {p['action']}\n```python\n{str(p['input'])[:2000]}\n```")
     return [{"role": "system", "content": CRITIC_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from vreact.dereact import CRITIC_SCHEMA, decide
+from vreact.dereact import CRITIC_SCHEMA, decide, seen
 from vreact.model import Message
 
 __all__ = ["CRITIC_SCHEMA", "decide", "render_messages"]
@@ -23,11 +23,6 @@ _SYSTEM = (
 
 
 def render_messages(context: dict[str, Any]) -> list[Message]:
-    lines = [f"Question: {context['subtask.objective']}"]
-    if "state" in context:
-        lines.append("Verified facts: " + json.dumps(context["state"]))
-    if "try.steps" in context:
-        steps = [f"{i}. {o[:300]}" for i, (_, o) in enumerate(context["try.steps"], 1)]
-        lines.append("Steps so far:\n" + ("\n".join(steps) or "(none)"))
+    lines = seen(context, "Question: ", "Steps so far")
     lines.append("Proposed action: " + json.dumps(context["proposal"]))
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
