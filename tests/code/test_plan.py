@@ -172,6 +172,22 @@ def test_a_plan_of_no_helper_is_the_whole_function_still_checked_on_the_real_exa
     assert (r2.verifier, r2.check_name) == ("R2", "assembly_passes") and len(written) == 2
 
 
+def test_a_plan_whose_first_helper_declines_is_accounted_not_a_crash(tmp_path):
+    """The first helper's executor abstains: no helper was accepted, so there is nothing to
+    assemble, and the attempt is an abstention naming that helper, not a crash."""
+    prompts: list[str] = []
+
+    def script(messages: list[dict[str, Any]]) -> str:
+        prompts.append(prompt_of(messages))
+        if "Plan helpers" in prompts[-1]:
+            return plan("2.0")  # distance(1.0, 3.0) -> 2.0
+        return "ABSTAIN: I cannot write distance"
+
+    attempt = run(tmp_path, script)
+    assert (attempt.outcome, attempt.crash_kind) == ("abstain", None)
+    assert (attempt.abstain_level, attempt.abstain_component) == ("declined", "executor.p1.distance")
+
+
 def test_the_code_review_judge_reads_the_description_and_the_code_as_text():
     from vreact.verify.gates._prompts import prompt_of
 

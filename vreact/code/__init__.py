@@ -383,8 +383,11 @@ class Code(TaskFamily):
     def chain(self, task: Problem, done: list[Any], subtasks: list[Any], units: dict[str, Any]) -> Program:
         """R2's artifact: the accepted helpers and the function, assembled into one module, with
         the prompt's real examples."""
-        final = self.final(task, [units[st.id] for st in done if st.id in units])
-        return dataclasses.replace(final, kind="chain", helper="")
+        accepted = [units[st.id] for st in done if st.id in units]
+        if not accepted:  # the first subtask declined: nothing to assemble (R2 checks no abstention)
+            parameters = parameters_of(task.prompt, task.entry_point)
+            return Program("chain", task.entry_point, "", "", parameters, tuple(task.examples))
+        return dataclasses.replace(self.final(task, accepted), kind="chain", helper="")
 
     def final(self, task: Problem, accepted: list[Any]) -> Program:
         """The last unit's program with the prompt's real examples; in a plan, the whole module
