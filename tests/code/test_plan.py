@@ -188,6 +188,24 @@ def test_a_plan_whose_first_helper_declines_is_accounted_not_a_crash(tmp_path):
     assert (attempt.abstain_level, attempt.abstain_component) == ("declined", "executor.p1.distance")
 
 
+def test_a_rejected_helper_is_scored_inside_the_final_program_or_not_at_all():
+    """A rejected helper is right when the final program with it in place of the accepted one
+    passes the hidden test; one that does not parse or define the helper is wrong; an answer that
+    has no such helper (another plan's, or the fallback's) gives it nothing to be scored in."""
+    from vreact.code import Code
+    from vreact.code.data import SHIPPED, read_problems
+
+    [task] = read_problems(SHIPPED, 1)
+    final = "from typing import List\n\n" + HELPER_RIGHT + "\n" + MAIN_RIGHT
+    helper = {"kind": "answer", "helper": "distance"}
+    assert Code().score_try(task, {**helper, "answer": HELPER_RIGHT}, final) is True
+    assert Code().score_try(task, {**helper, "answer": HELPER_BENT}, final) is False
+    assert Code().score_try(task, {**helper, "answer": "def distance(a, b) return 0"}, final) is False
+    assert Code().score_try(task, {**helper, "answer": "def far(a, b):\n    return 1\n"}, final) is False
+    whole = "def has_close_elements(numbers, threshold):\n    return any(abs(a - b) < threshold " + CALLS
+    assert Code().score_try(task, {**helper, "answer": HELPER_RIGHT}, whole) is None
+
+
 def test_the_code_review_judge_reads_the_description_and_the_code_as_text():
     from vreact.verify.gates._prompts import prompt_of
 

@@ -165,16 +165,25 @@ def parse_step(text: str) -> Step | None:
     return Step(thought=thought, action=action, input=code[:MAX_CODE] + "\n")
 
 
-def replaced(module: str, name: str, code: str) -> str:
-    """``module`` with its definition of ``name`` replaced by ``code``'s (the module as it is
-    when either does not parse or ``code`` does not define it)."""
+def defines(code: str, name: str) -> bool:
+    """Whether ``code`` parses and defines the function ``name`` at its top level."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    return any(isinstance(n, ast.FunctionDef) and n.name == name for n in tree.body)
+
+
+def replaced(module: str, name: str, code: str) -> str | None:
+    """``module`` with its definition of ``name`` replaced by ``code``'s; None when either does
+    not parse or does not define it (then there is nothing to put it in)."""
     try:
         tree, new = ast.parse(module), ast.parse(code)
     except SyntaxError:
-        return module
+        return None
     defs = [n for n in new.body if isinstance(n, ast.FunctionDef) and n.name == name]
-    if not defs:
-        return module
+    if not defs or not defines(module, name):
+        return None
     body = [defs[-1] if isinstance(n, ast.FunctionDef) and n.name == name else n for n in tree.body]
     return ast.unparse(ast.Module(body=body, type_ignores=[]))
 
@@ -351,15 +360,19 @@ class Code(TaskFamily):
     def score_try(self, task: Problem, artifact: Any, answer: str | None = None) -> bool | None:
         """A judged program, right when it passes the hidden test (an abstention: not scored); in
         a plan, the function with the helpers it was written on; a helper, put into the
-        attempt's final program (``answer``) in place of the one accepted (not scored when the
-        attempt gave none)."""
+        attempt's final program (``answer``) in place of the one accepted (wrong when it does not
+        define the helper; not scored when the attempt gave no answer or one without it)."""
         if not isinstance(artifact, dict) or artifact.get("kind") != "answer":
             return None
         program, setup = str(artifact.get("answer")), str(artifact.get("setup") or "")
         if artifact.get("helper"):
             if answer is None:
                 return None
-            return self._passes(task, replaced(answer, str(artifact["helper"]), program))
+            helper = str(artifact["helper"])
+            if not defines(program, helper):
+                return False
+            swapped = replaced(answer, helper, program)
+            return None if swapped is None else self._passes(task, swapped)
         return self._passes(task, f"{setup}\n\n{program}" if setup else program)
 
     @staticmethod
