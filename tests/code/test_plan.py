@@ -125,6 +125,9 @@ def test_a_wrong_invented_example_is_a_false_rejection_the_scorer_finds(tmp_path
     assert vpg.false_rejections["gate"] == 1  # the right helper; the bent one was accepted, not rejected
 
 
+UNHASHABLE = "d({[1]: 2})"  # ast.literal_eval raises TypeError, not ValueError
+
+
 @pytest.mark.parametrize(
     ("helpers", "gate", "cause"),
     [
@@ -132,8 +135,23 @@ def test_a_wrong_invented_example_is_a_false_rejection_the_scorer_finds(tmp_path
         ([{"name": "d", "signature": "def e(a)"}], "helpers_parse", "bad_signature"),
         ([{"name": "d", "examples": [{"call": "d(x)", "returns": "1"}]}], "helpers_parse", "bad_example"),
         ([{"name": "d", "examples": [{"call": "d(1)", "returns": "one"}]}], "helpers_parse", "bad_example"),
+        (
+            [{"name": "d", "examples": [{"call": "d({[1]: 2})", "returns": "1"}]}],
+            "helpers_parse",
+            "bad_example",
+        ),
+        (
+            [{"name": "d", "examples": [{"call": "d(1)", "returns": "{[1]: 2}"}]}],
+            "helpers_parse",
+            "bad_example",
+        ),
+        ([{"name": "len"}], "helpers_parse", "bad_name"),
         ([{"name": "d", "contract": "twice e(a)"}, {"name": "e"}], "helpers_ordered", "order"),
         ([{"name": n} for n in "defg"], "helpers_bounded", "too_many_subtasks"),
+        # each plan gate rejects a plan that does not validate, saying where
+        ([{"name": "d", "examples": 5}], "helpers_parse", "format"),
+        ([{"name": "d", "examples": 5}], "helpers_ordered", "format"),
+        ([{"name": "d", "examples": 5}], "helpers_bounded", "format"),
     ],
 )
 def test_the_plan_gates(helpers, gate, cause):
@@ -150,9 +168,26 @@ def test_the_plan_gates(helpers, gate, cause):
     proposal = CodePlan(prompt, {"helpers": full})
     result = build_gate(gate)(proposal)
     assert (result.ok, result.cause) == (False, cause)
+    if cause == "format":
+        assert result.detail == "helpers.0.examples: Input should be a valid list"
+        return
     fine = CodePlan(prompt, {"helpers": full[:1] if gate != "helpers_parse" else []})
     if gate != "helpers_ordered":
         assert build_gate(gate)(fine).ok
+
+
+def test_a_contract_that_names_a_later_helper_as_a_word_does_not_call_it():
+    words = {"name": "is_even", "contract": "True when all digits of n are even"}
+    calls = {"name": "is_even", "contract": "True when digits(n) are all even"}
+    for first, ok in ((words, True), (calls, False)):
+        helpers = [
+            {**first, "signature": "def is_even(n)", "examples": [{"call": "is_even(2)", "returns": "True"}]}
+        ]
+        helpers.append(
+            {"name": "digits", "signature": "def digits(n)", "contract": "n's digits", "examples": []}
+        )
+        plan = CodePlan("def f(n):\n    pass\n", {"helpers": helpers})
+        assert build_gate("helpers_ordered")(plan).ok is ok
 
 
 def test_a_plan_of_no_helper_is_the_whole_function_still_checked_on_the_real_examples(tmp_path):
@@ -236,3 +271,12 @@ def test_the_code_review_judge_reads_the_description_and_the_code_as_text():
     assert "- def g(y): y\n    g(1) -> 1" in user["content"] and "{" not in user["content"]
     [_, user] = render("L2", {"paired_level": {"question": "def f(x): ..."}, "artifact": {"helpers": []}})
     assert "No helper" in user["content"]
+    # odd levels and artifacts are shown as they are, never raise
+    odd = {"helpers": [{"name": "g", "examples": 5}, "h", {"signature": None}]}
+    [_, user] = render("L2", {"paired_level": [{}], "artifact": odd})
+    assert "- g: \n- ?: \n- ?: " in user["content"]
+    [_, user] = render("L3", {"paired_level": "f", "artifact": {"program": "x"}})
+    assert user["content"].startswith("What was asked:\nf\n")
+    one_line = f"def f(x): ...\n{WRITTEN}\n```python\nasync def a(x, *, k=1) -> int: return 1\n```"
+    [_, user] = render("L3", {"paired_level": {"objective": one_line}, "artifact": {"program": "x"}})
+    assert "async def a(x, *, k=1) -> int\n" in user["content"] and "return 1" not in user["content"]

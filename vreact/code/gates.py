@@ -9,6 +9,8 @@ import ast
 import json
 from typing import Any
 
+from pydantic import ValidationError
+
 from vreact.code.plan import split_objective
 from vreact.model import Message
 from vreact.verify.gates import GateResult, accept, gate, judge_prompt, reject
@@ -108,10 +110,19 @@ def assembly_passes() -> Any:
     return check
 
 
-def _plan(a: Any) -> Any:
+def _parsed(a: Any) -> Any:
+    """The plan as its schema reads it, or the rejection that says where it is not one (each plan
+    gate rejects a plan that does not validate, whatever order a verifier file gives them in)."""
     from vreact.code.plan import HelperPlan
 
-    return HelperPlan.model_validate(a.plan)
+    if not isinstance(a.plan, dict):
+        return reject("format", "the plan is not a JSON object")
+    try:
+        return HelperPlan.model_validate(a.plan)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the plan"
+        return reject("format", f"{where}: {first['msg']}"[:200])
 
 
 @gate("helpers_parse", kinds=("plan",))
@@ -123,12 +134,9 @@ def helpers_parse() -> Any:
     def check(a: Any) -> GateResult:
         from vreact.code.plan import plan_problems
 
-        if not isinstance(a.plan, dict):
-            return reject("format", "the plan is not a JSON object")
-        try:
-            plan = _plan(a)
-        except ValueError as e:
-            return reject("format", str(e).splitlines()[0][:200])
+        plan = _parsed(a)
+        if isinstance(plan, GateResult):
+            return plan
         problem = plan_problems(plan, a.text)
         return reject(*problem) if problem else accept()
 
@@ -142,7 +150,10 @@ def helpers_ordered() -> Any:
     def check(a: Any) -> GateResult:
         from vreact.code.plan import later_references
 
-        problem = later_references(_plan(a))
+        plan = _parsed(a)
+        if isinstance(plan, GateResult):
+            return plan
+        problem = later_references(plan)
         return reject(*problem) if problem else accept()
 
     return check
@@ -153,7 +164,10 @@ def helpers_bounded(max_helpers: int = 3) -> Any:
     """The plan has at most ``max_helpers`` helpers."""
 
     def check(a: Any) -> GateResult:
-        n = len(_plan(a).helpers)
+        plan = _parsed(a)
+        if isinstance(plan, GateResult):
+            return plan
+        n = len(plan.helpers)
         if n > max_helpers:
             return reject("too_many_subtasks", f"{n} helpers; at most {max_helpers}")
         return accept()
@@ -182,17 +196,34 @@ PLAN_REVIEW = (
 
 
 def _described(level: Any) -> str:
-    """What was asked, as text: the function's description, and the names of the helpers it may
-    call (already written and checked, so not under review) rather than their code."""
-    if isinstance(level, dict):
-        asked = str(level.get("objective") or level.get("question") or json.dumps(level))
-    else:  # R2: the plan's subtasks, the function last
-        asked = str(level[-1]["objective"]) if level else ""
+    """What was asked, as text: the function's description, and the helpers it may call (already
+    written and checked, so not under review) by their def lines, not their code."""
+    if isinstance(level, list):  # R2: the plan's subtasks, the function last
+        level = level[-1] if level else {}
+    if not isinstance(level, dict):
+        return str(level)
+    asked = str(level.get("objective") or level.get("question") or json.dumps(level))
     head, helpers = split_objective(asked)
-    calls = [line.rstrip(":") for line in helpers.splitlines() if line.startswith("def ")]
-    if calls:
-        head += "\n\nIt may call these helpers, already written and checked:\n" + "\n".join(calls)
+    if helpers:
+        head += "\n\nIt may call these helpers, already written and checked:\n" + "\n".join(
+            signatures(helpers)
+        )
     return head
+
+
+def signatures(code: str) -> list[str]:
+    """The def line of each function ``code`` defines at its top level (none when it does not parse)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    out = []
+    for n in tree.body:
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+            returns = f" -> {ast.unparse(n.returns)}" if n.returns else ""
+            head = "async def" if isinstance(n, ast.AsyncFunctionDef) else "def"
+            out.append(f"{head} {n.name}({ast.unparse(n.args)}){returns}")
+    return out
 
 
 def _written(artifact: Any) -> str:
@@ -203,15 +234,14 @@ def _written(artifact: Any) -> str:
         lines = []
         for h in artifact["helpers"]:
             h = h if isinstance(h, dict) else {}
-            lines.append(f"- {h.get('signature', h.get('name', '?'))}: {h.get('contract', '')}")
-            for e in h.get("examples") or []:
+            lines.append(f"- {h.get('signature') or h.get('name') or '?'}: {h.get('contract') or ''}")
+            examples = h.get("examples")
+            for e in examples if isinstance(examples, list) else []:
                 if isinstance(e, dict):
                     lines.append(f"    {e.get('call')} -> {e.get('returns')}")
-        return (
-            "Helpers planned:\n" + "\n".join(lines)
-            if lines
-            else "No helper: the function is written at once."
-        )
+        if not lines:
+            return "No helper: the function is written at once."
+        return "Helpers planned:\n" + "\n".join(lines)
     return json.dumps(artifact, indent=1)
 
 

@@ -8,6 +8,7 @@ attempt's final program and running the hidden test (``Code.score_try``)."""
 from __future__ import annotations
 
 import ast
+import builtins
 import keyword
 import re
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ from vreact.model import Message, parse_json_object
 MAX_HELPERS = 3
 MAX_EXAMPLES = 3
 #: Where a subtask's objective hands it the code it builds on (the accepted upstream helpers).
+#: Names a helper may not take: it would replace the builtin in the whole assembled module.
+BUILTINS = frozenset(dir(builtins))
 WRITTEN = "These helper functions are already written; call them, do not rewrite them:"
 
 PLAN_SCHEMA: dict[str, Any] = {
@@ -111,6 +114,16 @@ class HelperPlan(BaseModel):
     helpers: list[Helper] = Field(max_length=10)
 
 
+def is_literal(node: ast.expr | str) -> bool:
+    """Whether ``node`` (or the text) is a Python literal ``ast.literal_eval`` can build: it also
+    raises TypeError (``{[1]: 2}``), MemoryError and RecursionError, not only ValueError."""
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
 def call_arguments(call: str, name: str) -> str | None:
     """``(1, 'a')`` from ``name(1, 'a')`` when every argument is a literal; else None."""
     try:
@@ -121,10 +134,7 @@ def call_arguments(call: str, name: str) -> str | None:
         return None
     if node.keywords:
         return None
-    try:
-        for a in node.args:
-            ast.literal_eval(a)
-    except ValueError:
+    if not all(is_literal(a) for a in node.args):
         return None
     parts = [ast.unparse(a) for a in node.args]
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
@@ -301,6 +311,8 @@ def plan_problems(plan: HelperPlan, prompt: str) -> tuple[str, str] | None:
     for h in plan.helpers:
         if not h.name.isidentifier() or keyword.iskeyword(h.name):
             return "bad_name", f"{h.name!r} is not a function name"
+        if h.name in BUILTINS:
+            return "bad_name", f"{h.name} is a Python builtin; a helper is a new function"
         if h.name in given:
             return "bad_name", f"{h.name} is a function the prompt defines; a helper is a new one"
         declared = signature_name(h.signature)
@@ -313,9 +325,7 @@ def plan_problems(plan: HelperPlan, prompt: str) -> tuple[str, str] | None:
         for e in h.examples:
             if call_arguments(e.call, h.name) is None:
                 return "bad_example", f"{e.call!r} is not a call of {h.name} with literal arguments"
-            try:
-                ast.literal_eval(e.returns.strip())
-            except (ValueError, SyntaxError):
+            if not is_literal(e.returns.strip()):
                 return "bad_example", f"{h.name}'s example returns {e.returns!r}, not a Python literal"
     if len(set(names)) != len(names):
         return "duplicate_ids", f"helper names repeat: {names}"
@@ -323,11 +333,13 @@ def plan_problems(plan: HelperPlan, prompt: str) -> tuple[str, str] | None:
 
 
 def later_references(plan: HelperPlan) -> tuple[str, str] | None:
-    """A helper whose contract names a later helper (the helpers call only earlier ones: a DAG
-    in plan order), as (cause, detail); None when every reference resolves."""
+    """A helper whose contract calls a later helper (``name(``: the helpers call only earlier ones,
+    a DAG in plan order), as (cause, detail); None when every reference resolves. A name as a
+    plain word ("all digits of n") is not a call."""
     names = [h.name for h in plan.helpers]
     for i, h in enumerate(plan.helpers):
-        later = [n for n in names[i + 1 :] if n in set(re.findall(r"[A-Za-z_]\w*", h.contract))]
+        called = set(re.findall(r"([A-Za-z_]\w*)\s*\(", h.contract))
+        later = [n for n in names[i + 1 :] if n in called]
         if later:
             return "order", f"{h.name} calls {', '.join(later)}, which do not come before it"
     return None
