@@ -224,14 +224,14 @@ def design(
         declared = signature_name(h.signature)
         subtasks.append(
             CodeSubtask(
-                h.name,
-                h.stub(),
-                f"a program that defines {h.name}",
-                checks,
-                f"executor.p{n}.{h.name}",
-                tuple(names),
-                False,
-                ids,
+                id=h.name,
+                objective=h.stub(),
+                contract=f"a program that defines {h.name}",
+                checks=checks,
+                component=f"executor.p{n}.{h.name}",
+                depends_on=tuple(names),
+                final=False,
+                plan_ids=ids,
                 entry_point=h.name,
                 examples=h.cases(),
                 parameters=declared[1] if declared else (),
@@ -241,14 +241,14 @@ def design(
         names.append(h.name)
     subtasks.append(
         CodeSubtask(
-            entry_point,
-            prompt,
-            f"a program that defines {entry_point}" + (", calling the helpers" if names else ""),
-            checks,
-            f"executor.p{n}.{entry_point}",
-            tuple(names),
-            True,
-            ids,
+            id=entry_point,
+            objective=prompt,
+            contract=f"a program that defines {entry_point}" + (", calling the helpers" if names else ""),
+            checks=checks,
+            component=f"executor.p{n}.{entry_point}",
+            depends_on=tuple(names),
+            final=True,
+            plan_ids=ids,
             entry_point=entry_point,
             parameters=parameters,
         )
