@@ -231,7 +231,9 @@ class CriticKit(Protocol):
 
 class ContextManagerKit(Protocol):
     """DeReAct's context manager for a family's steps: the evidence-only State, each fact citing
-    what the try retrieved."""
+    what the try retrieved. ``certifies_empty`` (optional, default True): whether it may certify
+    a finish on an empty State; False makes "nothing shown yet" a veto whatever the model says
+    (code: no finish before a run)."""
 
     schema: dict[str, Any]
 

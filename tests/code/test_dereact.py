@@ -28,7 +28,7 @@ def fenced(code: str) -> str:
     return f"```python\n{code}```"
 
 
-def scripted() -> Callable[[list[dict[str, Any]]], str]:
+def scripted(credulous: bool = False) -> Callable[[list[dict[str, Any]]], str]:
     """The executor reaches for the network, then finishes untried, then runs the examples, then
     finishes; the critic rejects code that imports socket; the context manager certifies a finish
     only once a run is among its facts."""
@@ -43,7 +43,7 @@ def scripted() -> Callable[[list[dict[str, Any]]], str]:
         if system == CM_SYSTEM:
             facts = json.loads(user.split("Verified facts so far: ", 1)[1].split("\n", 1)[0])
             if "Step: finish" in user:
-                done = "success" if facts else "continue"
+                done = "success" if facts or credulous else "continue"
                 return json.dumps({"status": done, "state": facts, "reason": "run the examples first"})
             fact = {"fact": "has_close_elements([1.0, 2.0, 3.0], 0.5) printed False", "paragraph_ids": ["r1"]}
             return json.dumps({"status": "continue", "state": [*facts, fact], "reason": ""})
@@ -82,3 +82,25 @@ def test_the_critic_blocks_the_network_and_the_context_manager_vetoes_an_untried
     assert rates is not None
     assert (rates.critic_rejections, rates.proposals) == (1, 4)
     assert (rates.vetoes, rates.finals) == (1, 2)
+
+
+def test_a_context_manager_that_certifies_an_untried_finish_is_overruled(tmp_path):
+    """The completion veto does not rest on the model's word: with no fact in the State (no run
+    has shown anything), a finish the context manager certifies is still vetoed."""
+    reply = scripted(credulous=True)
+    shipped = vreact.load_experiment("code")
+    update = {
+        "configurations": [c for c in shipped.configurations if c.name == "dereact"],
+        "dataset": shipped.dataset.model_copy(update={"limit": 1}),
+        "models": {"default": "openai/unused"},
+        "base_url": "http://127.0.0.1:9/v1",
+        "cache": False,
+    }
+    experiment = vreact.resolve(shipped.model_copy(update=update))
+    experiment.models["default"] = MockModel(reply)
+    vreact.run_experiment(experiment, tmp_path / "run")
+    [attempt] = read_run(tmp_path / "run").attempts
+    assert attempt.outcome == "answer" and attempt.score is not None and attempt.score.correct
+    _, vetoed, tried, certified = attempt.steps
+    assert vetoed.observation == "continue: nothing has been shown yet; try it first"
+    assert tried.action == "run" and certified.action == "finish" and certified.observation == ""

@@ -54,4 +54,7 @@ def cm_messages(context: dict[str, Any]) -> list[Message]:
 
 
 CRITIC = SimpleNamespace(schema=dereact.CRITIC_SCHEMA, messages=critic_messages, decide=dereact.decide)
-CONTEXT_MANAGER = SimpleNamespace(schema=dereact.CM_SCHEMA, messages=cm_messages, parse=dereact.parse)
+#: a finish is certified only on facts a run showed (the completion veto's deterministic floor)
+CONTEXT_MANAGER = SimpleNamespace(
+    schema=dereact.CM_SCHEMA, messages=cm_messages, parse=dereact.parse, certifies_empty=False
+)

@@ -117,6 +117,9 @@ class ContextManager(Member):
         self.state = facts
         if not turn.final:
             return PASS
+        if update.status == "success" and not facts and not getattr(cm, "certifies_empty", True):
+            why = "the State is empty: nothing the try ran or read shows the finish right"
+            return veto("continue: nothing has been shown yet; try it first", "cm_empty_state", why)
         if update.status == "success":
             turn.accept(self, status="success")
             return PASS
