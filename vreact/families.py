@@ -77,6 +77,13 @@ def select(tasks: list[Any], task_ids: list[str] | None, limit: int | None, sour
     return kept[:limit] if limit is not None else kept
 
 
+def read_selection(family: Any, d: Any, limit: int | None = None) -> list[Any]:
+    """A dataset selection's file read by its family, in its format (with its field map, where
+    it gives one: a family whose formats take none is never passed one)."""
+    extra = {"fields": d.fields} if getattr(d, "fields", None) else {}
+    return list(family.read(d.path, d.record_format, limit, **extra))
+
+
 @dataclass(frozen=True)
 class Score:
     """An attempt's score under its family: ``correct`` (None: the attempt gave no answer or its
@@ -328,17 +335,19 @@ class TaskFamily:
     #: (``cited``) and the task's label (``label``) (None: the wording for any task)
     audited: ClassVar[Mapping[str, str] | None] = None
 
-    def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
+    def read(
+        self, path: str, format: str, limit: int | None = None, fields: dict[str, str] | None = None
+    ) -> list[Any]:
         """The tasks of the file ``path`` (a family may take names such as ``sample``), in
-        ``format`` (the first ``limit`` only, when given); a bad record raises a ``ValueError``
-        that names its file, line and field."""
+        ``format`` (the first ``limit`` only, when given; ``fields``: a field map, for a format
+        that takes one); a bad record raises a ``ValueError`` that names its file, line and field."""
         raise NotImplementedError
 
     def tasks(self, selection: Any) -> list[Any]:
         """An experiment's tasks from its ``dataset`` selection: the file read in its format,
         then ``task_ids`` and ``limit`` (a family with settings of its own applies them too)."""
         d = selection
-        return select(self.read(d.path, d.record_format), d.task_ids, d.limit, d.path)
+        return select(read_selection(self, d), d.task_ids, d.limit, d.path)
 
     def shared(self, selection: Any) -> Shared | None:
         """What the selection opens once for the whole run (None: nothing)."""

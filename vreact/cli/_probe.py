@@ -126,7 +126,7 @@ def _probe(
 ) -> None:
     import time
 
-    from vreact.families import family_of
+    from vreact.families import family_of, read_selection
     from vreact.inputs import DatasetError
     from vreact.model import ModelConfigError
     from vreact.quality import Probe, ProbeMismatch, compute_probe, run_probe
@@ -156,7 +156,7 @@ def _probe(
     of = family_of(selection.family)
     # a family's reader, and what it opens for the probe (qa: the corpus): one line on bad input
     with user_errors(DatasetError, FileNotFoundError, ValueError):
-        tasks = of.read(dataset, selection.record_format, limit)
+        tasks = read_selection(of, selection, limit)
         shared = of.shared(selection)
         if shared is not None:
             tasks = shared.place(tasks, dataset)

@@ -44,7 +44,7 @@ from vreact.experiment import (
     run_experiment,
 )
 from vreact.experiment.ray_backend import ClusterUnavailable
-from vreact.families import Task, family_of, select
+from vreact.families import Task, family_of, read_selection, select
 from vreact.inputs import DatasetError
 from vreact.model import DEFAULT_MODEL, ModelConfigError, refused_by
 from vreact.records import RecordsError, RunDirBusy, StorageFault, io_cause, io_error
@@ -170,8 +170,8 @@ def run_tasks(exp: Experiment) -> list[Task]:
     d = exp.dataset
     family = family_of(d.family)
     if not d.task_ids:
-        return family.read(d.path, d.record_format, d.limit)
-    return select(family.read(d.path, d.record_format), d.task_ids, d.limit, d.path)
+        return read_selection(family, d, d.limit)
+    return select(read_selection(family, d), d.task_ids, d.limit, d.path)
 
 
 def _launch(

@@ -8,9 +8,9 @@ import dataclasses
 from types import MappingProxyType
 from typing import Any
 
-from vreact.families import FaultClass, Probed, Score, StepKit, TaskFamily, family
+from vreact.families import FaultClass, Probed, Score, StepKit, TaskFamily, family, read_selection
 from vreact.metrics import best_em, best_f1, support_f1
-from vreact.qa import _levels
+from vreact.qa import _levels, formats
 from vreact.qa._kit import QAKit
 from vreact.qa.attacks import with_attacks
 from vreact.qa.dataset import Task, load_tasks, select_tasks
@@ -28,8 +28,8 @@ class QuestionAnswering(TaskFamily):
 
     name = "qa"
     version = "1"
-    formats = ("musique",)
-    settings = ("hops", "answerable", "corpus", "attacks")
+    formats = ("musique", *formats.FORMATS)
+    settings = ("hops", "answerable", "corpus", "attacks", "fields")
     step_settings = ("finish", "designer", "observation_marking")
     judged = MappingProxyType(
         {
@@ -42,7 +42,10 @@ class QuestionAnswering(TaskFamily):
             "(the paired level, L1)",
         }
     )
-    metrics = ("em", "f1", "support_f1")
+    #: support_f1 is over paragraphs (MuSiQue's); sp_* and joint_* are HotpotQA's and 2Wiki's official
+    #: sentence-level figures, their support every sentence of the cited paragraphs (a bound:
+    #: vreact cites paragraphs), given for records of those formats
+    metrics = ("em", "f1", "support_f1", "sp_em", "sp_f1", "joint_em", "joint_f1")
     audited = MappingProxyType(
         {
             "task": "a question answered from paragraphs the agent searched",
@@ -51,14 +54,18 @@ class QuestionAnswering(TaskFamily):
         }
     )
 
-    def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
-        return list(load_tasks(path, limit))
+    def read(
+        self, path: str, format: str, limit: int | None = None, fields: dict[str, str] | None = None
+    ) -> list[Any]:
+        if format == "musique" and not fields:
+            return list(load_tasks(path, limit))
+        return formats.read(path, format, limit, fields)
 
     def tasks(self, selection: Any) -> list[Any]:
         """The file's records filtered by hop count and answerability, then ``task_ids`` and
         ``limit``; each followed by its attacked copies (``attacks``)."""
         d = selection
-        loaded = self.read(d.path, d.record_format)
+        loaded = read_selection(self, d)
         kept = select_tasks(
             loaded, hops=d.hops, answerable=d.answerable, task_ids=d.task_ids, limit=d.limit, source=d.path
         )
@@ -74,8 +81,11 @@ class QuestionAnswering(TaskFamily):
 
     def score(self, task: Task, answer: str | None, evidence: list[str]) -> Score:
         """Right: an answer to an answerable question that matches a gold answer exactly (after
-        MuSiQue's normalisation); an abstention predicts no answer and no support."""
+        MuSiQue's normalisation); an abstention predicts no answer and no support. HotpotQA's and
+        2Wiki's records are scored by their official metrics (``vreact.qa.formats.official``)."""
         answered = answer is not None
+        if task.format in ("hotpotqa", "2wiki"):
+            return formats.official(task, answer, evidence)
         golds = task.golds
         em = best_em(answer or "", golds) if answered and task.answerable else 0.0
         return Score(

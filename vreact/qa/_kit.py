@@ -124,7 +124,8 @@ class QAKit(StepKit):
                 "abstain", self.subtask.objective, reason=reason, retrieved=retrieved, searches=self.searches
             )
         evidence = step.cited()
-        cited = {e: self.corpus.text(e) for e in evidence if self.corpus.read(e)}
+        found = {e: p for e in evidence if (p := self.corpus.read(e))}
+        cited = {e: self.corpus.text(e) for e in found}
         return Artifact(
             "answer",
             self.subtask.objective,
@@ -134,6 +135,7 @@ class QAKit(StepKit):
             retrieved=retrieved,
             searches=self.searches,
             hops=tuple(h.model_dump() for h in step.hops),
+            titles={e: p.title for e, p in found.items()},
         )
 
     def record(self, step: CoreStep) -> dict[str, Any]:

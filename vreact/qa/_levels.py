@@ -45,6 +45,7 @@ def final(question: str, accepted: list[Artifact]) -> Artifact:
     last = accepted[-1]
     evidence = list(dict.fromkeys(e for a in accepted for e in a.evidence))
     cited = {k: v for a in accepted for k, v in a.cited.items()}
+    titles = {k: v for a in accepted for k, v in a.titles.items()}
     retrieved = frozenset().union(*(a.retrieved for a in accepted))
     return Artifact(
         "answer",
@@ -52,6 +53,7 @@ def final(question: str, accepted: list[Artifact]) -> Artifact:
         answer=last.answer,
         evidence=evidence,
         cited=cited,
+        titles=titles,
         retrieved=retrieved,
         searches=sum(a.searches for a in accepted),
     )

@@ -1,4 +1,6 @@
-"""Tasks from MuSiQue-format JSON lines (MuSiQue-Ans, MuSiQue-Full, or the built-in sample)."""
+"""Tasks from MuSiQue-format JSON lines (MuSiQue-Ans, MuSiQue-Full, or the built-in sample); the
+other formats' readers (HotpotQA, 2WikiMultihopQA, a user's JSON lines) make the same ``Task``
+(``vreact.qa.formats``)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ class Paragraph(BaseModel):
     title: str
     paragraph_text: str
     is_supporting: bool = False
+    #: its sentences, where the format has them (HotpotQA, 2Wiki: the support is sentences)
+    sentences: list[str] = []
     _cut: bool = PrivateAttr(default=False)
 
     @model_validator(mode="after")
@@ -74,11 +78,27 @@ class Task(BaseModel):
     answerable: bool = True
     question_decomposition: list[Hop] = []
     pair_id: str | None = None  # MuSiQue-Full: both members of a pair share the dataset's id
+    # -- set by the other formats' readers (vreact.qa.formats), never read from a MuSiQue record --
+    #: the record's format (its official metrics: vreact.qa.formats.official)
+    format: str = "musique"
+    #: the question's type where the data gives one (HotpotQA: bridge, comparison; 2Wiki: four)
+    kind: str = ""
+    #: the hop count the data gives (the supporting titles), where no decomposition does
+    hop_count: int | None = None
+    #: the gold supporting sentences, [title, sentence index] (HotpotQA, 2Wiki)
+    supporting_facts: list[tuple[str, int]] = []
+    #: 2Wiki's gold evidence triples, [subject, relation, object]
+    evidences: list[list[str]] = []
 
     @field_validator("answer")
     @classmethod
     def _gold_answer(cls, v: str) -> str:
         return tag(v, "gold")  # for scoring only: the context assembler refuses it in any context
+
+    @field_validator("supporting_facts", "evidences")
+    @classmethod
+    def _gold_support(cls, v: list[Any]) -> list[Any]:
+        return [type(x)(tag(str(y), "gold") if isinstance(y, str) else y for y in x) for x in v]
 
     @field_validator("answer_aliases")
     @classmethod
@@ -113,10 +133,13 @@ class Task(BaseModel):
 
     @property
     def hops(self) -> int:
-        """Hop count: the decomposition's length, else the id's prefix (``3hop1__...``)."""
+        """Hop count, from the data, never the id: the decomposition's length, else the count the
+        reader found (the supporting titles), else the supporting paragraphs'."""
         if self.question_decomposition:
             return len(self.question_decomposition)
-        return int(self.id[0]) if self.id[:1].isdigit() else 0
+        if self.hop_count is not None:
+            return self.hop_count
+        return sum(p.is_supporting for p in self.paragraphs)
 
     @property
     def supporting_ids(self) -> list[str]:
@@ -178,6 +201,10 @@ def _extra_allowed() -> bool:
     return value == "allow"
 
 
+#: The fields a record of the other formats' readers carries and a MuSiQue record does not.
+_READERS_FIELDS = frozenset({"format", "kind", "hop_count", "supporting_facts", "evidences", "sentences"})
+
+
 def _unknown_field(record: dict[str, Any]) -> tuple[str, str] | None:
     """The first field of ``record`` (its paragraphs' and decomposition's too) that MuSiQue's
     schema lacks: (its dotted path, the message naming the closest known field)."""
@@ -186,8 +213,8 @@ def _unknown_field(record: dict[str, Any]) -> tuple[str, str] | None:
         if not isinstance(obj, dict):
             return None
         for key in obj:
-            if key not in model.model_fields:
-                known = list(model.model_fields)
+            if key not in model.model_fields or key in _READERS_FIELDS:
+                known = [f for f in model.model_fields if f not in _READERS_FIELDS]
                 close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.5)
                 hint = f"did you mean {close[0]!r}?" if close else f"known fields: {', '.join(known)}"
                 return f"{at}{key}", (

@@ -56,8 +56,10 @@ class Record:
 
     def cite(self, answer: str, evidence: list[str], **changes: object) -> Artifact:
         """An answer citing ``evidence``, as the controller assembles it after one search per hop."""
-        cited = {e: self.corpus.text(e) for e in evidence if self.corpus.read(e)}
+        found = {e: p for e in evidence if (p := self.corpus.read(e))}
+        cited = {e: self.corpus.text(e) for e in found}
         fields: dict[str, object] = {
+            "titles": {e: p.title for e, p in found.items()},
             "kind": "answer",
             "question": self.question,
             "answer": answer,

@@ -58,6 +58,12 @@ class AnswerRequirements(_Strict):
     min_paragraphs: int = Field(
         1, ge=1, description="fewest distinct paragraphs the final answer must cite (2 for multi-hop)"
     )
+    yes_no: bool = Field(
+        False,
+        description="a yes/no question may be answered yes or no (HotpotQA's and 2Wiki's comparisons),"
+        " citing the paragraphs of both things it compares (R1's supported); false: such an answer is"
+        " held to a paragraph stating it, as any other",
+    )
 
     @field_validator("min_paragraphs")
     @classmethod
@@ -272,14 +278,16 @@ class RoleSchema(_Strict):
 
 class DatasetSelection(_Strict):
     """Which tasks an experiment runs: a file of a task family's records and a filter, applied in
-    this order. ``hops``, ``answerable``, ``corpus`` and ``attacks`` are the ``qa`` family's."""
+    this order. ``hops``, ``answerable``, ``corpus``, ``fields`` and ``attacks`` are the ``qa`` family's."""
 
     family: str = Field(
         DEFAULT_FAMILY, description="the task family of its records ('vreact plugins' lists them)"
     )
     format: str | None = Field(None, description="the format of its records (default: the family's first)")
     path: str = Field(
-        "sample", description="a file of the family's records (qa: a MuSiQue .jsonl file or 'sample')"
+        "sample",
+        description="a file of the family's records (qa: MuSiQue, HotpotQA, 2Wiki or a user's JSON"
+        " lines, by format; or 'sample')",
     )
     hops: list[int] | None = Field(None, description="keep only these hop counts, e.g. [2, 3]")
     answerable: bool | None = Field(None, description="keep only answerable (true) or unanswerable (false)")
@@ -289,6 +297,12 @@ class DatasetSelection(_Strict):
         None,
         description="a corpus (JSON array or JSON lines of {title, text}; ids are positions): search"
         " runs over it instead of each task's own paragraphs (docs/corpus.md)",
+    )
+    fields: dict[str, str] | None = Field(
+        None,
+        description="format jsonl: which field of a record holds each part (id, question, answer,"
+        " aliases, paragraphs, support, title, text), those that differ from the part's name"
+        " (docs/datasets.md)",
     )
     attacks: list[Attack] = Field(
         default_factory=list,

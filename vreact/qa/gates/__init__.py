@@ -3,7 +3,7 @@ paragraphs), a planner's plan of hops, the chain of hop answers R2 checks. Regis
 family ``qa`` loads."""
 
 from vreact.qa.gates import _answer, _chain, _plan  # noqa: F401  (register the family's gates)
-from vreact.qa.gates._answer import expected_answer_type, support_score
+from vreact.qa.gates._answer import choices, expected_answer_type, polar, support_score
 from vreact.qa.gates._artifact import (
     ANSWER_TYPES,
     REF,
@@ -25,7 +25,9 @@ __all__ = [
     "Plan",
     "PlanArtifact",
     "PlannedSubtask",
+    "choices",
     "expected_answer_type",
+    "polar",
     "reference_ids",
     "support_score",
 ]

@@ -170,14 +170,41 @@ def not_refusal() -> Check:
     return check
 
 
+#: A question that offers its answers: "Which film came out first, X or Y?" (the last comma
+#: before the last " or ", so a name holding a comma stays whole after it).
+_CHOICE = re.compile(r",\s*([^,]*?)\s+or\s+(.+?)\s*\??\s*$")
+#: A yes/no question: it opens with an auxiliary verb.
+_POLAR = re.compile(
+    r"^\s*(is|are|was|were|do|does|did|has|have|had|can|could|will|would|should|shall|may|might|must)\b",
+    re.IGNORECASE,
+)
+
+
+def choices(question: str) -> tuple[str, ...]:
+    """The answers a question offers ("..., X or Y?"), none when it offers none."""
+    head, sep, tail = question.rpartition(" or ")
+    if not sep or "," not in head:
+        return ()
+    m = _CHOICE.search(head[head.rfind(","):] + " or " + tail)
+    return (m.group(1), m.group(2)) if m else ()
+
+
+def polar(question: str) -> bool:
+    """Whether ``question`` asks yes or no (it opens with an auxiliary verb)."""
+    return bool(_POLAR.match(question))
+
+
 @gate("not_restatement")
 def not_restatement(max_shared: float = 0.8) -> Check:
-    """The answer is not the question, or most of it, said again."""
+    """The answer is not the question, or most of it, said again; one of the answers the
+    question offers ("..., X or Y?") is a choice, not a restatement."""
 
     def check(a: Artifact) -> GateResult:
         ans, q = _tokens(str(a.answer)), _tokens(a.question)
         if not ans or ans == q:
             return reject("restatement", "the answer repeats the question")
+        if any(_tokens(c) == ans for c in choices(a.question)):
+            return accept()
         qset = set(q)
         if len(ans) >= 4 and sum(t in qset for t in ans) / len(ans) >= max_shared:
             return reject("restatement", "the answer mostly repeats the question's words")
@@ -408,9 +435,22 @@ def _mentions(entity: str, text: str, min_overlap: float) -> bool:
 _normalized_text = functools.lru_cache(maxsize=4096)(normalize_answer)
 
 
+_MONTH_OF = {m: _MONTHS[i % 12] if i < 12 else _MONTHS[[0, 1, 2, 3, 5, 6, 7, 8, 8, 9, 10, 11][i - 12]]
+             for i, m in enumerate(_MONTHS)}
+_DIGITS = {w: str(i) for i, w in enumerate(_NUMBER_WORDS[:20])} | {
+    w: str(20 + 10 * i) for i, w in enumerate(_NUMBER_WORDS[20:28])
+}
+
+
+def _canonical(tokens: list[str]) -> list[str]:
+    """Tokens with a number's words as digits and a month's short name in full ("two" -> "2",
+    "sept" -> "september"; "1,000" is already "1000" once normalised)."""
+    return [_DIGITS.get(t, _MONTH_OF.get(t, t)) for t in tokens]
+
+
 def support_score(answer: str, text: str) -> float:
     """How much of ``answer`` appears in ``text``: 1.0 when it does verbatim (normalised), else
-    the share of its words found there."""
+    the share of its words found there; a number's or a month's words count in either form."""
     ans = _tokens(answer)
     if not ans:
         return 0.0
@@ -418,15 +458,44 @@ def support_score(answer: str, text: str) -> float:
     if " ".join(ans) in norm:
         return 1.0
     words = set(norm.split())
-    return sum(t in words for t in ans) / len(ans)
+    found = sum(t in words for t in ans)
+    if found < len(ans) and (_has_date(ans)):
+        words |= set(_canonical(list(words)))
+        found = sum(t in words for t in _canonical(ans))
+    return found / len(ans)
+
+
+def _compared(a: Artifact, min_overlap: float) -> list[str]:
+    """The distinct titles of the cited paragraphs the question names (a title's words within
+    parentheses, "Gibson (cocktail)", need not be named)."""
+    named = []
+    for pid in a.cited:
+        title = re.sub(r"\s*\([^)]*\)", "", a.titles.get(pid, "")).strip()
+        if title and _mentions(title, a.question, min_overlap) and title.lower() not in named:
+            named.append(title.lower())
+    return named
 
 
 @gate("supported")
-def supported(min_overlap: float = 0.5, cite_evidence: bool = True) -> Check:
+def supported(min_overlap: float = 0.5, cite_evidence: bool = True, yes_no: bool = False) -> Check:
     """The answer is supported by a cited paragraph: it appears there, or at least
-    ``min_overlap`` of its words do (an uncited answer passes when L1 asks for no citations)."""
+    ``min_overlap`` of its words do (an uncited answer passes when L1 asks for no citations).
+    A number or a date counts as stated in other words ("5 May 1932", "May 5, 1932"; "two",
+    "2"). With ``yes_no`` (L1), a yes or no answers a yes/no question when it cites the
+    paragraphs of both things the question compares: two or more whose titles it names."""
 
     def check(a: Artifact) -> GateResult:
+        if yes_no and normalize_answer(str(a.answer)) in ("yes", "no"):
+            if not polar(a.question):
+                return reject("unsupported", f"{a.answer!r} answers only a yes/no question")
+            named = _compared(a, min_overlap)
+            if len(named) < 2:
+                side = f" (only {named[0]!r})" if named else ""
+                return reject(
+                    "one_side",
+                    f"a yes/no answer cites the paragraphs of both things the question compares{side}",
+                )
+            return accept()
         best = max((support_score(str(a.answer), t) for t in a.cited.values()), default=0.0)
         if best < min_overlap:
             return reject("unsupported", f"{a.answer!r} is not found in the cited paragraph(s)")

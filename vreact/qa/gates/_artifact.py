@@ -31,6 +31,8 @@ class Artifact:
     retrieved: frozenset[str] = frozenset()
     searches: int = 0
     hops: tuple[dict[str, str], ...] = ()
+    #: each cited paragraph's title (what a yes/no answer's gate reads: the things compared)
+    titles: dict[str, str] = field(default_factory=dict)
 
     def identity(self) -> dict[str, Any]:
         """What makes two artifacts the same (for hashes and corrections)."""
@@ -51,6 +53,7 @@ class Artifact:
             "retrieved": sorted(self.retrieved),
             "searches": self.searches,
             **({"hops": [dict(h) for h in self.hops]} if self.hops else {}),
+            **({"titles": dict(self.titles)} if self.titles else {}),
         }
 
     @classmethod

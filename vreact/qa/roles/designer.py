@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vreact.families import Subtask
-from vreact.qa.gates import Plan, expected_answer_type, reference_ids
+from vreact.qa.gates import Plan, expected_answer_type, polar, reference_ids
 from vreact.qa.tools import tokenize
 from vreact.spec import AnswerRequirements
 
@@ -33,6 +33,8 @@ class Designer:
         answer type its wh-word asks for, as R3's ``answer_type`` reads it, when L1 says so)."""
         kind = expected_answer_type(question, self.answer.type_from_wh_word)
         contract = self.contract(kind, whole_question=True)
+        if self.answer.yes_no and polar(question):
+            contract = "yes or no, citing the ids of the paragraphs about each thing the question compares"
         hops = self.answer.min_paragraphs
         return Subtask("s1", question, contract, self.checks, "executor.s1", min_hops=hops)
 

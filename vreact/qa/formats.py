@@ -1,0 +1,260 @@
+"""The question-answering family's other record formats, read into MuSiQue's ``Task``:
+
+- ``hotpotqa``: HotpotQA's distractor setting (``_id``, ``question``, ``answer``, ``context``
+  [[title, [sentences]]], ``supporting_facts`` [[title, sentence index]], ``type``, ``level``);
+- ``2wiki``: 2WikiMultihopQA (the same shape, its four types, ``evidences`` triples);
+- ``jsonl``: a user's own records, one JSON object a line, its fields named by a field map
+  (``dataset.fields``: ``FIELDS``).
+
+and scores HotpotQA's and 2Wiki's records by their official metrics (``official``).
+
+HotpotQA's and 2Wiki's files may be JSON lines or the datasets' own JSON array. The hop count
+comes from the data (the distinct supporting titles), never from the id. A bad record is one
+``FILE:LINE: field: message`` line, as MuSiQue's reader says it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from vreact.families import Score
+from vreact.inputs import DatasetError, InputFileError, check_file, decode_text
+from vreact.metrics import joint, official_best, sentence_support, support_f1
+from vreact.qa.dataset import Paragraph, Task
+
+#: The formats this module reads, beside ``musique`` (``vreact.qa.dataset``).
+FORMATS = ("hotpotqa", "2wiki", "jsonl")
+
+#: A user's JSON lines: each of Task's parts -> the record's field holding it (``dataset.fields``
+#: names only those that differ). ``paragraphs`` is a list of strings or of objects with
+#: ``title`` and ``text``; ``support``, the supporting paragraphs, by title or by position.
+FIELDS: Mapping[str, str] = {
+    "id": "id",
+    "question": "question",
+    "answer": "answer",
+    "aliases": "aliases",
+    "paragraphs": "paragraphs",
+    "support": "support",
+    "title": "title",
+    "text": "text",
+}
+
+
+def _lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """The file's records with their line numbers: JSON lines, or one JSON array (HotpotQA's and
+    2Wiki's own files), each of its items then counted from the array's first line."""
+    try:
+        check_file(path)
+    except InputFileError as e:
+        if not path.exists() and not path.is_symlink():
+            raise DatasetError(f"{path}: no such dataset file") from None
+        raise DatasetError(f"{path}:{e.line}: (file): {e.message}") from None
+    raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
+    try:
+        text = decode_text(raw, 1)
+    except InputFileError as e:
+        raise DatasetError(f"{path}:{e.line}: (file): {e.message}") from None
+    if not text.strip():
+        raise DatasetError(f"{path}:1: (file): the file is empty")
+    if text.lstrip().startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise DatasetError(f"{path}:{e.lineno}: (file): not JSON: {e.msg} (column {e.colno})") from None
+        for i, item in enumerate(items):
+            yield i + 1, item
+        return
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DatasetError(f"{path}:{lineno}: (line): not JSON: {e.msg} (column {e.colno})") from None
+        except RecursionError:
+            raise DatasetError(f"{path}:{lineno}: (line): JSON nested too deeply") from None
+
+
+def _field(record: Any, name: str, kind: type | tuple[type, ...], where: str, required: bool = True) -> Any:
+    if not isinstance(record, dict):
+        raise DatasetError(f"{where}: (line): a record is a JSON object, not {type(record).__name__}")
+    if name not in record:
+        if required:
+            raise DatasetError(f"{where}: {name}: missing")
+        return None
+    value = record[name]
+    if not isinstance(value, kind):
+        want = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise DatasetError(f"{where}: {name}: expected {want}, got {type(value).__name__}")
+    return value
+
+
+def _context(record: dict[str, Any], where: str, spaced: bool) -> list[Paragraph]:
+    """HotpotQA's ``context`` [[title, [sentences]]] as paragraphs (its sentences kept: the
+    support is sentences). HotpotQA's sentences carry their leading space; 2Wiki's do not."""
+    out = []
+    for i, item in enumerate(_field(record, "context", list, where)):
+        if (
+            not isinstance(item, list)
+            or len(item) != 2
+            or not isinstance(item[0], str)
+            or not isinstance(item[1], list)
+            or not all(isinstance(x, str) for x in item[1])
+        ):
+            raise DatasetError(f"{where}: context.{i}: expected [title, [sentences]]")
+        title, sentences = item
+        text = ("" if spaced else " ").join(sentences).strip()
+        out.append(Paragraph(idx=i, title=title, paragraph_text=text, sentences=sentences))
+    return out
+
+
+def _facts(record: dict[str, Any], where: str) -> list[tuple[str, int]]:
+    facts = []
+    for i, f in enumerate(_field(record, "supporting_facts", list, where)):
+        if not (isinstance(f, list) and len(f) == 2 and isinstance(f[0], str) and isinstance(f[1], int)):
+            raise DatasetError(f"{where}: supporting_facts.{i}: expected [title, sentence index]")
+        facts.append((f[0], f[1]))
+    return facts
+
+
+def _wiki_task(record: Any, where: str, fmt: str) -> Task:
+    """A HotpotQA or 2Wiki record: its paragraphs, supporting ones marked by their titles, and its
+    hop count the distinct supporting titles."""
+    rid = _field(record, "_id", str, where)
+    question = _field(record, "question", str, where)
+    answer = _field(record, "answer", str, where)
+    kind = _field(record, "type", str, where, required=False) or ""
+    paragraphs = _context(record, where, spaced=fmt == "hotpotqa")
+    facts = _facts(record, where)
+    titles = list(dict.fromkeys(t for t, _ in facts))
+    known = {p.title for p in paragraphs}
+    missing = [t for t in titles if t not in known]
+    if missing:
+        raise DatasetError(f"{where}: supporting_facts: title {missing[0]!r} is not in the context")
+    for p in paragraphs:
+        p.is_supporting = p.title in titles
+    evidences = _field(record, "evidences", list, where, required=False) or [] if fmt == "2wiki" else []
+    try:
+        return Task(
+            id=rid,
+            question=question,
+            paragraphs=paragraphs,
+            answer=answer,
+            format=fmt,
+            kind=kind,
+            hop_count=len(titles),
+            supporting_facts=facts,
+            evidences=[list(map(str, e)) for e in evidences],
+        )
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise DatasetError(f"{where}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+
+
+def _user_task(record: Any, where: str, fields: Mapping[str, str], lineno: int) -> Task:
+    """A user's record, read through the field map."""
+    f = {**FIELDS, **fields}
+    rid = _field(record, f["id"], (str, int), where, required=False)
+    question = _field(record, f["question"], str, where)
+    answer = _field(record, f["answer"], (str, int, float), where)
+    aliases = _field(record, f["aliases"], list, where, required=False) or []
+    items = _field(record, f["paragraphs"], list, where)
+    paragraphs = []
+    for i, item in enumerate(items):
+        at = f"{where}: {f['paragraphs']}.{i}"
+        if isinstance(item, str):
+            title, text = "", item
+        elif isinstance(item, dict) and isinstance(item.get(f["text"]), str):
+            title, text = str(item.get(f["title"], "")), item[f["text"]]
+        else:
+            raise DatasetError(f"{at}: expected a string or an object with {f['text']!r} (and {f['title']!r})")
+        paragraphs.append(Paragraph(idx=i, title=title, paragraph_text=text))
+    support = _field(record, f["support"], list, where, required=False) or []
+    for j, s in enumerate(support):
+        hit = [p for p in paragraphs if (p.idx == s if isinstance(s, int) else p.title == s)]
+        if not hit:
+            raise DatasetError(
+                f"{where}: {f['support']}.{j}: {s!r} is no paragraph's {'position' if isinstance(s, int) else 'title'}"
+            )
+        for p in hit:
+            p.is_supporting = True
+    if any(not isinstance(a, str) for a in aliases):
+        raise DatasetError(f"{where}: {f['aliases']}: expected a list of strings")
+    return Task(
+        id=str(rid) if rid is not None else f"line{lineno}",
+        question=question,
+        paragraphs=paragraphs,
+        answer=str(answer),
+        answer_aliases=aliases,
+        format="jsonl",
+        hop_count=sum(p.is_supporting for p in paragraphs) or None,
+    )
+
+
+def read(path: str | Path, fmt: str, limit: int | None = None, fields: Mapping[str, str] | None = None) -> list[Task]:
+    """The tasks of ``path`` in ``fmt`` (one of ``FORMATS``), the first ``limit`` only when given;
+    ``fields``: the ``jsonl`` field map (the parts it names, beside ``FIELDS``'s defaults)."""
+    path = Path(path)
+    unknown = sorted(set(fields or {}) - set(FIELDS))
+    if unknown:
+        raise DatasetError(f"fields: {unknown[0]!r} is not a part of a record (parts: {', '.join(FIELDS)})")
+    if fields and fmt != "jsonl":
+        raise DatasetError(f"fields: a field map is for format jsonl, not {fmt}")
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    for lineno, record in _lines(path):
+        where = f"{path}:{lineno}"
+        task = _user_task(record, where, fields or {}, lineno) if fmt == "jsonl" else _wiki_task(record, where, fmt)
+        if task.id in seen:
+            raise DatasetError(f"{where}: id: {task.id!r} repeats (line {seen[task.id]} has it)")
+        seen[task.id] = lineno
+        tasks.append(task)
+        if limit is not None and len(tasks) >= limit:
+            break
+    return tasks
+
+
+def sentence_prediction(task: Task, cited_titles: list[str]) -> list[list[Any]]:
+    """The official support prediction (``sp``: [title, sentence index]) for an answer citing the
+    paragraphs titled ``cited_titles``: every sentence of each. vreact cites paragraphs, not
+    sentences, so this is the sentence-level figure's bound: its recall is the most any choice of
+    sentences within the cited paragraphs gets, its precision the least."""
+    by_title = {p.title: p for p in task.paragraphs}
+    out: list[list[Any]] = []
+    for t in dict.fromkeys(cited_titles):
+        p = by_title.get(t)
+        if p is not None:
+            out += [[t, i] for i in range(len(p.sentences))]
+    return out
+
+
+def official(task: Task, answer: str | None, evidence: list[str]) -> Score:
+    """A HotpotQA or 2Wiki record's score by its official metrics: answer EM and F1 (2Wiki's
+    without its aliases, which ship only with its id-bearing release), support F1 over paragraphs
+    (``support_f1``, MuSiQue's), the sentence-level support of every sentence of the cited
+    paragraphs (``sp_em``, ``sp_f1``: ``sentence_support``) and, for HotpotQA, the joint
+    figures (2Wiki's joint needs evidence triples, which vreact does not predict). An
+    abstention predicts nothing: every figure 0, as the scripts score a missing prediction."""
+    names = ("em", "f1", "support_f1", "sp_em", "sp_f1") + (("joint_em", "joint_f1") if task.format == "hotpotqa" else ())
+    if answer is None:
+        return Score(None, dict.fromkeys(names, 0.0))
+    a = official_best(answer, task.golds)
+    own = {str(p.idx): p.title for p in task.paragraphs}
+    titles = [own[e] for e in evidence if e in own] if task.search_corpus is None else []
+    sp = sentence_support(
+        [(t, i) for t, i in sentence_prediction(task, titles)], task.supporting_facts, task.format == "2wiki"
+    )
+    figures = {
+        "em": a[0],
+        "f1": a[1],
+        "support_f1": support_f1(evidence, task.supporting_ids),
+        "sp_em": sp[0],
+        "sp_f1": sp[1],
+    }
+    if task.format == "hotpotqa":
+        figures["joint_em"], figures["joint_f1"] = joint(a, sp)
+    return Score(a[0] == 1.0, figures)
