@@ -5,6 +5,7 @@ imports it, it finds it by name (``vreact.families.BUILT_IN``)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from types import MappingProxyType
 from typing import Any
 
@@ -76,8 +77,11 @@ class QuestionAnswering(TaskFamily):
         return load_corpus(selection.corpus) if selection.corpus else None
 
     def row(self, task: Task) -> dict[str, Any]:
-        """MuSiQue's columns of the ``tasks`` table, as records made before families have them."""
-        return {**task.record(), "family": self.name}
+        """MuSiQue's columns of the ``tasks`` table, as records made before families have them;
+        a record of another format adds what its official predictions need
+        (``vreact.qa.formats.shape``), so they are written from the run alone."""
+        row = {**task.record(), "family": self.name}
+        return row if task.format == "musique" else {**row, "record": json.dumps(formats.shape(task))}
 
     def score(self, task: Task, answer: str | None, evidence: list[str]) -> Score:
         """Right: an answer to an answerable question that matches a gold answer exactly (after

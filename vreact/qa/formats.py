@@ -258,3 +258,14 @@ def official(task: Task, answer: str | None, evidence: list[str]) -> Score:
     if task.format == "hotpotqa":
         figures["joint_em"], figures["joint_f1"] = joint(a, sp)
     return Score(a[0] == 1.0, figures)
+
+
+def shape(task: Task) -> dict[str, Any]:
+    """What a run keeps of a HotpotQA, 2Wiki or user record beyond MuSiQue's columns: its
+    format, its paragraphs' titles and sentence counts (the official support prediction is
+    written from them), its type."""
+    return {
+        "format": task.format,
+        "kind": task.kind,
+        "paragraphs": [[p.title, len(p.sentences)] for p in task.paragraphs],
+    }
