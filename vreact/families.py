@@ -335,12 +335,11 @@ class TaskFamily:
     #: (``cited``) and the task's label (``label``) (None: the wording for any task)
     audited: ClassVar[Mapping[str, str] | None] = None
 
-    def read(
-        self, path: str, format: str, limit: int | None = None, fields: dict[str, str] | None = None
-    ) -> list[Any]:
+    def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
         """The tasks of the file ``path`` (a family may take names such as ``sample``), in
-        ``format`` (the first ``limit`` only, when given; ``fields``: a field map, for a format
-        that takes one); a bad record raises a ``ValueError`` that names its file, line and field."""
+        ``format`` (the first ``limit`` only, when given); a bad record raises a ``ValueError``
+        that names its file, line and field. A family with a ``fields`` setting (qa's field map)
+        also takes ``fields=``."""
         raise NotImplementedError
 
     def tasks(self, selection: Any) -> list[Any]:

@@ -178,7 +178,9 @@ def sentence_support(
     return float(fp + fn == 0), f, precision, recall
 
 
-def joint(answer: tuple[float, float, float, float], sp: tuple[float, float, float, float]) -> tuple[float, float]:
+def joint(
+    answer: tuple[float, float, float, float], sp: tuple[float, float, float, float]
+) -> tuple[float, float]:
     """HotpotQA's joint EM and F1 of an answer's and its support's (EM, F1, precision, recall)."""
     precision, recall = answer[2] * sp[2], answer[3] * sp[3]
     f = 2 * precision * recall / (precision + recall) if precision + recall else 0.0

@@ -102,7 +102,7 @@ def dataset_options(required: bool) -> Callable[[Any], Any]:
         click.option(
             "--dataset",
             required=required,  # no default: click takes a given one, even None, as the value
-            help="a file of the family's records (qa: MuSiQue .jsonl, or 'sample')",
+            help="a file of the family's records (qa: MuSiQue .jsonl by default, or 'sample')",
         ),
         click.option(
             "--family",
@@ -112,7 +112,15 @@ def dataset_options(required: bool) -> Callable[[Any], Any]:
         click.option(
             "--format",
             default=None,
-            help="the format of its records (default: the family's first; qa: musique)",
+            help="the format of its records (default: the family's first; qa: musique, hotpotqa, 2wiki,"
+            " jsonl)",
+        ),
+        click.option(
+            "--fields",
+            default=None,
+            metavar="PART=FIELD,...",
+            help="--format jsonl: the record's field for each part that is not named so, e.g."
+            " question=q,answer=gold (docs/datasets.md)",
         ),
     ]
 
@@ -122,6 +130,19 @@ def dataset_options(required: bool) -> Callable[[Any], Any]:
         return f
 
     return apply
+
+
+def field_map(text: str | None) -> dict[str, str] | None:
+    """``--fields question=q,answer=gold`` as a field map; one line on a malformed pair."""
+    if not text:
+        return None
+    out = {}
+    for pair in text.split(","):
+        part, sep, name = (x.strip() for x in pair.partition("="))
+        if not sep or not part or not name:
+            raise UserError(f"--fields: {pair.strip()!r} is not PART=FIELD (e.g. question=q,answer=gold)")
+        out[part] = name
+    return out
 
 
 plugin_option = click.option(

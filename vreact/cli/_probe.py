@@ -13,6 +13,7 @@ from vreact.cli._common import (
     console,
     dataset_options,
     err,
+    field_map,
     judge_model,
     plugin_option,
     show_measured,
@@ -108,6 +109,7 @@ def _probe(
     dataset: str | None,
     family: str | None,
     format: str | None,
+    fields: str | None,
     corpus: Path | None,
     spec: str | None,
     verifiers: str | None,
@@ -136,7 +138,7 @@ def _probe(
 
     if dataset is None:
         raise UserError("give --dataset PATH (the family's records; qa: a MuSiQue .jsonl file or 'sample')")
-    selection = _selection(dataset, family, format, corpus)
+    selection = _selection(dataset, family, format, corpus, field_map(fields))
     known = _classes(selection.family)
     classes = _names(faults, tuple(c.name for c in known), "faults")
     chosen = _names(levels, PROBE_LEVELS, "levels") if levels else ("R1", "R3")
@@ -189,7 +191,13 @@ def _probe(
         console.print(f"Probe folder: [bold]{folder}[/bold]")
 
 
-def _selection(dataset: str, family: str | None, format: str | None, corpus: Path | None) -> Any:
+def _selection(
+    dataset: str,
+    family: str | None,
+    format: str | None,
+    corpus: Path | None,
+    fields: dict[str, str] | None = None,
+) -> Any:
     """The flags' dataset as an experiment's (a family, one of its formats, a qa corpus), or one
     line naming the flag that is wrong."""
     from pydantic import ValidationError
@@ -197,7 +205,7 @@ def _selection(dataset: str, family: str | None, format: str | None, corpus: Pat
     from vreact.spec import DatasetSelection
     from vreact.spec._loader import located
 
-    given = {"family": family, "format": format, "corpus": str(corpus) if corpus else None}
+    given = {"family": family, "format": format, "corpus": str(corpus) if corpus else None, "fields": fields}
     try:
         return DatasetSelection.model_validate({"path": dataset, **{k: v for k, v in given.items() if v}})
     except ValidationError as e:

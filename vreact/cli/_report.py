@@ -59,12 +59,47 @@ class RunChoice(click.ParamType):
     help="list each correction instead: the rejecting check, the rejected and the accepted answer, "
     "and whether the accepted answer is right by gold",
 )
-def report(run_dir: Path, **options: Any) -> None:
+@click.option(
+    "--predictions",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    metavar="DIR",
+    help="HotpotQA and 2Wiki runs: write each configuration's predictions as the datasets' official"
+    " evaluation scripts read them (DIR/CONFIG.json) instead of the tables",
+)
+def report(run_dir: Path, predictions: Path | None = None, **options: Any) -> None:
     """Print a run's tables again from its records (text, --markdown or --json)."""
     if not (run_dir / DB_NAME).is_file():
         raise UserError(f"{run_dir}: no {DB_NAME} here; give a folder made by 'vreact run'")
     with readable(run_dir):
+        if predictions is not None:
+            _predictions(run_dir, predictions, options["run_id"])
+            return
         _report(run_dir, **options)
+
+
+def _predictions(run_dir: Path, out: Path, run_id: int | str | None) -> None:
+    """``--predictions DIR``: one file per configuration of the run, in the official shape."""
+    from vreact.qa.formats import predictions
+
+    if run_id == ALL:
+        raise UserError("--predictions: give one run (--run ID), not all")
+    runs = run_list(open_to_read(run_dir / DB_NAME))
+    (chosen,) = _chosen(run_dir, runs, run_id)
+    if chosen is None:
+        raise UserError(f"{run_dir}: no run here yet")
+    made = predictions(run_dir / DB_NAME, chosen)
+    if not made:
+        raise UserError(
+            f"{run_dir}: run {chosen} has no HotpotQA or 2Wiki records (--format hotpotqa, 2wiki)"
+        )
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--predictions: {out} is a file, not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    for config, pred in made.items():
+        path = out / f"{config}.json"
+        path.write_text(json.dumps(pred, indent=1, ensure_ascii=False), encoding="utf-8")
+        console.print(f"{path}: {len(pred['answer'])} answer(s)", highlight=False)
 
 
 @contextmanager

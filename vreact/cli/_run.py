@@ -23,6 +23,7 @@ from vreact.cli._common import (
     console,
     dataset_options,
     err,
+    field_map,
     plugin_option,
     print_report,
     user_errors,
@@ -100,6 +101,7 @@ def experiment_of_flags(
     configs: str,
     family: str | None = None,
     format: str | None = None,
+    fields: str | None = None,
     experiment: str | None,
     limit: int | None,
     task_ids: str | None = None,
@@ -109,19 +111,19 @@ def experiment_of_flags(
     no_cache: bool = False,
     backend: str | None = None,
     ray_address: str | None = None,
-    **fields: Any,
+    **settings: Any,
 ) -> Experiment:
-    """The Experiment that ``vreact run``'s flags describe. ``fields`` are the flags named as
+    """The Experiment that ``vreact run``'s flags describe. ``settings`` are the flags named as
     the Experiment's fields (base_url, spec, verifiers, attempts, seed, concurrency) or as its
     limits' (max_retries, timeout, call_timeout, endpoint_concurrency)."""
     ids = [i.strip() for i in task_ids.split(",") if i.strip()] if task_ids else None
     # a flag left at its default sets nothing (a setting is refused where no model reads it)
-    given = {k: fields.pop(k) for k in RunLimits.model_fields if k in fields}
+    given = {k: settings.pop(k) for k in RunLimits.model_fields if k in settings}
     limits = {k: v for k, v in given.items() if v != LIMITS_OF[k]}
-    fields = {k: v for k, v in fields.items() if v is not None}
+    settings = {k: v for k, v in settings.items() if v is not None}
     for k in ("spec", "verifiers"):  # at their defaults they set nothing (a set one may be unread)
-        if fields.get(k) == Experiment.model_fields[k].default:
-            del fields[k]
+        if settings.get(k) == Experiment.model_fields[k].default:
+            del settings[k]
     models = {"default": model_name} if model_name else {}
     data = {
         "name": "run",
@@ -131,6 +133,7 @@ def experiment_of_flags(
             "limit": limit,
             **({"family": family} if family else {}),
             **({"format": format} if format else {}),
+            **({"fields": field_map(fields)} if fields else {}),
         },
         "configurations": resolve_configs(configs, experiment),
         "models": {**models, **_role_models(role_model)},
@@ -138,7 +141,7 @@ def experiment_of_flags(
         "cache": not no_cache,
         "limits": limits,
         "runner": _runner(backend, ray_address),
-        **fields,
+        **settings,
     }
     try:
         exp = Experiment.model_validate(data)

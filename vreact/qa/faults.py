@@ -553,6 +553,48 @@ def unreasoned_abstention(r: Record) -> list[Artifact]:
     return [r.abstain(UNREASONED, 0)]
 
 
+# --- yes/no answers (HotpotQA's and 2Wiki's comparisons) -----------------------------------------
+
+
+def _polar(r: Record, name: str) -> str | None:
+    """The record's gold yes or no, or None (skipped, saying why)."""
+    gold = normalize_answer(r.answer)
+    if not r.task.answerable or gold not in ("yes", "no"):
+        _skip(r, name, "not a yes/no answer")
+        return None
+    return gold
+
+
+@fault(
+    "fault",
+    "the other of yes/no",
+    "support",
+    "a yes/no question's gold answer turned round, citing its support",
+)
+def wrong_polarity(r: Record) -> list[Artifact]:
+    gold = _polar(r, "wrong_polarity")
+    return [] if gold is None else [r.cite("no" if gold == "yes" else "yes", r.support)]
+
+
+@fault(
+    "fault",
+    "gold (yes/no)",
+    "one side",
+    "a yes/no gold answer citing the paragraph of one thing the question compares (and the support"
+    " the question names neither of), not the other's",
+)
+def one_side(r: Record) -> list[Artifact]:
+    if _polar(r, "one_side") is None:
+        return []
+    titles = {pid: p.title for pid in r.support if (p := r.corpus.read(pid))}
+    named = [
+        pid for pid, t in titles.items() if support_score(re.sub(r"\s*\([^)]*\)", "", t), r.question) >= 0.5
+    ]
+    if len(named) < 2:
+        return _skip(r, "one_side", "the question names fewer than two supporting titles")
+    return [r.cite(r.answer, [pid for pid in r.support if pid not in named[1:]])]
+
+
 #: The classes, in the order they are built and listed (each registered by ``@fault``).
 CLASSES: tuple[FaultClass, ...] = tuple(_CLASSES)
 BY_NAME = {c.name: c for c in CLASSES}

@@ -171,15 +171,16 @@ def _user_task(record: Any, where: str, fields: Mapping[str, str], lineno: int) 
         elif isinstance(item, dict) and isinstance(item.get(f["text"]), str):
             title, text = str(item.get(f["title"], "")), item[f["text"]]
         else:
-            raise DatasetError(f"{at}: expected a string or an object with {f['text']!r} (and {f['title']!r})")
+            raise DatasetError(
+                f"{at}: expected a string or an object with {f['text']!r} (and {f['title']!r})"
+            )
         paragraphs.append(Paragraph(idx=i, title=title, paragraph_text=text))
     support = _field(record, f["support"], list, where, required=False) or []
     for j, s in enumerate(support):
         hit = [p for p in paragraphs if (p.idx == s if isinstance(s, int) else p.title == s)]
         if not hit:
-            raise DatasetError(
-                f"{where}: {f['support']}.{j}: {s!r} is no paragraph's {'position' if isinstance(s, int) else 'title'}"
-            )
+            by = "position" if isinstance(s, int) else "title"
+            raise DatasetError(f"{where}: {f['support']}.{j}: {s!r} is no paragraph's {by}")
         for p in hit:
             p.is_supporting = True
     if any(not isinstance(a, str) for a in aliases):
@@ -195,7 +196,9 @@ def _user_task(record: Any, where: str, fields: Mapping[str, str], lineno: int) 
     )
 
 
-def read(path: str | Path, fmt: str, limit: int | None = None, fields: Mapping[str, str] | None = None) -> list[Task]:
+def read(
+    path: str | Path, fmt: str, limit: int | None = None, fields: Mapping[str, str] | None = None
+) -> list[Task]:
     """The tasks of ``path`` in ``fmt`` (one of ``FORMATS``), the first ``limit`` only when given;
     ``fields``: the ``jsonl`` field map (the parts it names, beside ``FIELDS``'s defaults)."""
     path = Path(path)
@@ -208,7 +211,11 @@ def read(path: str | Path, fmt: str, limit: int | None = None, fields: Mapping[s
     seen: dict[str, int] = {}
     for lineno, record in _lines(path):
         where = f"{path}:{lineno}"
-        task = _user_task(record, where, fields or {}, lineno) if fmt == "jsonl" else _wiki_task(record, where, fmt)
+        task = (
+            _user_task(record, where, fields or {}, lineno)
+            if fmt == "jsonl"
+            else _wiki_task(record, where, fmt)
+        )
         if task.id in seen:
             raise DatasetError(f"{where}: id: {task.id!r} repeats (line {seen[task.id]} has it)")
         seen[task.id] = lineno
@@ -239,7 +246,9 @@ def official(task: Task, answer: str | None, evidence: list[str]) -> Score:
     paragraphs (``sp_em``, ``sp_f1``: ``sentence_support``) and, for HotpotQA, the joint
     figures (2Wiki's joint needs evidence triples, which vreact does not predict). An
     abstention predicts nothing: every figure 0, as the scripts score a missing prediction."""
-    names = ("em", "f1", "support_f1", "sp_em", "sp_f1") + (("joint_em", "joint_f1") if task.format == "hotpotqa" else ())
+    names = ("em", "f1", "support_f1", "sp_em", "sp_f1") + (
+        ("joint_em", "joint_f1") if task.format == "hotpotqa" else ()
+    )
     if answer is None:
         return Score(None, dict.fromkeys(names, 0.0))
     a = official_best(answer, task.golds)
@@ -269,3 +278,46 @@ def shape(task: Task) -> dict[str, Any]:
         "kind": task.kind,
         "paragraphs": [[p.title, len(p.sentences)] for p in task.paragraphs],
     }
+
+
+#: The formats whose official scripts ``predictions`` writes for.
+OFFICIAL = ("hotpotqa", "2wiki")
+
+
+def predictions(db: Path, run_id: int) -> dict[str, dict[str, Any]]:
+    """A run's predictions in the official scripts' shape, one per configuration: ``answer``
+    (id -> text) and ``sp`` (id -> [title, sentence index], every sentence of each cited
+    paragraph: ``sentence_prediction``), and for 2Wiki an empty ``evidence`` (vreact predicts no
+    triples: the script reports them, and the joint figures, as missing). Each task's first
+    attempt; an abstention or a crash predicts nothing, as the scripts score a missing id."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        shapes = {tid: json.loads(rec) for tid, rec in con.execute("SELECT id, record FROM tasks") if rec}
+        rows = con.execute(
+            "SELECT config, task_id, outcome, answer, evidence FROM attempts"
+            " WHERE run_id = ? AND attempt_index = 0 ORDER BY id",
+            (run_id,),
+        ).fetchall()
+    finally:
+        con.close()
+    out: dict[str, dict[str, Any]] = {}
+    for config, tid, outcome, answer, evidence in rows:
+        shape = shapes.get(tid)
+        if shape is None or shape.get("format") not in OFFICIAL:
+            continue
+        pred = out.setdefault(
+            config, {"answer": {}, "sp": {}, **({"evidence": {}} if shape["format"] == "2wiki" else {})}
+        )
+        if outcome != "answer" or answer is None:
+            continue
+        paragraphs = shape["paragraphs"]
+        cited = [
+            paragraphs[int(e)]
+            for e in json.loads(evidence or "[]")
+            if str(e).isdigit() and int(e) < len(paragraphs)
+        ]
+        pred["answer"][tid] = answer
+        pred["sp"][tid] = [[t, i] for t, n in dict(map(tuple, cited)).items() for i in range(n)]
+    return out

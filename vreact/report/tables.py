@@ -32,7 +32,8 @@ class Column:
     shows. ``style`` says how a terminal shows it: "" plain, "pm" a pair mean ± se in %,
     "points" a signed difference in points, "p" a p-value, "yesno" a flag, "usd" a pair of
     dollars and the calls they leave out (a lower bound, ``>= $``, when some had no price),
-    "counts" a mapping of counts, most first ("R3 multi_hop ×2, R1 max_words ×1")."""
+    "counts" a mapping of counts, most first ("R3 multi_hop ×2, R1 max_words ×1"), "predicted"
+    a figure or, where there is none, "not predicted"."""
 
     header: str
     path: str | tuple[str, str]
@@ -107,6 +108,16 @@ def _family_metrics(report: Report) -> Iterator[Row]:
     for n, r in _configs(report):
         for metric in r.family_metrics:
             yield Row(n, (n, metric), r, {"metric": metric})
+
+
+def _official(report: Report) -> Iterator[Row]:
+    """HotpotQA's and 2Wiki's official figures: a row for each configuration whose attempts the
+    qa family scored by them (``vreact.qa.formats.official``)."""
+    if report.family not in (None, "qa"):
+        return
+    for n, r in _configs(report):
+        if "sp_f1" in r.family_metrics:
+            yield Row(n, (n,), r)
 
 
 def _qa(rows: Callable[[Report], Iterator[Row]]) -> Callable[[Report], Iterator[Row]]:
@@ -311,6 +322,27 @@ TABLES: tuple[Table, ...] = (
             Column("F1", "f1"),
         ),
         _per_config,
+    ),
+    Table(
+        "Official metrics (HotpotQA, 2Wiki: means over the attempts, an abstention 0)",
+        "As the datasets' own scripts score them (vreact report --predictions DIR writes their input):"
+        " answer EM and F1 (2Wiki's without aliases, which ship only with its id-bearing release);"
+        " support over paragraphs (sup F1, MuSiQue's); sp: the sentence-level support of every sentence"
+        " of each cited paragraph (vreact cites paragraphs: a bound, its recall the most and its"
+        " precision the least of any choice of sentences within them); joint, HotpotQA's. 2Wiki's"
+        " evidence triples, and so its joint figures, are not predicted.",
+        ("config",),
+        (
+            Column("ans EM", "family_metrics.em"),
+            Column("ans F1", "family_metrics.f1"),
+            Column("sup F1", "family_metrics.support_f1"),
+            Column("sp EM", "family_metrics.sp_em"),
+            Column("sp F1", "family_metrics.sp_f1"),
+            Column("joint EM", "family_metrics.joint_em", "predicted"),
+            Column("joint F1", "family_metrics.joint_f1", "predicted"),
+        ),
+        _official,
+        optional=True,
     ),
     Table(
         "Family metrics (means over the attempts its scorer scored)",
@@ -755,6 +787,8 @@ def styled(value: Any, style: str) -> Any:
         return "-" if value is None else f"{value:.3f}"
     if style == "yesno":
         return "yes" if value else "no"
+    if style == "predicted":  # a figure of what the run may not predict (2Wiki's joint)
+        return "not predicted" if value is None else value
     if style == "right":  # by gold, or not known
         return "-" if value is None else "yes" if value else "no"
     if style == "counts":

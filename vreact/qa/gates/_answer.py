@@ -185,7 +185,7 @@ def choices(question: str) -> tuple[str, ...]:
     head, sep, tail = question.rpartition(" or ")
     if not sep or "," not in head:
         return ()
-    m = _CHOICE.search(head[head.rfind(","):] + " or " + tail)
+    m = _CHOICE.search(head[head.rfind(",") :] + " or " + tail)
     return (m.group(1), m.group(2)) if m else ()
 
 
@@ -435,8 +435,10 @@ def _mentions(entity: str, text: str, min_overlap: float) -> bool:
 _normalized_text = functools.lru_cache(maxsize=4096)(normalize_answer)
 
 
-_MONTH_OF = {m: _MONTHS[i % 12] if i < 12 else _MONTHS[[0, 1, 2, 3, 5, 6, 7, 8, 8, 9, 10, 11][i - 12]]
-             for i, m in enumerate(_MONTHS)}
+_MONTH_OF = {
+    m: _MONTHS[i % 12] if i < 12 else _MONTHS[[0, 1, 2, 3, 5, 6, 7, 8, 8, 9, 10, 11][i - 12]]
+    for i, m in enumerate(_MONTHS)
+}
 _DIGITS = {w: str(i) for i, w in enumerate(_NUMBER_WORDS[:20])} | {
     w: str(20 + 10 * i) for i, w in enumerate(_NUMBER_WORDS[20:28])
 }

@@ -47,7 +47,11 @@ def _row(table: Table, row: Row, colours: dict[str, str]) -> str:
         if key is None or column.style == "points":  # a mean ± se, or a difference in points
             out.append(f"<td>{h(styled(value, column.style))}</td>")
         else:  # a mapping of counts is shown as the terminal shows it
-            text = styled(value, column.style) if column.style == "counts" else fmt(value, key)
+            text = (
+                styled(value, column.style)
+                if column.style == "counts" or (value is None and column.style == "predicted")
+                else fmt(value, key)
+            )
             out.append(
                 f'<td data-config="{h(row.config)}" data-key="{h(key)}" '
                 f'data-value="{h(json.dumps(value))}">{h(text)}</td>'
