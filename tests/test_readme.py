@@ -335,7 +335,7 @@ def test_demo_is_described_by_its_own_options(readme):
     assert "same options as run" not in readme.lower()
     run, demo = flags(commands()[("run",)]), flags(commands()[("demo",)])
     assert run - demo == {
-        *("--dataset", "--format", "--task-ids", "--attempts", "--seed", "--concurrency"),
+        *("--dataset", "--format", "--fields", "--task-ids", "--attempts", "--seed", "--concurrency"),
         *("--cache-only", "--sandbox"),
         *("--backend", "--ray-address", "--dry-run"),
     }

@@ -146,3 +146,34 @@ def test_experiment_with_attempts_report_and_page(llama_server: str, tmp_path: P
     assert verdicts  # VG's gates decided something
     drawn = by_id(dom(html), f"attempt-{first}").select("verdict")
     assert sorted(int(v.attrs["data-seq"]) for v in drawn) == [v["seq"] for v in verdicts]
+
+
+@pytest.mark.parametrize("fmt", ["hotpotqa", "2wiki"])
+def test_hotpotqa_and_2wiki_runs_through_the_server_score_as_the_official_scripts_do(
+    llama_server: str, tmp_path: Path, fmt: str
+) -> None:
+    """``vreact run`` with N and VG on the repository's real records against the real server,
+    then the report's official metrics beside the dataset's own script run on what ``vreact
+    report --predictions`` wrote: the same figures (2Wiki's without aliases)."""
+    from tests.tasks.test_formats import FILES, _official
+
+    out = tmp_path / "run"
+    args = ["run", "--dataset", str(FILES[fmt]), "--format", fmt, "--limit", "2", "--configs", "N,VG"]
+    args += ["--model", "openai/smollm2", "--base-url", llama_server, "--concurrency", "1", "--out", str(out)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    check_accounting(out, ["N", "VG"], 2)
+    report = json.loads(CliRunner().invoke(cli, ["report", str(out), "--json"]).stdout)
+    written = CliRunner().invoke(cli, ["report", str(out), "--predictions", str(tmp_path / "pred")])
+    assert written.exit_code == 0, written.output
+    records = [json.loads(line) for line in FILES[fmt].read_text(encoding="utf-8").splitlines()[:2]]
+    names = ("em", "f1", "sp_em", "sp_f1", *(("joint_em", "joint_f1") if fmt == "hotpotqa" else ()))
+    for config in ("N", "VG"):
+        assert report["configs"][config]["crash"] == 0
+        pred = json.loads((tmp_path / "pred" / f"{config}.json").read_text(encoding="utf-8"))
+        official = _official(fmt, records, pred, tmp_path)
+        mine = report["configs"][config]["family_metrics"]
+        for name in names:
+            assert mine[name] == pytest.approx(official[name], abs=0.00006), (config, name)
+        if fmt == "2wiki":
+            assert "joint_f1" not in mine and official["evi_f1"] == 0  # not predicted

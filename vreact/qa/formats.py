@@ -44,9 +44,9 @@ FIELDS: Mapping[str, str] = {
 }
 
 
-def _lines(path: Path) -> Iterator[tuple[int, Any]]:
-    """The file's records with their line numbers: JSON lines, or one JSON array (HotpotQA's and
-    2Wiki's own files), each of its items then counted from the array's first line."""
+def _lines(path: Path) -> Iterator[tuple[str, int, Any]]:
+    """The file's records, each with where it is (``FILE:LINE``, or in a JSON array, HotpotQA's
+    and 2Wiki's own files, ``FILE: record N``) and its number."""
     try:
         check_file(path)
     except InputFileError as e:
@@ -65,14 +65,14 @@ def _lines(path: Path) -> Iterator[tuple[int, Any]]:
             items = json.loads(text)
         except json.JSONDecodeError as e:
             raise DatasetError(f"{path}:{e.lineno}: (file): not JSON: {e.msg} (column {e.colno})") from None
-        for i, item in enumerate(items):
-            yield i + 1, item
+        for i, item in enumerate(items if isinstance(items, list) else [items], 1):
+            yield f"{path}: record {i}", i, item
         return
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            yield lineno, json.loads(line)
+            yield f"{path}:{lineno}", lineno, json.loads(line)
         except json.JSONDecodeError as e:
             raise DatasetError(f"{path}:{lineno}: (line): not JSON: {e.msg} (column {e.colno})") from None
         except RecursionError:
@@ -209,15 +209,14 @@ def read(
         raise DatasetError(f"fields: a field map is for format jsonl, not {fmt}")
     tasks: list[Task] = []
     seen: dict[str, int] = {}
-    for lineno, record in _lines(path):
-        where = f"{path}:{lineno}"
+    for where, lineno, record in _lines(path):
         task = (
             _user_task(record, where, fields or {}, lineno)
             if fmt == "jsonl"
             else _wiki_task(record, where, fmt)
         )
         if task.id in seen:
-            raise DatasetError(f"{where}: id: {task.id!r} repeats (line {seen[task.id]} has it)")
+            raise DatasetError(f"{where}: id: {task.id!r} repeats (record {seen[task.id]} has it)")
         seen[task.id] = lineno
         tasks.append(task)
         if limit is not None and len(tasks) >= limit:

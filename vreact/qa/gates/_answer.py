@@ -484,12 +484,11 @@ def supported(min_overlap: float = 0.5, cite_evidence: bool = True, yes_no: bool
     ``min_overlap`` of its words do (an uncited answer passes when L1 asks for no citations).
     A number or a date counts as stated in other words ("5 May 1932", "May 5, 1932"; "two",
     "2"). With ``yes_no`` (L1), a yes or no answers a yes/no question when it cites the
-    paragraphs of both things the question compares: two or more whose titles it names."""
+    paragraphs of both things the question compares: two or more whose titles it names (to any
+    other question, a yes is held to a paragraph stating it, as any answer)."""
 
     def check(a: Artifact) -> GateResult:
-        if yes_no and normalize_answer(str(a.answer)) in ("yes", "no"):
-            if not polar(a.question):
-                return reject("unsupported", f"{a.answer!r} answers only a yes/no question")
+        if yes_no and polar(a.question) and normalize_answer(str(a.answer)) in ("yes", "no"):
             named = _compared(a, min_overlap)
             if len(named) < 2:
                 side = f" (only {named[0]!r})" if named else ""
