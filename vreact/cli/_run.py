@@ -571,8 +571,8 @@ def demo(family: str = "qa", **options: Any) -> None:
 
     The options of run, but for --dataset (always the built-in sample, or with --family code
     its HumanEval problems), --format and --fields (its questions are in MuSiQue's format),
-    --task-ids, --attempts (1), --seed (0), --concurrency (1), --cache-only (the demo asks its model), --sandbox (its
-    questions run no code), --backend and --ray-address (it runs here) and --dry-run (it runs);
+    --task-ids, --attempts (1), --seed (0), --concurrency (1), --cache-only (the demo asks its
+    model), --sandbox (its questions run no code), --backend and --ray-address (it runs here) and --dry-run (it runs);
     --limit is how many sample questions. With --family code: HumanEval problems instead,
     N and VG (unless --configs or --experiment say otherwise) on a coding model."""
     if family == "code":
