@@ -569,10 +569,10 @@ def demo(family: str = "qa", **options: Any) -> None:
     """Answer a few built-in sample questions (default N and VG+chain) on the embedded model; end
     with what verification did: the answers it kept, and the wrong answers it stopped, by check.
 
-    The options of run, but for --dataset (always the built-in sample, or with --family code
-    its HumanEval problems), --format and --fields (its questions are in MuSiQue's format),
-    --task-ids, --attempts (1), --seed (0), --concurrency (1), --cache-only (the demo asks its
-    model), --sandbox (its questions run no code), --backend and --ray-address (it runs here) and --dry-run (it runs);
+    The options of run, but for --dataset (always the built-in sample, or with --family code its
+    HumanEval problems), --format and --fields (its questions are in MuSiQue's format), --task-ids,
+    --attempts (1), --seed (0), --concurrency (1), --cache-only (the demo asks its model), --sandbox
+    (its questions run no code), --backend and --ray-address (it runs here) and --dry-run (it runs);
     --limit is how many sample questions. With --family code: HumanEval problems instead,
     N and VG (unless --configs or --experiment say otherwise) on a coding model."""
     if family == "code":
