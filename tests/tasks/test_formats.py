@@ -229,3 +229,24 @@ def test_an_offered_choice_is_an_answer_not_a_restatement_and_numbers_count_in_o
     assert supported(_answer("When was Ann Lee born?", "May 5, 1932", born)).ok
     assert supported(_answer("How many sons did Ann Lee have?", "2", born)).ok
     assert not supported(_answer("When was Ann Lee born?", "6 June 1931", born)).ok
+
+
+def test_a_run_searching_a_corpus_scores_its_citations_by_the_corpus_titles(tmp_path):
+    """dataset.corpus with HotpotQA's records: an answer cites corpus ids, and its sentence-level
+    support is read through the corpus (the same figures as on the record's own paragraphs); the
+    official predictions are refused for such a run, saying why."""
+    from vreact.qa.formats import shape
+    from vreact.qa.tools import load_corpus
+
+    tasks = read(HOTPOT, "hotpotqa", limit=3)
+    corpus = tmp_path / "corpus.json"
+    paragraphs = [{"title": p.title, "text": p.paragraph_text} for t in tasks for p in t.paragraphs]
+    corpus.write_text(json.dumps(paragraphs), encoding="utf-8")
+    placed = load_corpus(corpus).place(tasks, str(HOTPOT))
+    family = family_of("qa")
+    assert [t.supporting_ids for t in placed][1:] != [t.supporting_ids for t in tasks][1:]  # the corpus's
+    for own, there in zip(tasks, placed, strict=True):
+        mine = family.score(own, str(own.answer), list(own.supporting_ids)).metrics
+        theirs = family.score(there, str(own.answer), list(there.supporting_ids)).metrics
+        assert theirs == mine and mine["sp_f1"] > 0
+        assert shape(there)["searched"] == "corpus" and "searched" not in shape(own)

@@ -88,7 +88,8 @@ def _predictions(run_dir: Path, out: Path, run_id: int | str | None) -> None:
     (chosen,) = _chosen(run_dir, runs, run_id)
     if chosen is None:
         raise UserError(f"{run_dir}: no run here yet")
-    made = predictions(run_dir / DB_NAME, chosen)
+    with user_errors(ValueError):
+        made = predictions(run_dir / DB_NAME, chosen)
     if not made:
         raise UserError(
             f"{run_dir}: run {chosen} has no HotpotQA or 2Wiki records (--format hotpotqa, 2wiki)"

@@ -251,8 +251,11 @@ def official(task: Task, answer: str | None, evidence: list[str]) -> Score:
     if answer is None:
         return Score(None, dict.fromkeys(names, 0.0))
     a = official_best(answer, task.golds)
-    own = {str(p.idx): p.title for p in task.paragraphs}
-    titles = [own[e] for e in evidence if e in own] if task.search_corpus is None else []
+    if task.search_corpus is None:
+        own = {str(p.idx): p.title for p in task.paragraphs}
+        titles = [own[e] for e in evidence if e in own]
+    else:  # searched in the run's corpus: its ids are the corpus's
+        titles = [p.title for e in evidence if (p := task.search_corpus.read(e)) is not None]
     sp = sentence_support(
         [(t, i) for t, i in sentence_prediction(task, titles)], task.supporting_facts, task.format == "2wiki"
     )
@@ -276,6 +279,7 @@ def shape(task: Task) -> dict[str, Any]:
         "format": task.format,
         "kind": task.kind,
         "paragraphs": [[p.title, len(p.sentences)] for p in task.paragraphs],
+        **({"searched": "corpus"} if task.search_corpus is not None else {}),
     }
 
 
@@ -306,6 +310,11 @@ def predictions(db: Path, run_id: int) -> dict[str, dict[str, Any]]:
         shape = shapes.get(tid)
         if shape is None or shape.get("format") not in OFFICIAL:
             continue
+        if shape.get("searched") == "corpus":
+            raise ValueError(
+                f"task {tid} was searched in the run's corpus (dataset.corpus): its citations are the"
+                " corpus's, not its record's; write predictions from a run on the records' own paragraphs"
+            )
         pred = out.setdefault(
             config, {"answer": {}, "sp": {}, **({"evidence": {}} if shape["format"] == "2wiki" else {})}
         )
