@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import REPO
 from vreact.families import family_of
 from vreact.inputs import DatasetError
-from vreact.qa.formats import read, sentence_prediction
+from vreact.qa.formats import read
 from vreact.qa.gates import Artifact, choices, polar
 from vreact.verify.gates import build_gate
 
@@ -84,6 +84,18 @@ def test_the_datasets_own_json_array_reads_as_its_lines_do(tmp_path):
         ),
         ("jsonl", {"question": "q", "answer": "a", "paragraphs": [3]}, ":1: paragraphs.0: expected a string"),
         (
+            "2wiki",
+            {
+                "_id": "x",
+                "question": "q",
+                "answer": "a",
+                "context": [],
+                "supporting_facts": [],
+                "evidences": [1],
+            },
+            ":1: evidences.0: expected [subject, relation, object]",
+        ),
+        (
             "jsonl",
             {"question": "q", "answer": "a", "paragraphs": ["p"], "support": ["T"]},
             ":1: support.0: 'T'",
@@ -150,9 +162,9 @@ def _predicted(fmt: str) -> tuple[list[dict], dict, list[float]]:
         }[i % 5]
         scores.append(family.score(t, answer, evidence).metrics)
         if answer is not None:
-            titles = [t.paragraphs[int(e)].title for e in evidence]
+            cited = [t.paragraphs[int(e)] for e in evidence]  # every sentence of each, as a user writes it
             pred["answer"][t.id] = answer
-            pred["sp"][t.id] = sentence_prediction(t, titles)
+            pred["sp"][t.id] = [[p.title, k] for p in cited for k in range(len(p.sentences))]
     return records, pred, scores
 
 
@@ -250,3 +262,38 @@ def test_a_run_searching_a_corpus_scores_its_citations_by_the_corpus_titles(tmp_
         theirs = family.score(there, str(own.answer), list(there.supporting_ids)).metrics
         assert theirs == mine and mine["sp_f1"] > 0
         assert shape(there)["searched"] == "corpus" and "searched" not in shape(own)
+
+
+def test_a_title_twice_in_a_record_and_ids_written_otherwise_score_as_the_script_does(tmp_path):
+    """Support is read by the cited paragraph, not its title: a record whose context repeats a
+    title (an attacked copy's added paragraph does) scores the paragraph cited; "00" is 0."""
+    rec = {
+        "_id": "dup",
+        "question": "Which is it?",
+        "answer": "Z",
+        "context": [["X", ["s0."]], ["X", ["a.", "b.", "c."]], ["Z", ["z."]]],
+        "supporting_facts": [["X", 0], ["Z", 0]],
+        "type": "bridge",
+    }
+    (tmp_path / "d.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    [task] = read(tmp_path / "d.jsonl", "hotpotqa")
+    score = family_of("qa").score(task, "Z", ["00", "2"]).metrics
+    pred = {"answer": {"dup": "Z"}, "sp": {"dup": [["X", 0], ["Z", 0]]}}
+    official = _official("hotpotqa", [rec], pred, tmp_path)
+    assert (score["sp_em"], score["sp_f1"]) == (official["sp_em"], official["sp_f1"]) == (1.0, 1.0)
+
+
+def test_a_nested_json_array_is_one_line(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(DatasetError, match="nested too deeply"):
+        read(path, "hotpotqa")
+
+
+def test_a_wh_question_opening_with_a_name_is_not_yes_no_and_choices_follow_a_colon():
+    assert not polar("Will Smith starred in which 1996 film?")
+    assert polar("Do the directors of Invisible Ghost and Africa Texas Style share a nationality?")
+    q = "Which came first, of the Gordon and Irish Setters: the Manchester Terrier or the Scotch Collie?"
+    assert {"the Manchester Terrier", "the Scotch Collie"} <= set(choices(q))
+    molokai = "Which film was released earlier, Molokai: The Story Of Father Damien or Brahma – The Creator?"
+    assert "Molokai: The Story Of Father Damien" in choices(molokai)

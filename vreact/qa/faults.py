@@ -13,7 +13,7 @@ from vreact.metrics import normalize_answer
 from vreact.qa.attacks import STYLES, URL
 from vreact.qa.dataset import Task
 from vreact.qa.gates import Artifact, ChainArtifact, ChainStep, expected_answer_type
-from vreact.qa.gates._answer import support_score
+from vreact.qa.gates._answer import names, support_score
 from vreact.qa.tools import Corpus, corpus_of
 
 Role = families.Role
@@ -587,9 +587,7 @@ def one_side(r: Record) -> list[Artifact]:
     if _polar(r, "one_side") is None:
         return []
     titles = {pid: p.title for pid in r.support if (p := r.corpus.read(pid))}
-    named = [
-        pid for pid, t in titles.items() if support_score(re.sub(r"\s*\([^)]*\)", "", t), r.question) >= 0.5
-    ]
+    named = [pid for pid, t in titles.items() if names(r.question, t)]
     if len(named) < 2:
         return _skip(r, "one_side", "the question names fewer than two supporting titles")
     return [r.cite(r.answer, [pid for pid in r.support if pid not in named[1:]])]

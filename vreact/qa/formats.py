@@ -1,7 +1,7 @@
 """The question-answering family's other record formats, read into MuSiQue's ``Task``:
 
 - ``hotpotqa``: HotpotQA's distractor setting (``_id``, ``question``, ``answer``, ``context``
-  [[title, [sentences]]], ``supporting_facts`` [[title, sentence index]], ``type``, ``level``);
+  [[title, [sentences]]], ``supporting_facts`` [[title, sentence index]], ``type``);
 - ``2wiki``: 2WikiMultihopQA (the same shape, its four types, ``evidences`` triples);
 - ``jsonl``: a user's own records, one JSON object a line, its fields named by a field map
   (``dataset.fields``: ``FIELDS``).
@@ -65,6 +65,8 @@ def _lines(path: Path) -> Iterator[tuple[str, int, Any]]:
             items = json.loads(text)
         except json.JSONDecodeError as e:
             raise DatasetError(f"{path}:{e.lineno}: (file): not JSON: {e.msg} (column {e.colno})") from None
+        except RecursionError:
+            raise DatasetError(f"{path}:1: (file): JSON nested too deeply") from None
         for i, item in enumerate(items if isinstance(items, list) else [items], 1):
             yield f"{path}: record {i}", i, item
         return
@@ -137,7 +139,10 @@ def _wiki_task(record: Any, where: str, fmt: str) -> Task:
         raise DatasetError(f"{where}: supporting_facts: title {missing[0]!r} is not in the context")
     for p in paragraphs:
         p.is_supporting = p.title in titles
-    evidences = _field(record, "evidences", list, where, required=False) or [] if fmt == "2wiki" else []
+    evidences = (_field(record, "evidences", list, where, required=False) or []) if fmt == "2wiki" else []
+    for i, e in enumerate(evidences):
+        if not (isinstance(e, list) and len(e) == 3 and all(isinstance(x, str) for x in e)):
+            raise DatasetError(f"{where}: evidences.{i}: expected [subject, relation, object]")
     try:
         return Task(
             id=rid,
@@ -148,7 +153,7 @@ def _wiki_task(record: Any, where: str, fmt: str) -> Task:
             kind=kind,
             hop_count=len(titles),
             supporting_facts=facts,
-            evidences=[list(map(str, e)) for e in evidences],
+            evidences=evidences,
         )
     except ValidationError as e:
         err = e.errors()[0]
@@ -224,18 +229,40 @@ def read(
     return tasks
 
 
-def sentence_prediction(task: Task, cited_titles: list[str]) -> list[list[Any]]:
+def index(pid: object) -> int | None:
+    """A cited id as a position among a record's paragraphs ("07" is 7, as MuSiQue's support
+    metric reads it); None for an id that is not a plain numeral."""
+    s = str(pid).strip()
+    return int(s) if s.isascii() and s.isdigit() else None
+
+
+def cited_paragraphs(task: Task, evidence: list[str]) -> list[Paragraph]:
+    """The record's paragraphs an answer cites, each once: by position among its own, or, searched
+    in the run's corpus, the record's first paragraph with the cited corpus paragraph's title (a
+    corpus keeps title and text, not sentences)."""
+    out: dict[int, Paragraph] = {}
+    if task.search_corpus is None:
+        for e in evidence:
+            i = index(e)
+            if i is not None and i < len(task.paragraphs):
+                out.setdefault(i, task.paragraphs[i])
+        return list(out.values())
+    first: dict[str, Paragraph] = {}
+    for p in task.paragraphs:
+        first.setdefault(p.title, p)
+    for e in evidence:
+        found = task.search_corpus.read(e)
+        if found is not None and found.title in first:
+            out.setdefault(first[found.title].idx, first[found.title])
+    return list(out.values())
+
+
+def sentence_prediction(cited: list[Paragraph]) -> list[list[Any]]:
     """The official support prediction (``sp``: [title, sentence index]) for an answer citing the
-    paragraphs titled ``cited_titles``: every sentence of each. vreact cites paragraphs, not
-    sentences, so this is the sentence-level figure's bound: its recall is the most any choice of
-    sentences within the cited paragraphs gets, its precision the least."""
-    by_title = {p.title: p for p in task.paragraphs}
-    out: list[list[Any]] = []
-    for t in dict.fromkeys(cited_titles):
-        p = by_title.get(t)
-        if p is not None:
-            out += [[t, i] for i in range(len(p.sentences))]
-    return out
+    paragraphs ``cited``: every sentence of each. vreact cites paragraphs, not sentences, so this
+    is the sentence-level figure's bound: its recall is the most any choice of sentences within the
+    cited paragraphs gets, its precision the least."""
+    return [[p.title, i] for p in cited for i in range(len(p.sentences))]
 
 
 def official(task: Task, answer: str | None, evidence: list[str]) -> Score:
@@ -251,14 +278,8 @@ def official(task: Task, answer: str | None, evidence: list[str]) -> Score:
     if answer is None:
         return Score(None, dict.fromkeys(names, 0.0))
     a = official_best(answer, task.golds)
-    if task.search_corpus is None:
-        own = {str(p.idx): p.title for p in task.paragraphs}
-        titles = [own[e] for e in evidence if e in own]
-    else:  # searched in the run's corpus: its ids are the corpus's
-        titles = [p.title for e in evidence if (p := task.search_corpus.read(e)) is not None]
-    sp = sentence_support(
-        [(t, i) for t, i in sentence_prediction(task, titles)], task.supporting_facts, task.format == "2wiki"
-    )
+    predicted = [(t, i) for t, i in sentence_prediction(cited_paragraphs(task, evidence))]
+    sp = sentence_support(predicted, task.supporting_facts, task.format == "2wiki")
     figures = {
         "em": a[0],
         "f1": a[1],
@@ -321,11 +342,8 @@ def predictions(db: Path, run_id: int) -> dict[str, dict[str, Any]]:
         if outcome != "answer" or answer is None:
             continue
         paragraphs = shape["paragraphs"]
-        cited = [
-            paragraphs[int(e)]
-            for e in json.loads(evidence or "[]")
-            if str(e).isdigit() and int(e) < len(paragraphs)
-        ]
+        ids = dict.fromkeys(i for e in json.loads(evidence or "[]") if (i := index(e)) is not None)
+        cited = [paragraphs[i] for i in ids if i < len(paragraphs)]
         pred["answer"][tid] = answer
-        pred["sp"][tid] = [[t, i] for t, n in dict(map(tuple, cited)).items() for i in range(n)]
+        pred["sp"][tid] = [[title, k] for title, n in cited for k in range(n)]
     return out

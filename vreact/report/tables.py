@@ -330,7 +330,8 @@ TABLES: tuple[Table, ...] = (
         " support over paragraphs (sup F1, MuSiQue's); sp: the sentence-level support of every sentence"
         " of each cited paragraph (vreact cites paragraphs: a bound, its recall the most and its"
         " precision the least of any choice of sentences within them); joint, HotpotQA's. 2Wiki's"
-        " evidence triples, and so its joint figures, are not predicted.",
+        " evidence triples, and so its joint figures, are not predicted. A crashed attempt has no score"
+        " (the scripts count it 0).",
         ("config",),
         (
             Column("ans EM", "family_metrics.em"),

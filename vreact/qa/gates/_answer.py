@@ -181,17 +181,25 @@ _POLAR = re.compile(
 
 
 def choices(question: str) -> tuple[str, ...]:
-    """The answers a question offers ("..., X or Y?"), none when it offers none."""
+    """The answers a question may offer ("..., X or Y?", "...: X or Y?"), none when it offers
+    none. A name may hold a comma or a colon itself ("Molokai: The Story Of Father Damien"), so
+    the first option is read from the last comma and from the last colon before the "or", each."""
     head, sep, tail = question.rpartition(" or ")
-    if not sep or "," not in head:
-        return ()
-    m = _CHOICE.search(head[head.rfind(",") :] + " or " + tail)
-    return (m.group(1), m.group(2)) if m else ()
+    out: list[str] = []
+    for cut in sorted({head.rfind(","), head.rfind(":")} - {-1}):
+        m = _CHOICE.search("," + head[cut + 1 :] + " or " + tail)
+        if m:
+            out += [x for x in m.groups() if x not in out]
+    return tuple(out) if sep else ()
+
+
+#: A wh-word: a question holding one asks for a thing ("Will Smith starred in which film?").
+_WH = re.compile(r"\b(who|whom|whose|what|which|when|where|why|how)\b", re.IGNORECASE)
 
 
 def polar(question: str) -> bool:
-    """Whether ``question`` asks yes or no (it opens with an auxiliary verb)."""
-    return bool(_POLAR.match(question))
+    """Whether ``question`` asks yes or no: it opens with an auxiliary verb and holds no wh-word."""
+    return bool(_POLAR.match(question)) and not _WH.search(question)
 
 
 @gate("not_restatement")
@@ -467,13 +475,19 @@ def support_score(answer: str, text: str) -> float:
     return found / len(ans)
 
 
+def names(question: str, title: str, min_overlap: float = 0.5) -> bool:
+    """Whether ``question`` names the paragraph titled ``title``: ``min_overlap`` of its words
+    (on their first letters), those within parentheses ("Gibson (cocktail)") aside."""
+    bare = re.sub(r"\s*\([^)]*\)", "", title).strip()
+    return bool(bare) and _mentions(bare, question, min_overlap)
+
+
 def _compared(a: Artifact, min_overlap: float) -> list[str]:
-    """The distinct titles of the cited paragraphs the question names (a title's words within
-    parentheses, "Gibson (cocktail)", need not be named)."""
-    named = []
+    """The distinct titles of the cited paragraphs the question names."""
+    named: list[str] = []
     for pid in a.cited:
-        title = re.sub(r"\s*\([^)]*\)", "", a.titles.get(pid, "")).strip()
-        if title and _mentions(title, a.question, min_overlap) and title.lower() not in named:
+        title = a.titles.get(pid, "")
+        if names(a.question, title, min_overlap) and title.lower() not in named:
             named.append(title.lower())
     return named
 
