@@ -321,6 +321,11 @@ class TaskFamily:
     #: the L1 spec and verifier set its runs and probes take when none is named (shipped names)
     default_spec: ClassVar[str] = "musique"
     default_verifiers: ClassVar[str] = "musique"
+
+    def spec_for(self, format: str) -> str:
+        """The L1 spec its runs and probes of records in ``format`` take when none is named."""
+        return self.default_spec
+
     #: the configuration settings its step kit reads (used with another family, each is refused)
     step_settings: ClassVar[tuple[str, ...]] = ()
     #: the names of the metrics ``score`` gives, in the order a report shows them

@@ -163,7 +163,7 @@ def _probe(
         if shared is not None:
             tasks = shared.place(tasks, dataset)
     with user_errors(*errors):
-        loaded_spec = load_spec(spec or of.default_spec)
+        loaded_spec = load_spec(spec or of.spec_for(selection.record_format))
         loaded_verifiers = load_verifiers(verifiers or of.default_verifiers)
         model = judge_model(judge, models_file, base_url, no_cache, cache_dir)
         setup = Probe(

@@ -55,6 +55,11 @@ class QuestionAnswering(TaskFamily):
         }
     )
 
+    def spec_for(self, format: str) -> str:
+        """HotpotQA's and 2Wiki's records take ``hotpotqa`` (MuSiQue's L1, and yes/no answers to
+        their comparisons); the others ``musique``."""
+        return "hotpotqa" if format in ("hotpotqa", "2wiki") else self.default_spec
+
     def read(
         self, path: str, format: str, limit: int | None = None, fields: dict[str, str] | None = None
     ) -> list[Any]:

@@ -60,6 +60,7 @@ class AnswerRequirements(_Strict):
     )
     yes_no: bool = Field(
         False,
+        exclude_if=lambda v: not v,  # off, L1 reads as it did before it existed (prompts, records)
         description="a yes/no question may be answered yes or no (HotpotQA's and 2Wiki's comparisons),"
         " citing the paragraphs of both things it compares (R1's supported); false: such an answer is"
         " held to a paragraph stating it, as any other",
@@ -508,7 +509,8 @@ class Experiment(_Plugged):
     def _family_defaults(self) -> Experiment:
         """A spec or verifier set left unnamed is the dataset's family's (qa: musique)."""
         family = family_of(self.dataset.family)
-        for name, default in (("spec", family.default_spec), ("verifiers", family.default_verifiers)):
+        spec = family.spec_for(self.dataset.record_format)
+        for name, default in (("spec", spec), ("verifiers", family.default_verifiers)):
             if name not in self.model_fields_set:  # stays unset: the settings rule reads what was named
                 self.__dict__[name] = default
         return self
