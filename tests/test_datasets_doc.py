@@ -20,14 +20,19 @@ def _blocks(kind: str) -> list[str]:
     return re.findall(rf"```{kind}\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
 
 
+def _example_file(folder) -> None:
+    """The page's JSON lines block, as my_questions.jsonl in ``folder``."""
+    [records] = _blocks("jsonl")
+    (folder / "my_questions.jsonl").write_text(records, encoding="utf-8")
+
+
 def _commands() -> list[list[str]]:
     [block] = _blocks("bash")
     return [shlex.split(line)[1:] for line in block.splitlines() if line.startswith("vreact ")]
 
 
 def test_the_example_file_probes_clean_and_its_experiment_file_plans(tmp_path):
-    [records] = _blocks("jsonl")
-    (tmp_path / "my_questions.jsonl").write_text(records, encoding="utf-8")
+    _example_file(tmp_path)
     probe, _ = _commands()
     done = cli(*probe, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -48,8 +53,7 @@ def test_the_example_file_probes_clean_and_its_experiment_file_plans(tmp_path):
 
 @pytest.mark.real_model
 def test_the_example_run_answers_on_the_embedded_model(tmp_path):
-    [records] = _blocks("jsonl")
-    (tmp_path / "my_questions.jsonl").write_text(records, encoding="utf-8")
+    _example_file(tmp_path)
     _, run = _commands()
     done = cli(*run, cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -297,3 +297,14 @@ def test_a_wh_question_opening_with_a_name_is_not_yes_no_and_choices_follow_a_co
     assert {"the Manchester Terrier", "the Scotch Collie"} <= set(choices(q))
     molokai = "Which film was released earlier, Molokai: The Story Of Father Damien or Brahma – The Creator?"
     assert "Molokai: The Story Of Father Damien" in choices(molokai)
+
+
+def test_predictions_take_no_table_flag():
+    from click.testing import CliRunner
+
+    from vreact.cli import cli
+
+    run = REPO / "docs" / "evidence" / "2026-12-05-qwen1.5b-hotpotqa-80-99"
+    for flag in ("--json", "--markdown", "--corrections"):
+        done = CliRunner().invoke(cli, ["report", str(run), "--predictions", "unused", flag])
+        assert done.exit_code == 2 and f"takes no {flag}" in done.output

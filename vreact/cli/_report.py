@@ -73,6 +73,18 @@ def report(run_dir: Path, predictions: Path | None = None, **options: Any) -> No
         raise UserError(f"{run_dir}: no {DB_NAME} here; give a folder made by 'vreact run'")
     with readable(run_dir):
         if predictions is not None:
+            given = [
+                f
+                for f, on in (
+                    ("--json", options["as_json"]),
+                    ("--markdown", options["as_markdown"]),
+                    ("--baseline", options["baseline"]),
+                    ("--corrections", options["only_corrections"]),
+                )
+                if on
+            ]
+            if given:
+                raise UserError(f"--predictions writes files, not tables: it takes no {given[0]}")
             _predictions(run_dir, predictions, options["run_id"])
             return
         _report(run_dir, **options)
