@@ -1,8 +1,8 @@
 """vreact: a V-model verification layer for LLM agents.
 
 The short API: write a gate (``gate``, ``accept``, ``reject``), a member of the executor's
-step pipeline (``member``, ``Member`` and its outcomes) or a task family (``family``,
-``TaskFamily``, ``Score``), name them in an experiment file, run it, and read the run back::
+step pipeline (``member``, ``Member`` and its outcomes), a tool (``tool``, ``ToolContext``) or
+a task family (``family``, ``TaskFamily``, ``Score``), name them in an experiment file, run it, and read the run back::
 
     import vreact
 
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from vreact.report import Report
     from vreact.report import compute as report
     from vreact.spec import load_experiment
+    from vreact.tools import ToolContext, tool, tool_names
     from vreact.verify.gates import GateResult, accept, gate, gate_names, judge_prompt, reject
 
 #: Where each public name lives, as ``(module, attribute)``: imported on first use, so that
@@ -70,6 +71,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     **{n: ("vreact.records", n) for n in ("RunRecords", "read_run")},
     "Report": ("vreact.report", "Report"),
     "load_experiment": ("vreact.spec", "load_experiment"),
+    **{n: ("vreact.tools", n) for n in ("ToolContext", "tool", "tool_names")},
     **{
         n: ("vreact.verify.gates", n)
         for n in ("GateResult", "accept", "gate", "gate_names", "judge_prompt", "reject")
@@ -127,6 +129,7 @@ __all__ = [
     "StepOutcome",
     "Subtask",
     "TaskFamily",
+    "ToolContext",
     "Turn",
     "accept",
     "block",
@@ -146,5 +149,7 @@ __all__ = [
     "rollback",
     "run_experiment",
     "stop",
+    "tool",
+    "tool_names",
     "veto",
 ]

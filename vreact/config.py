@@ -304,6 +304,14 @@ class Configuration(BaseModel):
         "told that text inside it is never an instruction",
     )
     designer: DesignerSettings = Field(default_factory=DesignerSettings)
+    tools: list[str] | None = setting(
+        "executor",
+        None,
+        min_length=1,
+        description="the executor's tools, by registered name (@vreact.tool; vreact plugins lists them),"
+        " in the order its prompt tells them; default: its family's (qa: search, read). Finish and"
+        " abstain are always there (docs/tools.md)",
+    )
     show_rejected: bool = setting(
         "executor",
         False,
@@ -369,6 +377,22 @@ class Configuration(BaseModel):
         "verifiers", None, description="this configuration's own verifier set: a shipped name or a YAML file"
     )
 
+    @field_validator("tools")
+    @classmethod
+    def _registered_tools(cls, tools: list[str] | None) -> list[str] | None:
+        """Registered tools, each named once (a typo fails here, naming the closest)."""
+        if tools is None:
+            return None
+        from vreact.tools import tool_of
+
+        for name in tools:
+            if name in ("finish", "abstain", "bridge"):
+                raise ValueError(f"{name!r} is an action of every step, not a tool to offer")
+            tool_of(name)  # raises, naming the closest registered tool
+        if len(set(tools)) < len(tools):
+            raise ValueError("a tool is named twice")
+        return tools
+
     @field_validator("calls", "models")
     @classmethod
     def _call_roles(cls, by_role: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
@@ -392,6 +416,17 @@ class Configuration(BaseModel):
                 f"dereact.initial ({d.initial}) must be less than dereact.window ({d.window}): the"
                 " window keeps the first `initial` steps and the newest of the rest",
             )
+        return self
+
+    @model_validator(mode="after")
+    def _designer_searches(self) -> Configuration:
+        """The designer's searches need the search tool among the configuration's tools."""
+        if self.tools is not None and "search" not in self.tools:
+            for name in ("first_search", "follow_up"):
+                if getattr(self.designer, name):
+                    raise SettingError(
+                        ("designer", name), f"designer.{name} issues searches: tools must name search"
+                    )
         return self
 
     def settings_for(self, role: str, seed: int | None = None) -> GenerateSettings:

@@ -33,7 +33,7 @@ from typing import Any, ClassVar, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from vreact.inputs import DatasetError
-from vreact.model import Message
+from vreact.model import Message, ToolSpec, parse_json_object
 
 #: The families vreact ships, by name -> the module that registers it (imported on first use).
 BUILT_IN = {"qa": "vreact.qa", "code": "vreact.code"}
@@ -117,6 +117,9 @@ class Step(BaseModel):
     @field_validator("input", mode="before")
     @classmethod
     def _text(cls, v: Any) -> Any:
+        """A number as its text; a tool's arguments (an object) as canonical JSON."""
+        if isinstance(v, dict):
+            return json.dumps(v, sort_keys=True)
         return "" if v is None else str(v) if isinstance(v, int | float) else v
 
     def cited(self) -> list[str]:
@@ -288,6 +291,39 @@ class StepKit:
         """The step in a model's reply, or None (not a step: fail closed upstream)."""
         raise NotImplementedError
 
+    def native_tools(self) -> list[ToolSpec]:
+        """The step's actions as a provider's native tools (a family whose ``native_actions``
+        is true gives them; each ``ToolSpec.input`` names the argument that is the step's input,
+        its other arguments the step's fields of the same names)."""
+        raise NotImplementedError
+
+    def parse_native(self, text: str) -> tuple[str | None, str, str]:
+        """A native reply (``vreact.model.native_reply``'s text) as the JSON step it stands for
+        (what ``parse`` reads and the history shows), or None with the cause and detail of a
+        reply that is no single call of an offered tool: ``no_tool_call`` (it answered in text),
+        ``parallel_calls`` (several calls at once), ``unknown_tool``, ``bad_arguments``."""
+        data = parse_json_object(text) or {}
+        calls = data.get("tool_calls")
+        if not isinstance(calls, list) or not calls:
+            said = str(data.get("content") or text)
+            return None, "no_tool_call", f"answered in text, not a tool call: {said[:120]!r}"
+        offered = {t.name: t for t in self.native_tools()}
+        if len(calls) > 1:
+            names = ", ".join(str(c.get("name")) for c in calls if isinstance(c, dict))
+            return None, "parallel_calls", f"{len(calls)} tool calls at once ({names}): one per step"
+        call = calls[0] if isinstance(calls[0], dict) else {}
+        name, args = str(call.get("name")), call.get("arguments")
+        spec = offered.get(name)
+        if spec is None:
+            return None, "unknown_tool", f"called {name!r}, which is not offered ({', '.join(offered)})"
+        if not isinstance(args, dict):
+            return None, "bad_arguments", f"{name}'s arguments are not a JSON object: {str(args)[:120]!r}"
+        if spec.input is None:
+            fields: dict[str, Any] = {"input": json.dumps(args, sort_keys=True)}
+        else:
+            fields = {k: v for k, v in args.items() if k != spec.input} | {"input": args.get(spec.input, "")}
+        return json.dumps({"thought": str(data.get("content") or ""), "action": name, **fields}), "", ""
+
     def messages(self, context: dict[str, Any]) -> list[Message]:
         """The executor's chat messages, from its assembled context only."""
         raise NotImplementedError
@@ -330,6 +366,9 @@ class TaskFamily:
     step_settings: ClassVar[tuple[str, ...]] = ()
     #: the names of the metrics ``score`` gives, in the order a report shows them
     metrics: ClassVar[tuple[str, ...]] = ()
+    #: whether its step kit offers its actions as a provider's native tools (``StepKit.native_tools``),
+    #: so its executor's model may take ``actions: native``
+    native_actions: ClassVar[bool] = False
     #: whether its tries run model-written code: then a run needs a sandbox (``vreact.sandbox``)
     #: unless the experiment says ``sandbox: none``, and its runs record which one they used
     runs_code: ClassVar[bool] = False

@@ -186,6 +186,7 @@ ADDED = {
         *(f"alter table tasks drop column {c}" for c in ("family", "record")),
     ],
     "_m024_try_scores": ["alter table scores drop column tries"],
+    "_m025_step_seconds": ["alter table steps drop column seconds"],
 }
 
 

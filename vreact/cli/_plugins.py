@@ -10,11 +10,12 @@ from vreact.cli._common import console, plugin_option
 @click.command()
 @plugin_option
 def plugins() -> None:
-    """List the registered task families, gates, pipeline members and judges' prompts and where
-    each came from (built in, or the plugin that registered it)."""
+    """List the registered task families, gates, pipeline members, tools and judges' prompts and
+    where each came from (built in, or the plugin that registered it)."""
     from vreact.families import family_names, family_of
     from vreact.pipeline import member_class, member_names
     from vreact.spec import loaded
+    from vreact.tools import tool_names, tool_of
     from vreact.verify.gates import gate_factory, gate_names, prompt_names, prompt_of
 
     by_module = {p.module: p for p in loaded()}
@@ -34,6 +35,7 @@ def plugins() -> None:
         ("family", family_names(), lambda n: type(family_of(n)).__module__),
         ("gate", gate_names(), lambda n: gate_factory(n).factory.__module__),
         ("member", member_names(), lambda n: member_class(n).__module__),
+        ("tool", tool_names(), lambda n: tool_of(n).fn.__module__),
         ("prompt", prompt_names(), lambda n: prompt_of(n).__module__),
     ):
         for name in names:

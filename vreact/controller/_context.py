@@ -23,6 +23,7 @@ from vreact.model import (
     ModelError,
     OutOfTime,
     ReasoningRunaway,
+    ToolSpec,
     called_at,
 )
 from vreact.records import Store
@@ -187,6 +188,11 @@ class AttemptContext:
     def scope(self, components: tuple[str, ...], sources: dict[str, Any]) -> Scope:
         return Scope(self.attempt_id, components, sources)
 
+    def acts_natively(self, role: str = "executor") -> bool:
+        """Whether ``role``'s model takes its actions as native tool calls (``actions: native``)."""
+        model = self.models.get(role) or self.models["default"]
+        return getattr(model, "actions", "json") == "native"
+
     def call(
         self,
         role: str,
@@ -194,6 +200,7 @@ class AttemptContext:
         schema: dict[str, Any] | None,
         temperature: float | None = None,
         verifier: str | None = None,
+        tools: list[ToolSpec] | None = None,
     ) -> Completion:
         """The only way a model is invoked, and its guard: no call starts once the attempt's
         tokens or wall clock are spent (``BudgetStop``), a call's completion tokens are capped
@@ -201,7 +208,8 @@ class AttemptContext:
         never a time-out); once the run is asked to stop, none starts and one in flight ends
         (``Interrupted``). Every call is recorded, failed ones too. ``temperature`` overrides
         the role's (a re-sampled try's, ``retry_temperature``); a judge's call names its
-        ``verifier``. An in-process llama.cpp call cannot be interrupted mid-generation: the
+        ``verifier``; ``tools``, the executor's actions offered natively (``actions: native``).
+        An in-process llama.cpp call cannot be interrupted mid-generation: the
         attempt stops waiting for it, and its completion cap bounds it."""
         if self.stop is not None and self.stop.is_set():
             raise Interrupted
@@ -211,13 +219,13 @@ class AttemptContext:
         if temperature is not None or max_tokens != settings.max_tokens:
             temperature = settings.temperature if temperature is None else temperature
             settings = dataclasses.replace(settings, temperature=temperature, max_tokens=max_tokens)
+        more: dict[str, Any] = {"tools": tools} if tools else {}  # only to a model that reads actions
         try:
             if self.cutoff is not None and getattr(
                 model, "takes_cutoff", False
             ):  # the retry layer's, the mock's
-                c = model.generate(messages, schema, settings, cutoff=self.cutoff)  # type: ignore[call-arg]
-            else:  # a model of the protocol alone: nothing can cut it
-                c = model.generate(messages, schema, settings)
+                more["cutoff"] = self.cutoff
+            c = model.generate(messages, schema, settings, **more)  # type: ignore[call-arg]
             c = c.within(MAX_REPLY_CHARS)
         except OutOfTime as e:
             self.recorder.failed_call(role, model, messages, e, verifier, self.caused_by)

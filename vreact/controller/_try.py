@@ -3,6 +3,7 @@ until the executor proposes a final, a member stops the try, or a budget is spen
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from vreact.budget import Budget, BudgetStop
@@ -73,6 +74,8 @@ class ExecutorTry:
         self.designer_pipeline = Pipeline([m for m in self.pipeline.members if not isinstance(m, Critic)])
         #: the family's kit for this try: the step's schema, its tools, the designer's steps
         self.kit = ctx.family.kit(ctx, subtask, tries.used > 1)
+        #: its actions are native tool calls (the executor's model takes ``actions: native``)
+        self.native = ctx.family.native_actions and ctx.acts_natively()
         self.marked = config.observation_marking
         # a try after a rejection routed like R1's is re-sampled (retry_temperature)
         self.temperature = config.retry_temperature if tries.used > 1 else None
@@ -133,9 +136,7 @@ class ExecutorTry:
                 if turn.history != self.history or turn.sources:  # a context member shaped it
                     turn.messages = self._messages(turn.history, turn.sources)
                 try:
-                    turn.text = self.ctx.call(
-                        "executor", turn.messages, self.kit.schema, self.temperature
-                    ).text
+                    turn.text = self._call(turn.messages)
                 except ReasoningRunaway as e:  # the watchdog cut the reply off: a guard stop
                     self.ctx.budgets.steps.spend()
                     cap.spend()
@@ -145,7 +146,7 @@ class ExecutorTry:
                         self._write("guard", "guard", "reasoning_watchdog", self.stop_cause, detail, detail)
                     return True, None
             elif phase == "proposal" and not designer:
-                turn.step = self.kit.parse(turn.text)
+                self._parse(turn)
             d = pipeline.run(phase, turn)
             self._member_verdicts(turn)
             hints += self._hinted(turn, d.hints)
@@ -168,7 +169,9 @@ class ExecutorTry:
             self._keep(turn, d.outcome.note, hints)
             return False, None
         if not turn.final:
+            started = time.perf_counter()
             turn.observation, turn.cut = self.kit.act(step)
+            turn.seconds = time.perf_counter() - started
             turn.retrieved = frozenset(self.kit.retrieved)
         d = pipeline.run("result", turn)
         self._member_verdicts(turn)
@@ -190,14 +193,36 @@ class ExecutorTry:
         """Final-answer recovery: one more call that may only finish or abstain."""
         turn = Turn(self.subtask.component, self.subtask.objective, cap.used, [], self.history, kit=self.kit)
         turn.messages = [*self._messages(self.history), {"role": "user", "content": self.kit.recover}]
-        turn.text = self.ctx.call("executor", turn.messages, self.kit.schema, self.temperature).text
+        turn.text = self._call(turn.messages)
         self.ctx.budgets.steps.spend()
-        turn.step = self.kit.parse(turn.text)
+        self._parse(turn)
         if turn.step is None or not turn.final:
             self._record(turn, "final-answer recovery: not a finish or abstain")
             return None
         self._record(turn, "")
         return self.kit.artifact(turn.step)
+
+    def _call(self, messages: list[dict[str, str]]) -> str:
+        """The executor's reply: JSON against the kit's schema, or one of its actions as a native
+        tool call (its model's ``actions: native``)."""
+        tools = self.kit.native_tools() if self.native else None
+        return self.ctx.call("executor", messages, self.kit.schema, self.temperature, tools=tools).text
+
+    def _parse(self, turn: Turn) -> None:
+        """The step in the reply (None: not one; ``turn.problem`` then says why, if the kit can).
+        A native call is read as the JSON step it stands for, which the history then shows."""
+        if not self.native:
+            turn.step = self.kit.parse(turn.text)
+            return
+        text, cause, detail = self.kit.parse_native(turn.text)
+        if text is None:
+            turn.step, turn.problem = None, (cause, detail)
+            return
+        turn.step = self.kit.parse(text)
+        if turn.step is None:
+            turn.problem = ("bad_arguments", f"not a step of its action: {text[:160]}")
+        else:
+            turn.text = text
 
     def _messages(
         self, history: list[tuple[str, str]], extra: dict[str, Any] | None = None
@@ -235,6 +260,8 @@ class ExecutorTry:
         if step is not None:
             fields.update(self.kit.record(step))
         fields["cut"] = int(turn.cut)
+        if turn.seconds is not None:
+            fields["seconds"] = turn.seconds
         self.ctx.recorder.step(
             self.subtask.component,
             self.tries.used,

@@ -56,8 +56,15 @@ def build_models(
             options["watchdog"] = policy.watchdog  # it streams; the other providers cannot cut a reply
         if entry and entry.structured_output and provider == "openai":
             options["json_mode"] = entry.structured_output
+        if entry and entry.actions == "native" and not provider_reads(provider, "actions"):
+            raise ModelConfigError(
+                f"model {name!r}: actions: native needs a provider with native tool calls (openai/,"
+                f" anthropic/), not {provider}/"
+            )
         price = Price(entry.price.input, entry.price.output) if entry and entry.price else None
         made[name] = get_model(model, cache=cache, policy=policy, price=price, **options)
+        if entry and entry.actions == "native":
+            made[name].actions = "native"  # type: ignore[attr-defined]
         if entry and entry.pool and hasattr(made[name], "endpoint"):
             # the pool is the endpoint (the run's identity, the cache's key, the concurrency
             # slot); the member is where this process's calls go, and what each call records

@@ -120,6 +120,8 @@ class ResolvedExperiment:
             "roles": self.roles.model_dump(),
             "models": {role: m.name for role, m in self.models.items()},
             "endpoints": {role: endpoint_of(m) for role, m in self.models.items()},
+            # as before native actions existed when none is, so those run folders still resume
+            **({"actions": native} if (native := _native(self.models)) else {}),
             "dataset": self.dataset,
             # as before families existed for question answering, so those run folders still resume
             **({"family": self.family} if self.family != DEFAULT_FAMILY else {}),
@@ -195,13 +197,22 @@ def plan(exp: Experiment, tasks: list[Task] | None = None) -> Plan:
     return Plan(per, len(tasks), exp.attempts, exp.concurrency, total, sorted(names), exp.runner.backend)
 
 
+def _native(models: dict[str, Model]) -> dict[str, str]:
+    """The roles whose models take native tool calls (``actions: native``)."""
+    return {role: "native" for role, m in models.items() if getattr(m, "actions", "json") == "native"}
+
+
 def _identity(config: Configuration, setup: Setup | None) -> dict[str, Any]:
     """A configuration as a run's resolved configuration records it: without the fields made
     after run folders existed (per-role calls; its own models, spec and verifiers) when it sets
     none, so those folders still resume; with what its own ones resolved to (``resolved``: the
     models each role calls and where, the spec's and the verifiers' contents) when it does."""
     unset = {"calls": not config.calls, "models": not config.models}
-    unset |= {"spec": config.spec is None, "verifiers": config.verifiers is None}
+    unset |= {
+        "spec": config.spec is None,
+        "verifiers": config.verifiers is None,
+        "tools": config.tools is None,
+    }
     body = config.model_dump(exclude={k for k, empty in unset.items() if empty})
     if setup is None:
         return body
@@ -209,6 +220,8 @@ def _identity(config: Configuration, setup: Setup | None) -> dict[str, Any]:
     if config.models:  # else its models are the experiment's (the identity's models, endpoints)
         resolved["models"] = {role: m.name for role, m in setup.models.items()}
         resolved["endpoints"] = {role: endpoint_of(m) for role, m in setup.models.items()}
+        if native := _native(setup.models):
+            resolved["actions"] = native
     if config.spec is not None:
         resolved["spec"] = setup.spec.model_dump()
     if config.verifiers is not None:
@@ -315,6 +328,13 @@ def resolve(
         for c in exp.configurations
         if c.models or c.spec or c.verifiers
     }
+    family = family_of(exp.dataset.family)
+    for s in [models, *(s.models for s in setups.values())]:
+        if not family.native_actions and (native := _native(s)):
+            raise ModelConfigError(
+                f"the {family.name} family's executor takes no native tool calls: its models take"
+                f" actions: json (set for {', '.join(native)})"
+            )
     return ResolvedExperiment(
         tasks,
         exp.configurations,

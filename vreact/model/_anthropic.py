@@ -23,7 +23,9 @@ from vreact.model._base import (
     Message,
     ModelConfigError,
     ModelError,
+    ToolSpec,
     TransientError,
+    native_reply,
     retry_after_seconds,
 )
 
@@ -174,7 +176,10 @@ class AnthropicModel:
         messages: list[Message],
         schema: dict[str, Any] | None = None,
         settings: GenerateSettings = DEFAULT_SETTINGS,
+        tools: list[ToolSpec] | None = None,
     ) -> Completion:
+        """With ``tools``, the reply must be one ``tool_use`` of one of them (``tool_choice: any``,
+        parallel use off); it comes back as ``native_reply``'s text, whatever the server did."""
         system, turns = to_anthropic(messages)
         kwargs: dict[str, Any] = {"model": self.model, "messages": turns, "max_tokens": settings.max_tokens}
         if self.sends_temperature:  # through extra_body: anthropic 1.x has no temperature argument
@@ -182,7 +187,12 @@ class AnthropicModel:
         if system:
             kwargs["system"] = system
         wrapped = schema is not None and schema.get("type") != "object"
-        if schema is not None:
+        if tools:
+            kwargs["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
+            ]
+            kwargs["tool_choice"] = {"type": "any", "disable_parallel_tool_use": True}
+        elif schema is not None:
             # a tool's input must be an object: any other schema is asked for as {"value": ...}
             input_schema = (
                 {"type": "object", "properties": {"value": schema}, "required": ["value"]}
@@ -199,6 +209,10 @@ class AnthropicModel:
         except self._anthropic.AnthropicError as e:
             raise self._error(e) from e
         blocks = list(resp.content or [])
+        if tools:
+            said = "".join(b.text for b in blocks if b.type == "text")
+            text = native_reply(said, [(b.name, b.input) for b in blocks if b.type == "tool_use"])
+            return self._completion(text, resp.usage, started)
         tool = next((b for b in blocks if b.type == "tool_use" and b.name == TOOL_NAME), None)
         if schema is not None and tool is not None:
             value = tool.input
@@ -207,7 +221,10 @@ class AnthropicModel:
             text = json.dumps(value)
         else:  # no tool call: the text as it came (a parse gate fails closed on it)
             text = "".join(b.text for b in blocks if b.type == "text")
-        usage = resp.usage
+        return self._completion(text, resp.usage, started)
+
+    @staticmethod
+    def _completion(text: str, usage: Any, started: float) -> Completion:
         # input_tokens leaves out what the prompt cache read or wrote: the prompt is all three
         read = _count(usage, "cache_read_input_tokens")
         written = _count(usage, "cache_creation_input_tokens")

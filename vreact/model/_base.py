@@ -3,6 +3,7 @@ the errors they raise."""
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
 import threading
@@ -67,6 +68,37 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
 
 
 @dataclass(frozen=True)
+class ToolSpec:
+    """A tool a model is offered natively (a model's ``actions: native``: OpenAI's ``tools``,
+    Anthropic's ``tool_use``): its name, what it does, its arguments' JSON schema (an object),
+    and the argument that is an executor step's ``input`` (None: all of them, as an object)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    input: str | None = None
+
+
+def native_reply(content: str, calls: list[tuple[str, Any]]) -> str:
+    """A reply to a native tool call as the text the layers above keep (the response cache, the
+    records, the executor's parse): its text and each call's name and arguments, in order (an
+    argument string that is not a JSON object stays a string)."""
+    out = []
+    for name, arguments in calls:
+        if isinstance(arguments, str):
+            with contextlib.suppress(ValueError):
+                arguments = json.loads(arguments) if arguments.strip() else {}
+        out.append({"name": name, "arguments": arguments})
+    return json.dumps({"content": content, "tool_calls": out})
+
+
+def declared(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    """What a request says of its tools (and the response cache keys): name, description and
+    parameters of each."""
+    return [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+
+
+@dataclass(frozen=True)
 class GenerateSettings:
     """How one model call samples: what every provider takes, and what keys the response cache."""
 
@@ -93,7 +125,9 @@ class Model(Protocol):
     ) -> Completion:
         """Answer ``messages`` as ``settings`` say; with ``schema``, ask for JSON against it natively.
         A model whose ``takes_cutoff`` is true (the retry layer, the mock) also takes
-        ``cutoff`` (:class:`Cutoff`): what ends the call early."""
+        ``cutoff`` (:class:`Cutoff`): what ends the call early. One whose provider reads
+        ``actions`` (openai/, anthropic/, mock/) also takes ``tools`` (a list of
+        :class:`ToolSpec`): then a reply is one native tool call, its text ``native_reply``'s."""
         ...
 
 

@@ -6,7 +6,15 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from vreact.model._base import DEFAULT_SETTINGS, Completion, Cutoff, GenerateSettings, Message, ModelError
+from vreact.model._base import (
+    DEFAULT_SETTINGS,
+    Completion,
+    Cutoff,
+    GenerateSettings,
+    Message,
+    ModelError,
+    ToolSpec,
+)
 
 Output = str | dict[str, Any] | BaseException
 Script = Iterable[Output] | Callable[[list[Message]], Output]
@@ -38,6 +46,7 @@ class MockModel:
         self.calls: list[list[Message]] = []
         self.settings: list[GenerateSettings] = []
         self.schemas: list[dict[str, Any] | None] = []  # each call's JSON schema
+        self.tools: list[list[ToolSpec] | None] = []  # each call's native tools (actions: native)
 
     def generate(
         self,
@@ -45,12 +54,15 @@ class MockModel:
         schema: dict[str, Any] | None = None,
         settings: GenerateSettings = DEFAULT_SETTINGS,
         cutoff: Cutoff | None = None,
+        tools: list[ToolSpec] | None = None,
     ) -> Completion:
+        """The script's next output (a native call's is ``native_reply``'s text, as scripted)."""
         if cutoff is not None:  # it answers at once: only a cutoff already passed ends it
             cutoff.check()
         self.calls.append([dict(m) for m in messages])
         self.settings.append(settings)
         self.schemas.append(schema)
+        self.tools.append(tools)
         if self._fn is not None:
             out = self._fn(messages)
         else:

@@ -15,8 +15,10 @@ from vreact.model._base import (
     Message,
     ModelConfigError,
     ModelError,
+    ToolSpec,
     TransientError,
     Watchdog,
+    native_reply,
     retry_after_seconds,
 )
 
@@ -114,7 +116,11 @@ class OpenAIModel:
         messages: list[Message],
         schema: dict[str, Any] | None = None,
         settings: GenerateSettings = DEFAULT_SETTINGS,
+        tools: list[ToolSpec] | None = None,
     ) -> Completion:
+        """With ``tools``, the reply must be one call of one of them (``tool_choice: required``,
+        no parallel calls asked for); it comes back as ``native_reply``'s text, whatever the
+        server did (text only, several calls), for the executor to judge."""
         openai = self._openai
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -125,9 +131,19 @@ class OpenAIModel:
         if settings.seed is not None:
             kwargs["seed"] = settings.seed
         started = time.perf_counter()
-        if schema is not None:
+        if tools:
+            kwargs["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                }
+                for t in tools
+            ]
+            kwargs["tool_choice"] = "required"
+            kwargs["parallel_tool_calls"] = False
+        elif schema is not None:
             kwargs["response_format"] = self._response_format(schema)
-        if self.watchdog is not None:
+        if self.watchdog is not None and not tools:
             kwargs["stream"] = True
             kwargs["stream_options"] = {"include_usage": True}
         try:
@@ -157,7 +173,15 @@ class OpenAIModel:
             raise ConnectionFailed(f"{type(e).__name__}: {_reason(e)}") from e
         except openai.APIError as e:
             raise ModelError(f"{type(e).__name__}: {e}") from e
-        text = resp.choices[0].message.content or "" if resp.choices else ""  # a streamed one returned
+        message = resp.choices[0].message if resp.choices else None
+        text = (message.content or "") if message is not None else ""  # a streamed one returned
+        if tools:
+            calls = (
+                [(c.function.name, c.function.arguments) for c in (message.tool_calls or [])]
+                if message
+                else []
+            )
+            text = native_reply(text, calls)
         usage = resp.usage
         return Completion(
             text,

@@ -72,14 +72,18 @@ def provider_reads(name: str, setting: str) -> bool:
     return setting in _READS[name] if name in _READS else True
 
 
-@provider("openai", reads=(*HTTP_SETTINGS, *RETRY_SETTINGS, *WATCHDOG_SETTINGS))
+#: A provider whose models take native tool calls (a models file's ``actions: native``).
+NATIVE_ACTIONS = "actions"
+
+
+@provider("openai", reads=(*HTTP_SETTINGS, *RETRY_SETTINGS, *WATCHDOG_SETTINGS, NATIVE_ACTIONS))
 def _openai(model: str, **options: Any) -> Model:
     from vreact.model._openai import OpenAIModel
 
     return OpenAIModel(model, **options)
 
 
-@provider("anthropic", reads=(*HTTP_SETTINGS, *RETRY_SETTINGS), refuses=_anthropic_refuses)
+@provider("anthropic", reads=(*HTTP_SETTINGS, *RETRY_SETTINGS, NATIVE_ACTIONS), refuses=_anthropic_refuses)
 def _anthropic(model: str, **options: Any) -> Model:
     from vreact.model._anthropic import AnthropicModel
 
@@ -93,7 +97,7 @@ def _llamacpp(model: str, **options: Any) -> Model:
     return LlamaCppModel(model, **options)
 
 
-@provider("mock", reads=())  # scripted from Python: it reads no server, limit or watchdog
+@provider("mock", reads=(NATIVE_ACTIONS,))  # scripted from Python: no server, limit or watchdog
 def _mock(model: str, **options: Any) -> Model:
     from vreact.model._mock import MockModel
 

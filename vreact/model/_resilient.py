@@ -26,9 +26,11 @@ from vreact.model._base import (
     ModelError,
     NotCached,
     OutOfTime,
+    ToolSpec,
     TransientError,
     Unreachable,
     Watchdog,
+    declared,
 )
 from vreact.model._cache import ResponseCache, request_key
 
@@ -238,13 +240,15 @@ class ResilientModel:
         schema: dict[str, Any] | None = None,
         settings: GenerateSettings = DEFAULT_SETTINGS,
         cutoff: Cutoff | None = None,
+        tools: list[ToolSpec] | None = None,
     ) -> Completion:
-        """The reply from the cache, else from the provider with retries. A ``cutoff`` deadline
+        """The reply from the cache, else from the provider with retries (``tools``: offered
+        natively, part of the cache's key). A ``cutoff`` deadline
         (an attempt's wall clock) cuts the call when it comes before the logical-call timeout
         (``OutOfTime`` then, never ``CallTimeoutError``); its stop ends the wait at once
         (``Interrupted``). Either way the request itself goes on in its worker until it ends."""
         if self.cache is None:
-            return self._priced(self._with_retries(messages, schema, settings, cutoff))
+            return self._priced(self._with_retries(messages, schema, settings, cutoff, tools))
         key = request_key(
             {
                 "model": self.name,
@@ -252,13 +256,14 @@ class ResilientModel:
                 "messages": messages,
                 "schema": schema,
                 **dataclasses.asdict(settings),  # temperature, max_tokens, seed: the keys of old caches
+                **({"tools": declared(tools)} if tools else {}),  # none: the keys of old caches
             }
         )
         if (hit := self.cache.get(key)) is not None:
             return self._priced(hit)
         if self.cache.only:
             raise NotCached(f"{self.name}: the response cache holds no reply to this request (--cache-only)")
-        completion = self._with_retries(messages, schema, settings, cutoff)
+        completion = self._with_retries(messages, schema, settings, cutoff, tools)
         self.cache.put(key, self.name, completion)
         return self._priced(completion)
 
@@ -271,6 +276,7 @@ class ResilientModel:
         schema: dict[str, Any] | None,
         settings: GenerateSettings,
         cutoff: Cutoff | None = None,
+        tools: list[ToolSpec] | None = None,
     ) -> Completion:
         p = self.policy
         own = time.monotonic() + p.call_timeout if p.call_timeout else None
@@ -281,7 +287,7 @@ class ResilientModel:
         retries = 0
         while True:
             try:
-                c = self._once(deadline, stop, messages, schema, settings)
+                c = self._once(deadline, stop, messages, schema, settings, tools)
                 if _FAILED_IN_A_ROW.get(self.endpoint):  # it answers again
                     _FAILED_IN_A_ROW[self.endpoint] = 0
                 return dataclasses.replace(c, retries=retries)
@@ -327,6 +333,7 @@ class ResilientModel:
         messages: list[Message],
         schema: dict[str, Any] | None,
         settings: GenerateSettings,
+        tools: list[ToolSpec] | None = None,
     ) -> Completion:
         """One request, in a worker so the deadline holds even if the server stalls (``_Expired``
         when it passes; ``Interrupted`` when ``stop`` is set). The endpoint's concurrency slot is
@@ -338,6 +345,8 @@ class ResilientModel:
 
         def request() -> Completion:
             try:
+                if tools:  # only a provider that reads actions is given any (build_models)
+                    return self.inner.generate(messages, schema, settings, tools=tools)  # type: ignore[call-arg]
                 return self.inner.generate(messages, schema, settings)
             finally:
                 slot.release()

@@ -25,6 +25,13 @@ class ParseGate(Member):
     def proposal(self, turn: Turn) -> StepOutcome:
         if turn.step is not None:
             return PASS
+        if turn.problem is not None:  # a native reply that is no single call of an offered tool
+            cause, detail = turn.problem
+            if not self.strict:
+                return block(f"not a step ({detail}); call ONE of your tools")
+            return stop(
+                cause, detail, observation=f"rejected by the parses gate ({cause})", artifact=turn.text
+            )
         if not self.strict:
             return block("not a JSON step; reply with one JSON object")
         return stop(

@@ -100,6 +100,10 @@ class Turn:
     step: Step | None = None
     observation: str | None = None
     cut: bool = False  # the observation shows something cut when it was read (qa: Paragraph.cut)
+    seconds: float | None = None  # how long the action ran (None: no tool ran)
+    #: why a reply is not a step, when the kit can say (a native reply: ``StepKit.parse_native``'s
+    #: cause and detail); the parse gate's reject names it (else: ``format``)
+    problem: tuple[str, str] | None = None
     #: what a context member adds to the executor's context (e.g. the DeReAct State)
     sources: dict[str, Any] = field(default_factory=dict)
     retrieved: frozenset[str] = frozenset()  # what this try has seen (the kit's; qa: paragraph ids)

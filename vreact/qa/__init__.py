@@ -31,7 +31,8 @@ class QuestionAnswering(TaskFamily):
     version = "1"
     formats = ("musique", *formats.FORMATS)
     settings = ("hops", "answerable", "corpus", "attacks", "fields")
-    step_settings = ("finish", "designer", "observation_marking")
+    step_settings = ("finish", "designer", "observation_marking", "tools")
+    native_actions = True
     judged = MappingProxyType(
         {
             "L2": "a plan (the artifact) for a question (the paired level, L1)",

@@ -12,11 +12,22 @@ from typing import Any
 
 from vreact.families import Step as CoreStep
 from vreact.families import StepKit
+from vreact.model import ToolSpec
 from vreact.qa.gates import Artifact
 from vreact.qa.roles import context_manager, critic
 from vreact.qa.roles.designer import Subtask, bridge_query, first_query
-from vreact.qa.roles.executor import HOP_CHECKS, Step, parse_step, render_messages, run_tool, step_schema
-from vreact.qa.tools import Corpus, corpus_of
+from vreact.qa.roles.executor import (
+    HOP_CHECKS,
+    Step,
+    actions_of,
+    native_tools,
+    offered,
+    parse_step,
+    render_messages,
+    step_schema,
+)
+from vreact.qa.tools import DEFAULT_TOOLS, Corpus, corpus_of
+from vreact.tools import ToolContext
 
 #: What final-answer recovery asks when a try hits its step cap.
 RECOVER = (
@@ -69,8 +80,16 @@ class QAKit(StepKit):
         self.bridge = config.designer.follow_up == "bridge"
         self.first_search = config.designer.first_search
         self.marked = config.observation_marking
+        #: the configuration's tools (search and read when it names none), and every action
+        self.tools: tuple[str, ...] = tuple(config.tools) if config.tools is not None else DEFAULT_TOOLS
+        self.actions = actions_of(self.tools, self.bridge)
+        self._tools = {t.name: t for t in offered(self.tools)}
+        self.native = ctx.family.native_actions and ctx.acts_natively()
         checks = tuple(c for c in subtask.checks if self.hops or c not in HOP_CHECKS)
-        super().__init__(step_schema(self.hops, self.bridge, subtask.min_hops), checks, RECOVER)
+        schema = None if self.native else step_schema(self.hops, self.bridge, subtask.min_hops, self.tools)
+        super().__init__(schema, checks, RECOVER)
+        #: what a tool reads of the try (the retrieved ids are the try's own set)
+        self.context = ToolContext(ctx.task, self.corpus, self.retrieved, self.marked)
         #: the designer's next search: the question's at the start (first_search), then each bridge's
         if self.first_search:
             self.designed.append(Step(action="search", input=first_query(subtask.objective)))
@@ -86,15 +105,16 @@ class QAKit(StepKit):
         return summary(history)
 
     def parse(self, text: str) -> CoreStep | None:
-        step = parse_step(text)
-        if step is not None and step.action == "bridge" and not self.bridge:
-            return None  # an action the step's schema does not have: not a step
+        step = parse_step(text, self.actions)  # an action the step's schema does not have: not a step
         if step is not None and step.hops and not self.hops:
             return step.model_copy(update={"hops": []})  # not asked for: not read
         return step
 
     def messages(self, context: dict[str, Any]) -> list[dict[str, str]]:
-        return render_messages(context, self.hops, self.bridge)
+        return render_messages(context, self.hops, self.bridge, self.tools, self.native)
+
+    def native_tools(self) -> list[ToolSpec]:
+        return native_tools(self.hops, self.bridge, self.subtask.min_hops, self.tools)
 
     def act(self, step: CoreStep) -> tuple[str, bool]:
         assert isinstance(step, Step)
@@ -103,7 +123,12 @@ class QAKit(StepKit):
             self.designed.append(Step(action="search", input=query))
             return f"the designer searches for {step.input.strip()!r}", False
         self.searches += step.action == "search"
-        return run_tool(step, self.corpus, self.retrieved, self.marked)
+        tool = self._tools.get(step.action)
+        if tool is None:
+            raise ValueError(f"{step.action} is not a tool call")
+        self.context.cut = False
+        observation, _ = tool.run(step.input, self.context)
+        return observation, self.context.cut
 
     @cached_property
     def _covered(self) -> str:

@@ -1,9 +1,11 @@
-"""The executor's tools: search (BM25), read, finish, abstain, over one task's paragraphs or over
-a whole corpus (the experiment's ``dataset.corpus``, read by vreact.qa.corpus): retrieval's
-one home, the indexes and the tasks placed in a corpus."""
+"""The executor's tools: search (BM25) and read, over one task's paragraphs or over a whole corpus
+(the experiment's ``dataset.corpus``, read by vreact.qa.corpus), and date_diff: retrieval's one
+home, the indexes and the tasks placed in a corpus. Each is a registered tool
+(``vreact.tools``), as a user's own would be."""
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 import threading
@@ -14,8 +16,10 @@ from operator import add
 from pathlib import Path
 from typing import Any
 
+from vreact.marking import mark
 from vreact.qa.corpus import CorpusError, read_corpus
 from vreact.qa.dataset import Paragraph, Task
+from vreact.tools import ToolContext, ToolError, tool
 
 _STOP = set(
     [
@@ -64,6 +68,8 @@ TOOLS: dict[str, str] = {
     "finish": "finish(answer, evidence=[ids]): give a short answer and the ids that support it",
     "abstain": "abstain(reason): decline to answer, saying why",
 }
+#: The tools a question-answering executor is offered when its configuration names none.
+DEFAULT_TOOLS = ("search", "read")
 
 
 _ID = re.compile(r"\s*[\[#(]*\s*(?:P(?=\d))?(\w+)")
@@ -281,3 +287,127 @@ def in_corpus(tasks: list[Task], corpus: OpenCorpus, dataset: str = "dataset") -
             support.append(found)
         out.append(task.in_corpus(corpus, support))
     return out
+
+
+# --- the registered tools ------------------------------------------------------------------
+
+
+@tool("search", description="input is a few keywords; you get the 3 best paragraphs as [id] title: text")
+def search(query: str, ctx: ToolContext) -> str:
+    """The 3 paragraphs of the try's corpus that best match ``query`` (BM25)."""
+    hits = ctx.corpus.search(query)
+    if not hits:
+        return "no results; try other words"
+    ctx.retrieved.update(h.id for h in hits)
+    ctx.cut = any(p.cut for h in hits if (p := ctx.corpus.read(h.id)) is not None)
+    shown = mark if ctx.marked else str
+    return "\n".join(shown(f"[{h.id}] {h.title}: {h.snippet}") for h in hits)
+
+
+@tool("read", description="input is one id; you get that whole paragraph")
+def read(id: str, ctx: ToolContext) -> str:
+    """The whole paragraph with that id."""
+    p = ctx.corpus.read(id)
+    if p is None:
+        return f"no paragraph with id {id!r}; use an id from search results"
+    ctx.retrieved.add(str(p.idx))
+    ctx.cut = p.cut
+    return (
+        mark(f"[{p.idx}] {p.title}: {p.paragraph_text}")
+        if ctx.marked
+        else f"[{p.idx}] {p.title}: {p.paragraph_text}"
+    )
+
+
+_MONTHS = {
+    m: i
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        1,
+    )
+    for m in names
+}
+_ISO = re.compile(r"^(\d{3,4})-(\d{1,2})-(\d{1,2})$")
+_WORDS = re.compile(r"[a-z]+|\d+")
+
+
+@dataclass(frozen=True)
+class Date:
+    """A date as a paragraph gives it: a year, and its month and day when it says them."""
+
+    year: int
+    month: int | None = None
+    day: int | None = None
+
+    def __str__(self) -> str:
+        if self.day and self.month:
+            return datetime.date(self.year, self.month, self.day).strftime("%-d %B %Y")
+        if self.month:
+            return datetime.date(self.year, self.month, 1).strftime("%B %Y")
+        return str(self.year)
+
+    def key(self) -> tuple[int, int, int]:
+        return (self.year, self.month or 0, self.day or 0)
+
+
+def parse_date(text: str) -> Date:
+    """A date written as "5 May 1932", "May 5, 1932", "1932-05-05", "May 1932" or "1932"
+    (``ToolError`` for anything else)."""
+    raw = text.strip().lower().replace(",", " ").replace(".", " ")
+    iso = _ISO.match(raw)
+    if iso:
+        parts = [int(g) for g in iso.groups()]
+        return _checked(text, parts[0], parts[1], parts[2])
+    words = _WORDS.findall(raw)
+    years = [int(w) for w in words if w.isdigit() and len(w) in (3, 4)]
+    months = [_MONTHS[w] for w in words if w in _MONTHS]
+    days = [int(w) for w in words if w.isdigit() and len(w) <= 2]
+    if len(years) != 1 or len(months) > 1 or len(days) > 1 or (days and not months):
+        raise ToolError(f"cannot read {text.strip()!r} as a date (e.g. 5 May 1932, 1932-05-05, 1932)")
+    return _checked(text, years[0], months[0] if months else None, days[0] if days else None)
+
+
+def _checked(text: str, year: int, month: int | None, day: int | None) -> Date:
+    try:
+        datetime.date(year, month or 1, day or 1)
+    except ValueError:
+        raise ToolError(f"{text.strip()!r} is not a date in the calendar") from None
+    return Date(year, month, day)
+
+
+@tool(
+    "date_diff",
+    description='input is {"first": "<a date>", "second": "<a date>"}, each as a paragraph writes it; '
+    "you get which is earlier and the years between them",
+)
+def date_diff(first: str, second: str) -> str:
+    """Which of two dates is earlier, and the time between them (in days too when both give
+    the day): what a comparison question (who was born first, which came out earlier) needs."""
+    a, b = parse_date(first), parse_date(second)
+    if a.key() == b.key():
+        return f"{a} and {b} are the same date"
+    early, late = (a, b) if a.key() < b.key() else (b, a)
+    which = "first" if early is a else "second"
+    years = late.year - early.year - ((late.month or 0, late.day or 0) < (early.month or 0, early.day or 0))
+    span = f"{years} year{'s' * (years != 1)}"
+    if early.day and late.day and early.month and late.month:
+        days = (
+            datetime.date(late.year, late.month, late.day) - datetime.date(early.year, early.month, early.day)
+        ).days
+        span += f" ({days} days)"
+    elif not (early.month and late.month):
+        span = f"about {late.year - early.year} years"
+    return f"the {which} date, {early}, is earlier than {late}, by {span}"

@@ -389,6 +389,12 @@ def _m024_try_scores(db: sqlite_utils.Database) -> None:
     db.table("scores").add_column("tries", str)
 
 
+def _m025_step_seconds(db: sqlite_utils.Database) -> None:
+    # Issue 38: how long a step's tool ran, in seconds (a registered tool's call: search, read, a
+    # user's own); NULL for a final, a blocked step, a designer's bridge, and in records made before
+    db.table("steps").add_column("seconds", float)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -415,4 +421,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m022_call_charges,
     _m023_task_families,
     _m024_try_scores,
+    _m025_step_seconds,
 ]

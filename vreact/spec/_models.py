@@ -836,6 +836,12 @@ class ModelEntry(_Strict):
     structured_output: Literal["json_schema", "json_object"] | None = Field(
         None, description="openai/ only: skip probing and use this response_format"
     )
+    actions: Literal["json", "native"] = Field(
+        "json",
+        description="how it takes the executor's actions: json, one JSON object in its reply (the"
+        " default), or native, the provider's own tool calls (openai/ tools, anthropic/ tool_use;"
+        " docs/tools.md)",
+    )
     price: PriceSpec | None = None
 
     @field_validator("model")

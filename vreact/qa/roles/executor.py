@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vreact.families import SUMMARY
 from vreact.families import Step as CoreStep
-from vreact.marking import mark
-from vreact.model import Message, parse_json_object
+from vreact.model import Message, ToolSpec, parse_json_object
 from vreact.qa.roles.prompts import failure_lines
-from vreact.qa.tools import Corpus, paragraph_id
+from vreact.qa.tools import DEFAULT_TOOLS, paragraph_id
+from vreact.tools import Tool, tool_of
 
 
 class Hop(BaseModel):
@@ -42,9 +42,11 @@ class Hop(BaseModel):
 class Step(CoreStep):
     """One executor action: a thought, the action and its input (and evidence on finish; with
     ``finish: hops``, the hops from the question to the answer). ``bridge`` (with the designer's
-    ``follow_up: bridge``) names an intermediate entity for the designer to search for."""
+    ``follow_up: bridge``) names an intermediate entity for the designer to search for. Any other
+    action is one of the configuration's tools (``parse_step`` says which actions a step may
+    take)."""
 
-    action: Literal["search", "read", "finish", "abstain", "bridge"]
+    action: str
     hops: list[Hop] = Field(default_factory=list)
 
     @field_validator("evidence", mode="before")
@@ -91,36 +93,63 @@ _HOPS = {
 }
 
 
-def step_schema(hops: bool = False, bridge: bool = False, min_hops: int = 1) -> dict[str, Any]:
+_HEAD = {"thought": {"type": "string", "maxLength": 120}}
+
+
+def offered(tools: tuple[str, ...] = DEFAULT_TOOLS) -> tuple[Tool, ...]:
+    """The registered tools of a configuration's ``tools``, in its order."""
+    return tuple(tool_of(name) for name in tools)
+
+
+def actions_of(tools: tuple[str, ...] = DEFAULT_TOOLS, bridge: bool = False) -> tuple[str, ...]:
+    """Every action a step may take: the tools, finish, abstain (and bridge)."""
+    return (*tools, "finish", "abstain", *(("bridge",) if bridge else ()))
+
+
+def step_schema(
+    hops: bool = False, bridge: bool = False, min_hops: int = 1, tools: tuple[str, ...] = DEFAULT_TOOLS
+) -> dict[str, Any]:
     """A step's JSON schema (a grammar-constrained server must produce it): ``bridge`` adds the
     bridge action; ``hops`` makes a finish name its hops (at least ``min_hops``: the paragraphs
-    L1 wants the whole question's answer to rest on) in place of its evidence, and only a finish."""
-    actions = ["search", "read", "finish", "abstain", *(["bridge"] if bridge else [])]
-    head = {"thought": {"type": "string", "maxLength": 120}}
+    L1 wants the whole question's answer to rest on) in place of its evidence, and only a finish.
+    A tool of several arguments (``tools``) has a form of its own, its ``input`` their object."""
+    objects = [t for t in offered(tools) if t.input_key is None]
+    actions = [a for a in actions_of(tools, bridge) if a not in {t.name for t in objects}]
     text = {"input": {"type": "string", "maxLength": 200}}
-    if not hops:
-        return {
+    own = [
+        {
             "type": "object",
-            "properties": {**head, "action": {"type": "string", "enum": actions}, **text, "evidence": _IDS},
+            "properties": {**_HEAD, "action": {"const": t.name}, "input": t.input_schema()},
+            "required": ["thought", "action", "input"],
+            "additionalProperties": False,
+        }
+        for t in objects
+    ]
+    if not hops:
+        step = {
+            "type": "object",
+            "properties": {**_HEAD, "action": {"type": "string", "enum": actions}, **text, "evidence": _IDS},
             "required": ["thought", "action", "input", "evidence"],
             "additionalProperties": False,
         }
+        return {"anyOf": [step, *own]} if own else step
     chain = {**_HOPS, "minItems": min(min_hops, MAX_HOPS)}
-    tools = [a for a in actions if a != "finish"]
+    others = [a for a in actions if a != "finish"]
     return {
         "anyOf": [
             {
                 "type": "object",
-                "properties": {**head, "action": {"type": "string", "enum": tools}, **text},
+                "properties": {**_HEAD, "action": {"type": "string", "enum": others}, **text},
                 "required": ["thought", "action", "input"],
                 "additionalProperties": False,
             },
             {
                 "type": "object",
-                "properties": {**head, "action": {"const": "finish"}, **text, "hops": chain},
+                "properties": {**_HEAD, "action": {"const": "finish"}, **text, "hops": chain},
                 "required": ["thought", "action", "input", "hops"],
                 "additionalProperties": False,
             },
+            *own,
         ]
     }
 
@@ -128,30 +157,64 @@ def step_schema(hops: bool = False, bridge: bool = False, min_hops: int = 1) -> 
 STEP_SCHEMA: dict[str, Any] = step_schema()
 
 
-def parse_step(text: str) -> Step | None:
-    """The step in a model's output, or None when there is none (fail closed upstream)."""
+def native_tools(
+    hops: bool = False, bridge: bool = False, min_hops: int = 1, tools: tuple[str, ...] = DEFAULT_TOOLS
+) -> list[ToolSpec]:
+    """The step's actions as a provider's native tools (``actions: native``): each tool with its
+    arguments, finish with the answer and its evidence (or hops), abstain with its reason."""
+
+    def one(name: str, description: str, arg: str, more: dict[str, Any] | None = None) -> ToolSpec:
+        props = {arg: {"type": "string"}, **(more or {})}
+        parameters = {"type": "object", "properties": props, "required": list(props)}
+        return ToolSpec(name, description, {**parameters, "additionalProperties": False}, arg)
+
+    specs = [ToolSpec(t.name, t.description, t.parameters, t.input_key) for t in offered(tools)]
+    cited = {"hops": {**_HOPS, "minItems": min(min_hops, MAX_HOPS)}} if hops else {"evidence": _IDS}
+    specs.append(
+        one(
+            "finish",
+            "the short answer, copied from a paragraph, and the paragraphs it rests on",
+            "answer",
+            cited,
+        )
+    )
+    specs.append(one("abstain", "decline: say why the paragraphs do not hold the answer", "reason"))
+    if bridge:
+        specs.append(one("bridge", _BRIDGE.split(": ", 1)[1].strip(), "entity"))
+    return specs
+
+
+def parse_step(text: str, actions: tuple[str, ...] | None = actions_of()) -> Step | None:
+    """The step in a model's output, or None when there is none or its action is not one of
+    ``actions`` (None: any) (fail closed upstream)."""
     data = parse_json_object(text)
     if data is None:
         return None
     try:
-        return Step.model_validate(data)
+        step = Step.model_validate(data)
     except ValidationError:
         return None
+    return step if actions is None or step.action in actions else None
 
 
-_SYSTEM = (
-    "You answer a question from a set of paragraphs that you search.\n"
-    "Reply with ONE JSON object: "
-    '{"thought": "...", "action": "search|read|finish|abstain", "input": "...", "evidence": []}\n'
-    "Actions:\n"
-    "- search: input is a few keywords; you get the 3 best paragraphs as [id] title: text\n"
-    "- read: input is one id; you get that whole paragraph\n"
-    "- finish: input is the short answer, copied from a paragraph; evidence is the ids of the "
-    "paragraphs that state it\n"
+_OPENING = "You answer a question from a set of paragraphs that you search.\n"
+_REPLY = (
+    'Reply with ONE JSON object: {"thought": "...", "action": "ACTIONS", "input": "...", "evidence": []}\n'
+)
+_ENDING = (
     "- abstain: input says why the paragraphs do not hold the answer\n"
     "A question may need two or three facts: find the first, then search for the next one with "
     "what you found. When a paragraph states the answer, finish."
 )
+
+
+def _system(tools: tuple[str, ...]) -> str:
+    """The system prompt's JSON form for a configuration's tools, each told by its description."""
+    lines = "".join(f"- {t.name}: {t.description}\n" for t in offered(tools))
+    reply = _REPLY.replace("ACTIONS", "|".join(actions_of(tools)))
+    return _OPENING + reply + "Actions:\n" + lines + _FINISH_LINE + _ENDING
+
+
 #: The system prompt's lines that change with ``finish: hops`` and the bridge action.
 #: The reply line with ``finish: hops``: a finish names its hops, no other step does.
 _HOPS_FORMAT = (
@@ -169,18 +232,25 @@ _BRIDGE = (
 )
 
 
-def system_prompt(hops: bool = False, bridge: bool = False) -> str:
-    """The executor's system prompt for a step format (``step_schema``'s switches)."""
-    if not hops and not bridge:
-        return _SYSTEM
-    actions = "search|read|finish|abstain" + ("|bridge" if bridge else "")
-    text = _SYSTEM.replace("search|read|finish|abstain", actions)
+@functools.lru_cache(maxsize=64)
+def system_prompt(
+    hops: bool = False, bridge: bool = False, tools: tuple[str, ...] = DEFAULT_TOOLS, native: bool = False
+) -> str:
+    """The executor's system prompt for a step format (``step_schema``'s switches); ``native``:
+    its actions are the provider's tools, so the reply is a tool call, not a JSON object."""
+    system = _system(tools)
+    plain = "|".join(actions_of(tools))
+    actions = plain + ("|bridge" if bridge else "")
+    text = system.replace(plain, actions)
+    reply = f'{{"thought": "...", "action": "{actions}", "input": "...", "evidence": []}}'
     if hops:
-        tools = "search|read|abstain" + ("|bridge" if bridge else "")
-        reply = f'{{"thought": "...", "action": "{actions}", "input": "...", "evidence": []}}'
-        text = text.replace(reply, _HOPS_FORMAT.format(tools)).replace(_FINISH_LINE, _HOPS_FINISH)
+        others = "|".join(a for a in actions.split("|") if a != "finish")
+        text = text.replace(reply, _HOPS_FORMAT.format(others)).replace(_FINISH_LINE, _HOPS_FINISH)
     if bridge:
         text = text.replace("- abstain:", _BRIDGE + "- abstain:")
+    if native:
+        line = text.split("\n")[1]
+        text = text.replace(line, f"Reply by calling ONE of your tools ({actions.replace('|', ', ')}).")
     return text
 
 
@@ -188,7 +258,7 @@ _FINISH_LINE = (
     "- finish: input is the short answer, copied from a paragraph; evidence is the ids of the "
     "paragraphs that state it\n"
 )
-assert _FINISH_LINE in _SYSTEM
+_SYSTEM = _system(DEFAULT_TOOLS)
 assert '"action": "search|read|finish|abstain", "input": "...", "evidence": []}' in _SYSTEM
 #: What the executor is told each R1 check asks of its finish (a gate's name is not an instruction).
 CHECK_TEXT = {
@@ -206,9 +276,15 @@ CHECK_TEXT = {
 HOP_CHECKS = frozenset({"hop_supported", "hop_chain", "hop_agreement"})
 
 
-def render_messages(context: dict[str, Any], hops: bool = False, bridge: bool = False) -> list[Message]:
+def render_messages(
+    context: dict[str, Any],
+    hops: bool = False,
+    bridge: bool = False,
+    tools: tuple[str, ...] = DEFAULT_TOOLS,
+    native: bool = False,
+) -> list[Message]:
     """The executor's chat messages, from its assembled context only, for a step format
-    (``step_schema``'s switches)."""
+    (``step_schema``'s switches; ``native``: ``system_prompt``'s)."""
     lines = [f"Question: {context['subtask.objective']}"]
     contract = context.get("subtask.contract")
     if contract:
@@ -226,7 +302,7 @@ def render_messages(context: dict[str, Any], hops: bool = False, bridge: bool = 
     lines += failure_lines(fixed, "Earlier tries were rejected:")
     state = failure_lines([f for f in shown if f.get("verifier") in IN_TRY], "Earlier tries were rejected:")
     state += _state_lines(context["state"]) if "state" in context else []
-    messages: list[Message] = [{"role": "system", "content": system_prompt(hops, bridge)}]
+    messages: list[Message] = [{"role": "system", "content": system_prompt(hops, bridge, tools, native)}]
     steps = context.get("try.steps") or []
     if not steps:
         messages.append({"role": "user", "content": "\n".join(lines + state)})
@@ -235,7 +311,7 @@ def render_messages(context: dict[str, Any], hops: bool = False, bridge: bool = 
     # the try so far as one user message, not as assistant turns a small model would copy
     history = ["Your steps so far and what they returned:"]
     history += [_step_line(i, text, obs) for i, (text, obs) in enumerate(steps, 1)]
-    history += [*state, next_question(hops, bridge)]
+    history += [*state, next_question(hops, bridge, native)]
     messages.append({"role": "user", "content": "\n".join(history)})
     return messages
 
@@ -275,9 +351,25 @@ _BRIDGE_MISSING = (
 assert _MISSING in _NEXT
 
 
-def next_question(hops: bool = False, bridge: bool = False) -> str:
+_NEXT_NATIVE = (
+    _NEXT.split(" ONE JSON object.")[0]
+    + " ONE tool call."
+    + _NEXT.split(" ONE JSON object.")[1].split(" If yes, finish now:")[0]
+    + " If yes, call finish now with the answer, as written there, and the ids of the paragraphs it rests on."
+)
+assert _NEXT_NATIVE.startswith("Your next step, as ONE tool call. Never repeat a step above.")
+
+
+def next_question(hops: bool = False, bridge: bool = False, native: bool = False) -> str:
     """What the try's history ends with, for a step format (``step_schema``'s switches)."""
-    text = _NEXT_HOPS if hops else _NEXT
+    if native:
+        text = (
+            _NEXT_NATIVE.replace("the ids of the paragraphs it rests on", "its hops")
+            if hops
+            else _NEXT_NATIVE
+        )
+    else:
+        text = _NEXT_HOPS if hops else _NEXT
     return text.replace(_MISSING, _BRIDGE_MISSING) if bridge else text
 
 
@@ -291,28 +383,7 @@ def _step_head(text: str) -> str:
     prompt of the try shows it again)."""
     if text == SUMMARY:
         return "(earlier steps, summarised)"
-    step = parse_step(text)
+    step = parse_step(text, None)
     if step is None:
         return "(not a JSON step)"
     return f"{step.action} {json.dumps(step.input)}"
-
-
-def run_tool(step: Step, corpus: Corpus, retrieved: set[str], marked: bool = False) -> tuple[str, bool]:
-    """Run a search or read; add what the agent saw to ``retrieved``; return the observation and
-    whether a paragraph it shows was cut when it was read (``Paragraph.cut``). ``marked``: each
-    paragraph shown is delimited as data (``observation_marking``)."""
-    shown = mark if marked else str
-    if step.action == "search":
-        hits = corpus.search(step.input)
-        if not hits:
-            return "no results; try other words", False
-        retrieved.update(h.id for h in hits)
-        cut = any(p.cut for h in hits if (p := corpus.read(h.id)) is not None)
-        return "\n".join(shown(f"[{h.id}] {h.title}: {h.snippet}") for h in hits), cut
-    if step.action == "read":
-        p = corpus.read(step.input)
-        if p is None:
-            return f"no paragraph with id {step.input!r}; use an id from search results", False
-        retrieved.add(str(p.idx))
-        return shown(f"[{p.idx}] {p.title}: {p.paragraph_text}"), p.cut
-    raise ValueError(f"{step.action} is not a tool call")

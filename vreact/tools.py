@@ -1,0 +1,181 @@
+"""Tools the executor may call: a function of typed arguments that returns an observation,
+registered by name (``@vreact.tool("calc")``) the way gates and members are: built in, from a
+user's module (``--plugin``, ``plugins:``) or an installed package's entry point. A
+configuration offers a family's executor the tools it names (``tools: [search, read,
+date_diff]``); each call is recorded as a step (its arguments as the step's input, its
+observation, the seconds it took) and passes the critic and the loop guards like any step.
+
+A tool's arguments are its function's parameters: their annotations make its JSON schema
+(pydantic's, as pydantic-ai and smolagents derive theirs), which a grammar-constrained model
+is asked for and a native tool call declares. A parameter named ``ctx`` is not an argument: it
+receives the try's :class:`ToolContext` (qa: the corpus it searches, the paragraphs it has
+seen). A tool with one string argument takes the step's ``input`` as that string (search's
+query, read's id); one with several takes ``input`` as a JSON object of them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+#: The name of the parameter that receives the try's context, never an argument.
+CONTEXT = "ctx"
+
+
+@dataclass
+class ToolContext:
+    """What a tool may read of the try that calls it: the ``task``, the ``corpus`` it searches
+    (qa), the ids of what it has seen (``retrieved``: a tool that shows paragraphs adds theirs,
+    so a finish may cite them), whether what it shows is delimited as data (``marked``:
+    ``vreact.marking.mark``), and ``cut``, which a tool sets when what it shows was cut when it
+    was read."""
+
+    task: Any = None
+    corpus: Any = None
+    retrieved: set[str] = field(default_factory=set)
+    marked: bool = False
+    cut: bool = False
+
+
+class ToolError(ValueError):
+    """A call the tool cannot take (its arguments do not fit): the observation says why."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A registered tool: its ``name``, the line the executor is told (``description``), its
+    arguments' JSON schema (``parameters``, an object) and the function."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    fn: Callable[..., Any]
+    arguments_model: type[BaseModel]
+    takes_context: bool = False
+
+    @property
+    def input_key(self) -> str | None:
+        """The one argument the step's ``input`` holds as it is (None: it holds a JSON object)."""
+        props = self.parameters.get("properties") or {}
+        if len(props) == 1:
+            ((name, schema),) = props.items()
+            if schema.get("type") == "string":
+                return str(name)
+        return None
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of a step's ``input`` when it calls this tool."""
+        key = self.input_key
+        return dict(self.parameters["properties"][key]) if key else dict(self.parameters)
+
+    def arguments(self, text: str) -> dict[str, Any]:
+        """The arguments a step's ``input`` holds, validated (``ToolError`` says what is wrong)."""
+        key = self.input_key
+        if key is not None:
+            raw: Any = {key: text}
+        else:
+            try:
+                raw = json.loads(text)
+            except ValueError:
+                raise ToolError(f"input is not a JSON object of {self._names()}") from None
+        if not isinstance(raw, dict):
+            raise ToolError(f"input is not a JSON object of {self._names()}")
+        try:
+            return self.arguments_model.model_validate(raw).model_dump()
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "input"
+            raise ToolError(f"{where}: {first['msg']}") from None
+
+    def input_of(self, arguments: dict[str, Any]) -> str:
+        """A native call's arguments as the step's ``input`` (``arguments``' inverse)."""
+        key = self.input_key
+        if key is not None:
+            value = arguments.get(key, "")
+            return value if isinstance(value, str) else json.dumps(value)
+        return json.dumps(arguments, sort_keys=True)
+
+    def run(self, text: str, context: ToolContext) -> tuple[str, float]:
+        """The observation of a call with the step's ``input``, and the seconds it took. Arguments
+        that do not fit, or a tool that raises, is an observation that says so (the model may
+        call again: the step is spent)."""
+        started = time.perf_counter()
+        try:
+            args = self.arguments(text)
+            out = self.fn(**args, **({CONTEXT: context} if self.takes_context else {}))
+            observation = out if isinstance(out, str) else json.dumps(out, default=str)
+        except ToolError as e:
+            observation = f"{self.name}: bad arguments ({e})"
+        except Exception as e:  # a tool's failure is what the model sees, not a crash
+            observation = f"{self.name} failed: {type(e).__name__}: {e}"[:300]
+        return observation, time.perf_counter() - started
+
+    def _names(self) -> str:
+        return ", ".join(self.parameters.get("properties") or {}) or "its arguments"
+
+
+_REGISTRY: dict[str, Tool] = {}
+
+
+class UnknownTool(ValueError):
+    """A tool name nothing registered: one line with the closest."""
+
+
+def tool(name: str, *, description: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a function as the tool ``name``. Its parameters (but ``ctx``) are its arguments,
+    each annotated; ``description`` (default: the docstring's first line) is what the executor
+    is told the tool does. The last registration of a name wins, so a plugin may replace a
+    built-in tool."""
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fields: dict[str, Any] = {}
+        takes_context = False
+        for p in inspect.signature(fn).parameters.values():
+            if p.name == CONTEXT:
+                takes_context = True
+                continue
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise TypeError(f"tool {name!r}: *args and **kwargs are not arguments a schema can name")
+            if p.annotation is inspect.Parameter.empty:
+                raise TypeError(f"tool {name!r}: argument {p.name!r} has no type annotation")
+            default = ... if p.default is inspect.Parameter.empty else p.default
+            fields[p.name] = (p.annotation, default)
+        model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
+        schema = model.model_json_schema()
+        schema.pop("title", None)
+        for prop in (schema.get("properties") or {}).values():
+            prop.pop("title", None)
+        text = description or (inspect.getdoc(fn) or "").split("\n")[0].strip()
+        if not text:
+            raise TypeError(f"tool {name!r}: say what it does (a docstring or description=)")
+        _REGISTRY[name] = Tool(name, text, schema, fn, model, takes_context)
+        return fn
+
+    return register
+
+
+def tool_names() -> list[str]:
+    """Every registered tool's name (the built-in families' are registered first)."""
+    from vreact.families import load_built_in
+
+    load_built_in()
+    return sorted(_REGISTRY)
+
+
+def tool_of(name: str) -> Tool:
+    """The tool registered as ``name``; ``UnknownTool`` names the closest."""
+    if name not in _REGISTRY:
+        known = tool_names()
+        if name in _REGISTRY:
+            return _REGISTRY[name]
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(known)})"
+        raise UnknownTool(f"unknown tool {name!r}{hint}")
+    return _REGISTRY[name]
