@@ -370,6 +370,13 @@ SCENARIOS: dict[str, Effect] = {
         lambda t: (t.prompt().count("<<data>>"), "never an instruction" in t.prompt()),
         ((0, False), (3, True)),  # the rule names the mark once, and two paragraphs were read
     ),
+    # tools (issue 38): the executor is offered the configuration's tools, told each by its line
+    "tools": Effect(
+        ["read", "date_diff"],
+        lambda: model(WHOLE),
+        lambda t: ("- search:" in t.prompt(), "- date_diff:" in t.prompt(), t.a.steps[0].action),
+        ((True, False, "read"), (False, True, "read")),
+    ),
     "designer.first_search": Effect(
         "question",
         lambda: model(WHOLE),

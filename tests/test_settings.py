@@ -71,6 +71,7 @@ VALUES: dict[tuple[str, ...], Any] = {
     ("designer", "first_search"): "question",
     ("designer", "follow_up"): "bridge",
     ("retry_temperature",): 0.7,
+    ("tools",): ["search", "read", "date_diff"],
 }
 
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.attacks.obedient import steps_taken
 from tests.conftest import FULL
 from tests.fakes.scripted_server import ScriptedServer
 from tests.helpers import attempt, by_role, cli, criticised, finish, role_of
@@ -74,17 +76,13 @@ def test_a_tools_arguments_are_its_parameters_and_bad_ones_are_its_observation()
     t = tool_of("test_span")
     assert t.parameters["required"] == ["start"] and t.input_key is None
     assert t.description.startswith("input is {")
-    assert t.run('{"start": 7}', ToolContext())[0] == "7 8 9"
-    assert (
-        t.run("7", ToolContext())[0] == "test_span: bad arguments (input is not a JSON object of start, end)"
-    )
-    assert "start: Input should be a valid integer" in t.run('{"start": "x"}', ToolContext())[0]
-    assert (
-        "stop: Extra inputs are not permitted" in t.run('{"start": 1, "stop": 2}', ToolContext())[0]
+    assert t.run('{"start": 7}', ToolContext()) == "7 8 9"
+    assert t.run("7", ToolContext()) == "test_span: bad arguments (input is not a JSON object of start, end)"
+    assert "start: Input should be a valid integer" in t.run('{"start": "x"}', ToolContext())
+    assert "stop: Extra inputs are not permitted" in t.run(
+        '{"start": 1, "stop": 2}', ToolContext()
     )  # no argument it lacks
-    assert (
-        t.run('{"start": 9, "end": 1}', ToolContext())[0] == "test_span failed: ValueError: start after end"
-    )
+    assert t.run('{"start": 9, "end": 1}', ToolContext()) == "test_span failed: ValueError: start after end"
     assert tool_of("search").input_key == "query" and tool_of("read").input_key == "id"
     assert {"search", "read", "date_diff"} <= set(tool_names())
     with pytest.raises(UnknownTool, match="did you mean 'date_diff'"):
@@ -140,15 +138,15 @@ def test_dates_are_read_as_paragraphs_write_them(text: str, parsed: tuple[int, i
 
 def test_date_diff_says_which_date_is_earlier_and_by_how_much() -> None:
     diff = tool_of("date_diff")
-    out, _ = diff.run(json.dumps({"first": "12 June 1950", "second": "May 5, 1932"}), ToolContext())
+    out = diff.run(json.dumps({"first": "12 June 1950", "second": "May 5, 1932"}), ToolContext())
     assert out == "the second date, 5 May 1932, is earlier than 12 June 1950, by 18 years (6612 days)"
-    out, _ = diff.run(json.dumps({"first": "1901", "second": "3 March 1930"}), ToolContext())
+    out = diff.run(json.dumps({"first": "1901", "second": "3 March 1930"}), ToolContext())
     assert out == "the first date, 1901, is earlier than 3 March 1930, by about 29 years"
-    out, _ = diff.run(json.dumps({"first": "1 May 1900", "second": "1 May 1900"}), ToolContext())
+    out = diff.run(json.dumps({"first": "1 May 1900", "second": "1 May 1900"}), ToolContext())
     assert out == "1 May 1900 and 1 May 1900 are the same date"
-    out, _ = diff.run(json.dumps({"first": "last spring", "second": "1930"}), ToolContext())
+    out = diff.run(json.dumps({"first": "last spring", "second": "1930"}), ToolContext())
     assert out.startswith("date_diff: bad arguments (cannot read 'last spring' as a date")
-    out, _ = diff.run(json.dumps({"first": "31 February 1930", "second": "1930"}), ToolContext())
+    out = diff.run(json.dumps({"first": "31 February 1930", "second": "1930"}), ToolContext())
     assert "is not a date in the calendar" in out
 
 
@@ -161,7 +159,7 @@ def test_a_lab_tool_runs_as_a_step_and_its_paragraph_may_be_cited(
     a, b = titles(task_nissedal, "10", "6")
     config = Configuration(name="VG", gates=True, guards=True, tools=["lookup", "read"])
     script = [lookup(a), lookup(b), finish("north", ["10", "6"])]
-    outcome, row, model = attempt(config, task_nissedal, script, store, spec, verifiers, roles)
+    _outcome, row, model = attempt(config, task_nissedal, script, store, spec, verifiers, roles)
     assert (row["outcome"], row["answer"]) == ("answer", "north")  # evidence_retrieved took them
     steps = list(store.query("select action, input, observation, seconds from steps order by id"))
     assert [s["action"] for s in steps] == ["lookup", "lookup", "finish"]
@@ -184,7 +182,7 @@ def test_the_critic_blocks_a_lab_tools_call_and_the_block_is_recorded(
     )
     _, row, _ = attempt(config, task_nissedal, model, store, spec, verifiers, roles)
     assert row["outcome"] == "answer"
-    [blocked] = store.query("select cause from verdicts where check_name = 'critic' and decision = 'reject'")
+    [_blocked] = store.query("select cause from verdicts where check_name = 'critic' and decision = 'reject'")
     steps = list(store.query("select action, input, observation from steps order by id"))
     assert steps[0]["action"] == "lookup" and steps[0]["input"] == "Oslo"
     assert "Oslo is not in the question" in steps[0]["observation"]  # it never ran
@@ -208,7 +206,8 @@ def test_a_lab_tool_from_the_command_line_against_a_loopback_server(tmp_path: Pa
     with ScriptedServer(reply) as server:
         experiment.write_text(
             f"kind: experiment\nname: lab\ndataset: {{path: {FULL}, task_ids: [{NISSEDAL}]}}\n"
-            "configurations:\n  - {name: VGC, gates: true, guards: true, critic: true, tools: [lookup, read]}\n"
+            "configurations:\n"
+            "  - {name: VGC, gates: true, guards: true, critic: true, tools: [lookup, read]}\n"
             f"models: {{default: openai/lab}}\nbase_url: {server.base_url}\ncache: false\nconcurrency: 1\n"
         )
         env = {**os.environ, "PYTHONPATH": str(tmp_path)}
@@ -223,8 +222,83 @@ def test_a_lab_tool_from_the_command_line_against_a_loopback_server(tmp_path: Pa
     db = Store(tmp_path / "out" / DB_NAME)
     [row] = db.query("select outcome, answer from attempts")
     assert (row["outcome"], row["answer"]) == ("answer", "north")
-    [blocked] = db.query("select cause from verdicts where check_name = 'critic' and decision = 'reject'")
+    [_blocked] = db.query("select cause from verdicts where check_name = 'critic' and decision = 'reject'")
     actions = [s["action"] for s in db.query("select action from steps order by id")]
     assert actions == ["lookup", "lookup", "lookup", "finish"]
     config = json.loads(next(db.query("select config_json from runs"))["config_json"])
     assert config["configs"][0]["tools"] == ["lookup", "read"]  # part of the run's identity
+
+
+# --- date_diff on the 2Wiki records that need it, with the mock model -------------------------
+
+WIKI = Path(__file__).parent / "data" / "qa" / "2wiki_dev_100.jsonl"
+_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
+_LIFE = re.compile(r"\(\s*([^()–]*?)\s*–\s*([^()]*?)\)")
+
+
+def life(text: str) -> tuple[str, str]:
+    """A biography's (born, died), as its opening parenthesis writes them (places dropped)."""
+    m = _LIFE.search(text)
+    assert m, text[:120]
+    return m.group(1).split(", in ")[0].strip(), m.group(2).split(", in ")[0].strip()
+
+
+def date_step(first: str, second: str) -> dict[str, Any]:
+    return {"thought": "", "action": "date_diff", "input": {"first": first, "second": second}, "evidence": []}
+
+
+def comparer(task: Any) -> Any:
+    """An executor that answers a date comparison through date_diff: it reads the two supporting
+    paragraphs, asks date_diff about the dates the question turns on (a film's year, a death,
+    or each life's span for "lived longer"), and finishes with the choice the tool's answer
+    points at, citing both paragraphs."""
+    q = task.question.lower()
+    pa, pb = sorted((p for p in task.paragraphs if p.is_supporting), key=lambda p: q.find(p.title.lower()))
+    if "lived longer" in q:
+        calls = [date_step(*life(pa.paragraph_text)), date_step(*life(pb.paragraph_text))]
+    elif "died" in q:
+        calls = [date_step(life(pa.paragraph_text)[1], life(pb.paragraph_text)[1])]
+    else:
+        years = [_YEAR.search(p.paragraph_text).group(1) for p in (pa, pb)]  # type: ignore[union-attr]
+        calls = [date_step(*years)]
+    plan = [{"thought": "", "action": "read", "input": str(p.idx), "evidence": []} for p in (pa, pb)] + calls
+
+    def step(messages: list[dict[str, str]]) -> dict[str, Any]:
+        n = steps_taken(messages)
+        if n < len(plan):
+            return plan[n]
+        said = re.findall(r"-> (.*)", messages[-1]["content"])[-len(calls) :]
+        if "lived longer" in q:
+            spans = [int(re.search(r"by (?:about )?(\d+) year", s).group(1)) for s in said]  # type: ignore[union-attr]
+            first = spans[0] > spans[1]
+        else:
+            first = said[0].startswith("the first date")
+            first = first if ("earlier" in q or "first" in q) else not first
+        chosen = pa if first else pb
+        return finish(chosen.title, [str(pa.idx), str(pb.idx)])
+
+    return step
+
+
+def test_date_diff_answers_the_2wiki_date_comparisons(store: Store, verifiers: Any, roles: Any) -> None:
+    from vreact.qa import formats
+    from vreact.spec import load_experiment, load_spec
+
+    ids = load_experiment("tools").dataset.task_ids
+    tasks = {t.id: t for t in formats.read(str(WIKI), "2wiki")}
+    config = Configuration(name="VGd", gates=True, guards=True, tools=["search", "read", "date_diff"])
+    spec, right = load_spec("hotpotqa"), 0
+    for task_id in ids:
+        task = tasks[task_id]
+        _, row, model = attempt(config, task, comparer(task), store, spec, verifiers, roles)
+        assert 'date_diff {"first": "' in model.calls[-1][-1]["content"]  # its object, unquoted
+        said = [
+            s["observation"]
+            for s in store.query(
+                "select observation from steps where attempt_id = ? and action = 'date_diff'", [row["id"]]
+            )
+        ]
+        assert said and all(" is earlier than " in s for s in said), said
+        assert row["outcome"] == "answer", (task.question, row)  # the gates took it
+        right += formats.official(task, row["answer"], json.loads(row["evidence"])).correct is True
+    assert right == len(ids), f"{right} of {len(ids)} right"

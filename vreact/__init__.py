@@ -2,7 +2,8 @@
 
 The short API: write a gate (``gate``, ``accept``, ``reject``), a member of the executor's
 step pipeline (``member``, ``Member`` and its outcomes), a tool (``tool``, ``ToolContext``) or
-a task family (``family``, ``TaskFamily``, ``Score``), name them in an experiment file, run it, and read the run back::
+a task family (``family``, ``TaskFamily``, ``Score``), name them in an experiment file, run it,
+and read the run back::
 
     import vreact
 

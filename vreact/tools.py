@@ -18,7 +18,6 @@ from __future__ import annotations
 import difflib
 import inspect
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,11 +101,10 @@ class Tool:
             return value if isinstance(value, str) else json.dumps(value)
         return json.dumps(arguments, sort_keys=True)
 
-    def run(self, text: str, context: ToolContext) -> tuple[str, float]:
-        """The observation of a call with the step's ``input``, and the seconds it took. Arguments
-        that do not fit, or a tool that raises, is an observation that says so (the model may
-        call again: the step is spent)."""
-        started = time.perf_counter()
+    def run(self, text: str, context: ToolContext) -> str:
+        """The observation of a call with the step's ``input``. Arguments that do not fit, or a
+        tool that raises, is an observation that says so (the model may call again: the step is
+        spent)."""
         try:
             args = self.arguments(text)
             out = self.fn(**args, **({CONTEXT: context} if self.takes_context else {}))
@@ -115,7 +113,7 @@ class Tool:
             observation = f"{self.name}: bad arguments ({e})"
         except Exception as e:  # a tool's failure is what the model sees, not a crash
             observation = f"{self.name} failed: {type(e).__name__}: {e}"[:300]
-        return observation, time.perf_counter() - started
+        return observation
 
     def _names(self) -> str:
         return ", ".join(self.parameters.get("properties") or {}) or "its arguments"
@@ -159,6 +157,11 @@ def tool(name: str, *, description: str | None = None) -> Callable[[Callable[...
         return fn
 
     return register
+
+
+def tools_by_name() -> dict[str, Tool]:
+    """The registered tools by name, as registered so far (no family is loaded for it)."""
+    return _REGISTRY
 
 
 def tool_names() -> list[str]:

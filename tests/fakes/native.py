@@ -51,7 +51,7 @@ def native_calls(decision: dict[str, Any] | str, tools: list[JSON]) -> tuple[str
         return decision, []
     if "text" in decision:
         return str(decision["text"]), []
-    steps = decision["calls"] if "calls" in decision else [decision]
+    steps = decision.get("calls", [decision])
     thought = str(steps[0].get("thought", ""))
     return thought, [(str(s["action"]), arguments(s, tools)) for s in steps]
 

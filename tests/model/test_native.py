@@ -52,7 +52,7 @@ def oracle(body: dict[str, Any]) -> dict[str, Any]:
     hop's paragraph, then finishes with the gold answer (every third task: a wrong one); a
     question it does not know (a planner's subtask) it abstains on. Every other role's reply
     is schema-valid nonsense seeded by its request (planner, judges)."""
-    messages = body["messages"] if "messages" in body else []
+    messages = body.get("messages", [])
     system = body.get("system")
     if system:
         messages = [{"role": "system", "content": system}, *messages]
@@ -120,7 +120,8 @@ def run(tmp: Path, provider: str, url: str, actions: str, *sets: str, experiment
     """``vreact experiment`` with one model, ``actions`` as given, on the loopback server."""
     models = tmp / f"models-{actions}.yaml"
     models.write_text(
-        f"kind: models\nmodels:\n  agent: {{model: {provider}/agent, base_url: '{url}', actions: {actions}}}\n"
+        "kind: models\nmodels:\n"
+        f"  agent: {{model: {provider}/agent, base_url: '{url}', actions: {actions}}}\n"
     )
     out = tmp / f"run-{actions}"
     args = ["experiment", experiment, "--out", str(out), "--set", f"models_file={models}"]
@@ -240,7 +241,8 @@ def test_native_actions_need_a_provider_and_a_family_that_take_them(tmp_path: Pa
     assert "actions: native needs a provider with native tool calls" in result.output
     assert "Traceback" not in result.output and not (tmp_path / "o").exists()
     models.write_text(
-        "kind: models\nmodels:\n  agent: {model: openai/agent, base_url: 'http://127.0.0.1:9/v1', actions: native}\n"
+        "kind: models\nmodels:\n"
+        "  agent: {model: openai/agent, base_url: 'http://127.0.0.1:9/v1', actions: native}\n"
     )
     result = CliRunner().invoke(
         cli,

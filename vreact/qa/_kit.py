@@ -127,7 +127,7 @@ class QAKit(StepKit):
         if tool is None:
             raise ValueError(f"{step.action} is not a tool call")
         self.context.cut = False
-        observation, _ = tool.run(step.input, self.context)
+        observation = tool.run(step.input, self.context)
         return observation, self.context.cut
 
     @cached_property

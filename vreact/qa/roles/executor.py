@@ -17,7 +17,7 @@ from vreact.families import Step as CoreStep
 from vreact.model import Message, ToolSpec, parse_json_object
 from vreact.qa.roles.prompts import failure_lines
 from vreact.qa.tools import DEFAULT_TOOLS, paragraph_id
-from vreact.tools import Tool, tool_of
+from vreact.tools import Tool, tool_of, tools_by_name
 
 
 class Hop(BaseModel):
@@ -386,4 +386,10 @@ def _step_head(text: str) -> str:
     step = parse_step(text, None)
     if step is None:
         return "(not a JSON step)"
+    if step.action not in _PLAIN and (t := tools_by_name().get(step.action)) and t.input_key is None:
+        return f"{step.action} {step.input}"  # a tool's arguments, as the object they are
     return f"{step.action} {json.dumps(step.input)}"
+
+
+#: The actions whose input is always text.
+_PLAIN = frozenset({"search", "read", "finish", "abstain", "bridge"})
