@@ -238,7 +238,9 @@ def test_native_actions_need_a_provider_and_a_family_that_take_them(tmp_path: Pa
         ],
     )
     assert result.exit_code != 0
-    assert "actions: native needs a provider with native tool calls" in result.output
+    assert (
+        "models.yaml:3: models.local.actions: native tool calls need openai/ or anthropic/" in result.output
+    )
     assert "Traceback" not in result.output and not (tmp_path / "o").exists()
     models.write_text(
         "kind: models\nmodels:\n"

@@ -58,8 +58,7 @@ def build_models(
             options["json_mode"] = entry.structured_output
         if entry and entry.actions == "native" and not provider_reads(provider, "actions"):
             raise ModelConfigError(
-                f"model {name!r}: actions: native needs a provider with native tool calls (openai/,"
-                f" anthropic/), not {provider}/"
+                f"model {name!r}: native tool calls need openai/ or anthropic/, not {provider}/"
             )
         price = Price(entry.price.input, entry.price.output) if entry and entry.price else None
         made[name] = get_model(model, cache=cache, policy=policy, price=price, **options)

@@ -851,6 +851,16 @@ class ModelEntry(_Strict):
             raise ValueError(f"expected provider/model, got {v!r}")
         return v
 
+    @model_validator(mode="after")
+    def _native_provider(self) -> ModelEntry:
+        provider = self.model.split("/", 1)[0]
+        if self.actions == "native" and not provider_reads(provider, "actions"):
+            raise SettingError(
+                ("actions",),
+                f"native tool calls need openai/ or anthropic/, not {provider}/",
+            )
+        return self
+
 
 class ModelsFile(_Strict):
     """Model aliases and per-role models (models.yaml). CLI flags override it."""
