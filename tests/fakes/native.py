@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -73,20 +72,12 @@ class NativeOpenAIServer(ScriptedServer):
         super().__init__(lambda body: "", latency=latency)
         self.script = script
 
-    def handle_completion(
-        self, body: JSON, authorization: str | None = None
-    ) -> tuple[int, JSON, dict[str, str]]:
-        if self.latency:
-            time.sleep(self.latency)
-        with self._lock:
-            self.requests.append(body)
-            self._served += 1
-            served = self._served
+    def completion(self, body: JSON, served: int) -> JSON:
         decision = self.script(body)
         tools = _declared(body)
         if not tools:
             text = decision if isinstance(decision, str) else json.dumps(decision.get("text", decision))
-            return 200, _completion(body, text, served), {}
+            return _completion(body, text, served)
         text, calls = native_calls(decision, tools)
         reply = _completion(body, text, served)
         message = reply["choices"][0]["message"]
@@ -101,7 +92,7 @@ class NativeOpenAIServer(ScriptedServer):
                 for i, (n, a) in enumerate(calls)
             ]
             reply["choices"][0]["finish_reason"] = "tool_calls"
-        return 200, reply, {}
+        return reply
 
 
 class NativeAnthropicServer(AnthropicServer):

@@ -26,4 +26,8 @@ class ScriptedServer(ChaosServer):
             self.requests.append(body)
             self._served += 1
             served = self._served
-        return 200, _completion(body, self.reply(body), served), {}
+        return 200, self.completion(body, served), {}
+
+    def completion(self, body: JSON, served: int) -> JSON:
+        """The chat.completion answering ``body``, the ``served``-th request."""
+        return _completion(body, self.reply(body), served)
