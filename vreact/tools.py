@@ -8,8 +8,8 @@ observation, the seconds it took) and passes the critic and the loop guards like
 A tool's arguments are its function's parameters: their annotations make its JSON schema
 (pydantic's, as pydantic-ai and smolagents derive theirs), which a grammar-constrained model
 is asked for and a native tool call declares. A parameter named ``ctx`` is not an argument: it
-receives the try's :class:`ToolContext` (qa: the corpus it searches, the paragraphs it has
-seen). A tool with one string argument takes the step's ``input`` as that string (search's
+receives the try's :class:`ToolContext` (the question, the corpus it searches, the paragraphs
+it has seen; never the task's gold). A tool with one string argument takes the step's ``input`` as that string (search's
 query, read's id); one with several takes ``input`` as a JSON object of them.
 """
 
@@ -30,13 +30,14 @@ CONTEXT = "ctx"
 
 @dataclass
 class ToolContext:
-    """What a tool may read of the try that calls it: the ``task``, the ``corpus`` it searches
-    (qa), the ids of what it has seen (``retrieved``: a tool that shows paragraphs adds theirs,
+    """What a tool may read of the try that calls it: the ``question`` (the task's text, what the
+    roles read: a tool is never given the task, whose gold no role may see), the ``corpus`` it
+    searches (qa), the ids of what it has seen (``retrieved``: a tool that shows paragraphs adds theirs,
     so a finish may cite them), whether what it shows is delimited as data (``marked``:
     ``vreact.marking.mark``), and ``cut``, which a tool sets when what it shows was cut when it
     was read."""
 
-    task: Any = None
+    question: str = ""
     corpus: Any = None
     retrieved: set[str] = field(default_factory=set)
     marked: bool = False
