@@ -9,6 +9,7 @@ import json
 import os
 import re
 import textwrap
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +36,10 @@ LAB = textwrap.dedent(
     @vreact.tool("lookup")
     def lookup(title: str, ctx: ToolContext) -> str:
         """input is a paragraph's exact title; you get that paragraph"""
-        for pid, p in ctx.corpus.paragraphs.items():
+        for p in ctx.corpus:  # id, title, text: never the dataset's labels
             if p.title == title:
-                ctx.retrieved.add(pid)  # a finish may cite it
-                return f"[{pid}] {p.title}: {p.paragraph_text}"
+                ctx.retrieved.add(p.id)  # a finish may cite it
+                return f"[{p.id}] {p.title}: {p.text}"
         return f"no paragraph is titled {title!r}"
     '''
 )
@@ -148,6 +149,37 @@ def test_date_diff_says_which_date_is_earlier_and_by_how_much() -> None:
     assert out.startswith("date_diff: bad arguments (cannot read 'last spring' as a date")
     out = diff.run(json.dumps({"first": "31 February 1930", "second": "1930"}), ToolContext())
     assert "is not a date in the calendar" in out
+    out = diff.run(json.dumps({"first": "1930", "second": "5 May 1930"}), ToolContext())
+    assert out.startswith("cannot tell which is earlier: 1930 and 5 May 1930")
+    out = diff.run(json.dumps({"first": "5 May 1930", "second": "May 1935"}), ToolContext())
+    assert out == "the first date, 5 May 1930, is earlier than May 1935, by about 5 years"
+    for vague in ("500 BC", "the 1930s", "20th century"):
+        out = diff.run(json.dumps({"first": vague, "second": "1930"}), ToolContext())
+        assert out.startswith(f"date_diff: bad arguments (cannot read {vague!r} as a date"), out
+
+
+class Unit(Enum):
+    DAYS = "days"
+    YEARS = "years"
+
+
+def test_a_tools_schema_is_whole_where_the_step_schema_holds_it() -> None:
+    """An argument of a nested type is inlined (a ``$ref`` into the tool's own ``$defs`` would
+    not resolve inside the step's schema), and a name must be one every provider takes."""
+    from vreact.qa.roles.executor import step_schema
+
+    @tool("test_span_in")
+    def span_in(first: str, second: str, unit: Unit = Unit.YEARS) -> str:
+        """the time between two dates in a unit"""
+        return unit.value  # the validated value, not its dump
+
+    schema = json.dumps(step_schema(tools=("search", "test_span_in")))
+    assert "$ref" not in schema and "$defs" not in schema and '"enum": ["days", "years"]' in schema
+    assert (
+        tool_of("test_span_in").run('{"first": "1", "second": "2", "unit": "days"}', ToolContext()) == "days"
+    )
+    with pytest.raises(TypeError, match="letters, digits"):
+        tool("date diff")
 
 
 # --- a lab's tool, with the mock model --------------------------------------------------------

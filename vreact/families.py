@@ -318,11 +318,16 @@ class StepKit:
             return None, "unknown_tool", f"called {name!r}, which is not offered ({', '.join(offered)})"
         if not isinstance(args, dict):
             return None, "bad_arguments", f"{name}'s arguments are not a JSON object: {str(args)[:120]!r}"
+        missing = [k for k in spec.parameters.get("required") or () if k not in args]
+        if missing:
+            return None, "bad_arguments", f"{name} was called without {', '.join(missing)}"
         if spec.input is None:
             fields: dict[str, Any] = {"input": json.dumps(args, sort_keys=True)}
-        else:
-            fields = {k: v for k, v in args.items() if k != spec.input} | {"input": args.get(spec.input, "")}
-        return json.dumps({"thought": str(data.get("content") or ""), "action": name, **fields}), "", ""
+        else:  # the other arguments are the step's fields of their names (finish's evidence), no more
+            fields = {k: v for k, v in args.items() if k not in (spec.input, "thought", "action", "input")}
+            fields["input"] = args.get(spec.input, "")
+        step = {"thought": str(data.get("content") or ""), "action": name, **fields}
+        return json.dumps(step), "", ""
 
     def messages(self, context: dict[str, Any]) -> list[Message]:
         """The executor's chat messages, from its assembled context only."""

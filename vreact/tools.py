@@ -9,8 +9,9 @@ A tool's arguments are its function's parameters: their annotations make its JSO
 (pydantic's, as pydantic-ai and smolagents derive theirs), which a grammar-constrained model
 is asked for and a native tool call declares. A parameter named ``ctx`` is not an argument: it
 receives the try's :class:`ToolContext` (the question, the corpus it searches, the paragraphs
-it has seen; never the task's gold). A tool with one string argument takes the step's ``input`` as that string (search's
-query, read's id); one with several takes ``input`` as a JSON object of them.
+it has seen; never the task's gold). A tool with one string argument takes the step's ``input``
+as that string (search's query, read's id); one with several takes ``input`` as a JSON object
+of them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +34,8 @@ CONTEXT = "ctx"
 class ToolContext:
     """What a tool may read of the try that calls it: the ``question`` (the task's text, what the
     roles read: a tool is never given the task, whose gold no role may see), the ``corpus`` it
-    searches (qa), the ids of what it has seen (``retrieved``: a tool that shows paragraphs adds theirs,
+    searches (qa: a ``vreact.qa.tools.CorpusView``, without the dataset's labels), the ids of
+    what it has seen (``retrieved``: a tool that shows paragraphs adds theirs,
     so a finish may cite them), whether what it shows is delimited as data (``marked``:
     ``vreact.marking.mark``), and ``cut``, which a tool sets when what it shows was cut when it
     was read."""
@@ -88,19 +91,12 @@ class Tool:
         if not isinstance(raw, dict):
             raise ToolError(f"input is not a JSON object of {self._names()}")
         try:
-            return self.arguments_model.model_validate(raw).model_dump()
+            valid = self.arguments_model.model_validate(raw)
         except ValidationError as e:
             first = e.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "input"
             raise ToolError(f"{where}: {first['msg']}") from None
-
-    def input_of(self, arguments: dict[str, Any]) -> str:
-        """A native call's arguments as the step's ``input`` (``arguments``' inverse)."""
-        key = self.input_key
-        if key is not None:
-            value = arguments.get(key, "")
-            return value if isinstance(value, str) else json.dumps(value)
-        return json.dumps(arguments, sort_keys=True)
+        return {name: getattr(valid, name) for name in type(valid).model_fields}  # as validated
 
     def run(self, text: str, context: ToolContext) -> str:
         """The observation of a call with the step's ``input``. Arguments that do not fit, or a
@@ -121,6 +117,30 @@ class Tool:
 
 
 _REGISTRY: dict[str, Tool] = {}
+#: A name every provider takes for a native tool (OpenAI's and Anthropic's rule).
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each ``$ref`` into its ``$defs`` replaced by the definition (a tool's
+    arguments sit inside the step's schema, where a reference to the root would not resolve)."""
+    defs = schema.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        """A schema node with its references inlined and its ``title`` (pydantic's label) dropped."""
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            return walk(dict(defs[ref.removeprefix("#/$defs/")]))
+        out = {k: walk(v) for k, v in node.items() if k not in ("title", "properties")}
+        if isinstance(node.get("properties"), dict):  # names, not schema keys: a "title" argument stays
+            out["properties"] = {name: walk(v) for name, v in node["properties"].items()}
+        return out
+
+    return walk(schema)  # type: ignore[no-any-return]
 
 
 class UnknownTool(ValueError):
@@ -133,10 +153,13 @@ def tool(name: str, *, description: str | None = None) -> Callable[[Callable[...
     is told the tool does. The last registration of a name wins, so a plugin may replace a
     built-in tool."""
 
+    if not _NAME.match(name):
+        raise TypeError(f"tool {name!r}: a name of letters, digits, _ and - (at most 64), as providers take")
+
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         fields: dict[str, Any] = {}
         takes_context = False
-        for p in inspect.signature(fn).parameters.values():
+        for p in inspect.signature(fn, eval_str=True).parameters.values():  # its module's names
             if p.name == CONTEXT:
                 takes_context = True
                 continue
@@ -147,10 +170,7 @@ def tool(name: str, *, description: str | None = None) -> Callable[[Callable[...
             default = ... if p.default is inspect.Parameter.empty else p.default
             fields[p.name] = (p.annotation, default)
         model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
-        schema = model.model_json_schema()
-        schema.pop("title", None)
-        for prop in (schema.get("properties") or {}).values():
-            prop.pop("title", None)
+        schema = _inlined(model.model_json_schema())
         text = description or (inspect.getdoc(fn) or "").split("\n")[0].strip()
         if not text:
             raise TypeError(f"tool {name!r}: say what it does (a docstring or description=)")

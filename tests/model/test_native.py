@@ -113,6 +113,69 @@ def test_anthropic_offers_the_tools_and_reads_the_call_back() -> None:
     }
 
 
+def test_a_native_reply_is_one_call_of_an_offered_tool_with_its_arguments() -> None:
+    """The kit's reading of a native reply: its arguments are the step's input and fields and
+    never its action; a required argument left out is bad_arguments."""
+    from types import SimpleNamespace
+
+    from vreact.config import Configuration
+    from vreact.qa._kit import QAKit
+    from vreact.qa.roles.designer import Subtask
+
+    task = TASKS[next(iter(TASKS))]
+    ctx = SimpleNamespace(config=Configuration(name="x"), task=task, family=None, acts_natively=lambda: True)
+    ctx.family = SimpleNamespace(native_actions=True)
+    kit = QAKit(ctx, Subtask("s", task.question, "", (), "answer"))
+
+    def reply(name: Any, arguments: Any) -> str:
+        return json.dumps({"content": "why", "tool_calls": [{"name": name, "arguments": arguments}]})
+
+    text, _, _ = kit.parse_native(reply("finish", {"answer": "north", "evidence": ["6"]}))
+    assert json.loads(text or "") == {
+        "thought": "why",
+        "action": "finish",
+        "evidence": ["6"],
+        "input": "north",
+    }
+    text, _, _ = kit.parse_native(reply("search", {"query": "x", "action": "finish", "evidence": ["1"]}))
+    step = kit.parse(text or "")
+    assert step is not None and (step.action, step.input) == ("search", "x")  # an argument is no action
+    assert kit.parse_native(reply("finish", {"evidence": ["6"]}))[1:] == (
+        "bad_arguments",
+        "finish was called without answer",
+    )
+    assert kit.parse_native(reply(None, {}))[1] == "unknown_tool"
+    assert kit.parse_native(reply("read", [1, 2]))[1] == "bad_arguments"
+    assert kit.parse_native("not json at all")[1] == "no_tool_call"
+
+
+def test_an_odd_tool_call_from_the_server_is_read_not_raised() -> None:
+    """A call without its function (``"function": null``) comes back as a call of no name (the
+    kit rejects it as unknown_tool); with the reasoning watchdog on, a native call is not
+    streamed."""
+    from tests.fakes.chaos_server import _completion
+    from tests.fakes.scripted_server import ScriptedServer
+    from vreact.model import Watchdog
+
+    class NullFunction(ScriptedServer):
+        def completion(self, body: Any, served: int) -> Any:
+            reply = _completion(body, "", served)
+            reply["choices"][0]["message"]["tool_calls"] = [{"id": "c", "type": "function", "function": None}]
+            return reply
+
+    with NullFunction(lambda body: "") as server:
+        model = get_model("openai/odd", base_url=server.base_url, cache=None)
+        c = model.generate(MESSAGES, None, GenerateSettings(max_tokens=16), tools=[SEARCH])  # type: ignore[call-arg]
+    assert json.loads(c.text)["tool_calls"] == [{"name": None, "arguments": None}]
+    with NativeOpenAIServer(lambda body: search("Nissedal")) as server:
+        model = get_model(
+            "openai/native", base_url=server.base_url, cache=None, watchdog=Watchdog(timeout=30.0)
+        )
+        c = model.generate(MESSAGES, None, GenerateSettings(max_tokens=16), tools=[SEARCH])  # type: ignore[call-arg]
+    assert "stream" not in server.requests[0]
+    assert json.loads(c.text)["tool_calls"] == [{"name": "search", "arguments": {"query": "Nissedal"}}]
+
+
 # --- whole runs -------------------------------------------------------------------------------
 
 

@@ -79,7 +79,7 @@ class ToolSpec:
     input: str | None = None
 
 
-def native_reply(content: str, calls: list[tuple[str, Any]]) -> str:
+def native_reply(content: str, calls: list[tuple[str | None, Any]]) -> str:
     """A reply to a native tool call as the text the layers above keep (the response cache, the
     records, the executor's parse): its text and each call's name and arguments, in order (an
     argument string that is not a JSON object stays a string)."""

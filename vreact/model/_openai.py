@@ -148,7 +148,7 @@ class OpenAIModel:
             kwargs["stream_options"] = {"include_usage": True}
         try:
             resp = self._create(kwargs)
-            if self.watchdog is not None:
+            if self.watchdog is not None and "stream" in kwargs:
                 text, prompt, completion, cached = self._streamed(resp, self.watchdog)
                 latency = (time.perf_counter() - started) * 1000
                 return Completion(
@@ -176,12 +176,11 @@ class OpenAIModel:
         message = resp.choices[0].message if resp.choices else None
         text = (message.content or "") if message is not None else ""  # a streamed one returned
         if tools:
-            calls = (
-                [(c.function.name, c.function.arguments) for c in (message.tool_calls or [])]
-                if message
-                else []
+            # a call of another type, or without its function, is read as a call of no name
+            fns = [getattr(c, "function", None) for c in (message.tool_calls or [])] if message else []
+            text = native_reply(
+                text, [(getattr(f, "name", None), getattr(f, "arguments", None)) for f in fns]
             )
-            text = native_reply(text, calls)
         usage = resp.usage
         return Completion(
             text,

@@ -26,7 +26,7 @@ from vreact.qa.roles.executor import (
     render_messages,
     step_schema,
 )
-from vreact.qa.tools import DEFAULT_TOOLS, Corpus, corpus_of
+from vreact.qa.tools import DEFAULT_TOOLS, Corpus, CorpusView, corpus_of
 from vreact.tools import ToolContext
 
 #: What final-answer recovery asks when a try hits its step cap.
@@ -89,7 +89,7 @@ class QAKit(StepKit):
         schema = None if self.native else step_schema(self.hops, self.bridge, subtask.min_hops, self.tools)
         super().__init__(schema, checks, RECOVER)
         #: what a tool reads of the try (the retrieved ids are the try's own set)
-        self.context = ToolContext(ctx.task.text, self.corpus, self.retrieved, self.marked)
+        self.context = ToolContext(ctx.task.text, CorpusView(self.corpus), self.retrieved, self.marked)
         #: the designer's next search: the question's at the start (first_search), then each bridge's
         if self.first_search:
             self.designed.append(Step(action="search", input=first_query(subtask.objective)))

@@ -10,6 +10,7 @@ import math
 import re
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import reduce
 from operator import add
@@ -292,6 +293,38 @@ def in_corpus(tasks: list[Task], corpus: OpenCorpus, dataset: str = "dataset") -
 # --- the registered tools ------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Passage:
+    """A paragraph as a tool may show it: its id, title and text, and whether its text was cut
+    when the dataset was read; never the dataset's labels (which paragraphs support the answer)."""
+
+    id: str
+    title: str
+    text: str
+    cut: bool = False
+
+
+class CorpusView:
+    """The try's corpus as a tool reads it (``ToolContext.corpus``): search, read and every
+    passage, in order, without the gold."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self._corpus = corpus
+
+    def search(self, query: str, k: int = 3) -> list[Hit]:
+        return self._corpus.search(query, k)
+
+    def read(self, pid: str) -> Passage | None:
+        p = self._corpus.read(pid)
+        return None if p is None else Passage(str(p.idx), p.title, p.paragraph_text, p.cut)
+
+    def __iter__(self) -> Iterator[Passage]:
+        return (Passage(i, p.title, p.paragraph_text, p.cut) for i, p in self._corpus.paragraphs.items())
+
+    def __len__(self) -> int:
+        return len(self._corpus)
+
+
 @tool("search", description="input is a few keywords; you get the 3 best paragraphs as [id] title: text")
 def search(query: str, ctx: ToolContext) -> str:
     """The 3 paragraphs of the try's corpus that best match ``query`` (BM25)."""
@@ -310,13 +343,10 @@ def read(id: str, ctx: ToolContext) -> str:
     p = ctx.corpus.read(id)
     if p is None:
         return f"no paragraph with id {id!r}; use an id from search results"
-    ctx.retrieved.add(str(p.idx))
+    ctx.retrieved.add(p.id)
     ctx.cut = p.cut
-    return (
-        mark(f"[{p.idx}] {p.title}: {p.paragraph_text}")
-        if ctx.marked
-        else f"[{p.idx}] {p.title}: {p.paragraph_text}"
-    )
+    shown = f"[{p.id}] {p.title}: {p.text}"
+    return mark(shown) if ctx.marked else shown
 
 
 _MONTHS = {
@@ -362,10 +392,22 @@ class Date:
     def key(self) -> tuple[int, int, int]:
         return (self.year, self.month or 0, self.day or 0)
 
+    @property
+    def depth(self) -> int:
+        """How much it says: 1 the year, 2 the month too, 3 the day too."""
+        return 1 + (self.month is not None) + (self.day is not None)
+
+    def date(self) -> datetime.date:
+        return datetime.date(self.year, self.month or 1, self.day or 1)
+
+
+#: What makes a year no plain year of the common era: before it, a decade, a century.
+_NOT_PLAIN = re.compile(r"\b(bc|bce)\b|century|\d'?s\b")
+
 
 def parse_date(text: str) -> Date:
     """A date written as "5 May 1932", "May 5, 1932", "1932-05-05", "May 1932" or "1932"
-    (``ToolError`` for anything else)."""
+    (``ToolError`` for anything else: an era, a decade, two years, a day without its month)."""
     raw = text.strip().lower().replace(",", " ").replace(".", " ")
     iso = _ISO.match(raw)
     if iso:
@@ -375,7 +417,8 @@ def parse_date(text: str) -> Date:
     years = [int(w) for w in words if w.isdigit() and len(w) in (3, 4)]
     months = [_MONTHS[w] for w in words if w in _MONTHS]
     days = [int(w) for w in words if w.isdigit() and len(w) <= 2]
-    if len(years) != 1 or len(months) > 1 or len(days) > 1 or (days and not months):
+    vague = _NOT_PLAIN.search(raw)
+    if vague or len(years) != 1 or len(months) > 1 or len(days) > 1 or (days and not months):
         raise ToolError(f"cannot read {text.strip()!r} as a date (e.g. 5 May 1932, 1932-05-05, 1932)")
     return _checked(text, years[0], months[0] if months else None, days[0] if days else None)
 
@@ -395,19 +438,22 @@ def _checked(text: str, year: int, month: int | None, day: int | None) -> Date:
 )
 def date_diff(first: str, second: str) -> str:
     """Which of two dates is earlier, and the time between them (in days too when both give
-    the day): what a comparison question (who was born first, which came out earlier) needs."""
+    the day): what a comparison question (who was born first, which came out earlier) needs.
+    Two dates compared as far as the vaguer one says: "1930" and "5 May 1930" cannot be told
+    apart."""
     a, b = parse_date(first), parse_date(second)
-    if a.key() == b.key():
-        return f"{a} and {b} are the same date"
-    early, late = (a, b) if a.key() < b.key() else (b, a)
+    depth = min(a.depth, b.depth)
+    ka, kb = a.key()[:depth], b.key()[:depth]
+    if ka == kb:
+        if a.depth == b.depth:
+            return f"{a} and {b} are the same date"
+        return f"cannot tell which is earlier: {a} and {b} agree as far as the vaguer one says"
+    early, late = (a, b) if ka < kb else (b, a)
     which = "first" if early is a else "second"
-    years = late.year - early.year - ((late.month or 0, late.day or 0) < (early.month or 0, early.day or 0))
-    span = f"{years} year{'s' * (years != 1)}"
-    if early.day and late.day and early.month and late.month:
-        days = (
-            datetime.date(late.year, late.month, late.day) - datetime.date(early.year, early.month, early.day)
-        ).days
-        span += f" ({days} days)"
-    elif not (early.month and late.month):
-        span = f"about {late.year - early.year} years"
+    if depth == 3:
+        years = late.year - early.year - ((late.month, late.day) < (early.month, early.day))
+        days = (late.date() - early.date()).days
+        span = f"{years} year{'s' * (years != 1)} ({days} days)"
+    else:
+        span = f"about {late.year - early.year} year{'s' * (late.year - early.year != 1)}"
     return f"the {which} date, {early}, is earlier than {late}, by {span}"

@@ -384,9 +384,10 @@ def _step_head(text: str) -> str:
     if text == SUMMARY:
         return "(earlier steps, summarised)"
     step = parse_step(text, None)
-    if step is None:
+    tool = tools_by_name().get(step.action) if step is not None and step.action not in _PLAIN else None
+    if step is None or (step.action not in _PLAIN and tool is None):
         return "(not a JSON step)"
-    if step.action not in _PLAIN and (t := tools_by_name().get(step.action)) and t.input_key is None:
+    if tool is not None and tool.input_key is None:
         return f"{step.action} {step.input}"  # a tool's arguments, as the object they are
     return f"{step.action} {json.dumps(step.input)}"
 
