@@ -197,6 +197,11 @@ def test_a_lab_tool_runs_as_a_step_and_its_paragraph_may_be_cited(
     assert [s["action"] for s in steps] == ["lookup", "lookup", "finish"]
     assert steps[0]["input"] == a and steps[0]["observation"].startswith(f"[10] {a}: ")
     assert steps[0]["seconds"] >= 0 and steps[2]["seconds"] is None  # a final runs no tool
+    from vreact.records import read_run
+    from vreact.report.compute import retrieved
+
+    [recorded] = read_run(store.path.parent).attempts
+    assert retrieved(recorded.steps) == {"10", "6"}  # what it showed counts for the ceiling
     system = model.calls[0][0]["content"]
     assert "- lookup: input is a paragraph's exact title; you get that paragraph\n" in system
     assert '"action": "lookup|read|finish|abstain"' in system and "- search:" not in system

@@ -220,20 +220,24 @@ def _shown_artifact(artifact: Any, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+#: The actions that run no tool (a bridge's observation names the designer's search, not a paragraph).
+_NOT_TOOLS = frozenset({"finish", "abstain", "bridge", None})
 #: A paragraph as a search or read observation shows it: ``[id] title: text``, one a line.
 _SHOWN = re.compile(r"^\[([^\]\n]+)\] ", re.MULTILINE)
 
 
 def retrieved(steps: Iterable[StepRecord]) -> set[str]:
-    """The ids of every paragraph an attempt's executor was shown: each hit of each search, and
-    each paragraph read (from the recorded steps' observations)."""
+    """The ids of every paragraph an attempt's executor was shown: each hit of each search, each
+    paragraph read, and each a configuration's own tool showed as search does, ``[id] title: ...``
+    a line (from the recorded steps' observations)."""
     seen: set[str] = set()
     for s in steps:
         observation = s.observation or ""
-        if s.action == "search":
+        if s.action == "read":
+            if m := _SHOWN.match(observation):
+                seen.add(m.group(1))
+        elif s.action not in _NOT_TOOLS:
             seen.update(_SHOWN.findall(observation))
-        elif s.action == "read" and (m := _SHOWN.match(observation)):
-            seen.add(m.group(1))
     return {_pid(x) for x in seen}
 
 
