@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -63,7 +64,7 @@ class Tool:
     arguments_model: type[BaseModel]
     takes_context: bool = False
 
-    @property
+    @cached_property
     def input_key(self) -> str | None:
         """The one argument the step's ``input`` holds as it is (None: it holds a JSON object)."""
         props = self.parameters.get("properties") or {}
@@ -82,12 +83,11 @@ class Tool:
         """The arguments a step's ``input`` holds, validated (``ToolError`` says what is wrong)."""
         key = self.input_key
         if key is not None:
-            raw: Any = {key: text}
-        else:
-            try:
-                raw = json.loads(text)
-            except ValueError:
-                raise ToolError(f"input is not a JSON object of {self._names()}") from None
+            return {key: text}  # a step's input is a string: nothing to validate
+        try:
+            raw = json.loads(text)
+        except ValueError:
+            raise ToolError(f"input is not a JSON object of {self._names()}") from None
         if not isinstance(raw, dict):
             raise ToolError(f"input is not a JSON object of {self._names()}")
         try:

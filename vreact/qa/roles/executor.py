@@ -106,6 +106,7 @@ def actions_of(tools: tuple[str, ...] = DEFAULT_TOOLS, bridge: bool = False) -> 
     return (*tools, "finish", "abstain", *(("bridge",) if bridge else ()))
 
 
+@functools.lru_cache(maxsize=64)  # one per step format: a try's kit asks for it (never mutated)
 def step_schema(
     hops: bool = False, bridge: bool = False, min_hops: int = 1, tools: tuple[str, ...] = DEFAULT_TOOLS
 ) -> dict[str, Any]:
