@@ -25,10 +25,10 @@ from tests.fakes.scripted_server import ScriptedServer
 from tests.helpers import read, role_of, search
 from vreact.marking import DATA_CLOSE, DATA_OPEN
 from vreact.qa.dataset import Task
-from vreact.qa.roles.executor import Step, run_tool
-from vreact.qa.tools import corpus_of
+from vreact.qa.tools import CorpusView, corpus_of
 from vreact.records import DB_NAME, Store, read_run
 from vreact.spec import load_experiment
+from vreact.tools import ToolContext, tool_of
 
 LIMIT = 20
 
@@ -47,7 +47,7 @@ class Obedient:
     def __init__(self, tasks: list[Task]) -> None:
         self.by_question: dict[str, list[tuple[str, Task]]] = {}
         for t in tasks:  # each copy with what searching its question shows
-            shown, _ = run_tool(Step(action="search", input=t.question), corpus_of(t), set())
+            shown = tool_of("search").run(t.question, ToolContext(t.question, CorpusView(corpus_of(t))))
             self.by_question.setdefault(t.question, []).append((shown, t))
 
     def __call__(self, body: dict[str, Any]) -> str:
