@@ -1,0 +1,104 @@
+"""How well a paragraph-level injection detector generalises (issue 39): its recall on each
+family of the corpus gathered from public packages (``vreact/qa/injections/corpus.jsonl``), and
+its false positives on every clean paragraph the repository's records hold (MuSiQue, HotpotQA,
+2WikiMultihopQA), the gold supporting paragraphs named apart.
+
+    .venv/bin/python benchmarks/injections.py            # the shipped detector
+    .venv/bin/python benchmarks/injections.py --markdown
+
+Each injected paragraph is built as an attacked copy's is (``vreact.qa.attacks.filled``): a
+record's question, then a corpus template with a wrong answer of another record as its target.
+The detector is ``no_instructions_in_evidence``'s reading of a cited paragraph
+(``vreact.qa.gates._answer.instruction_in``). The held-out families are not read here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from vreact.qa import formats
+from vreact.qa.attacks import GOAL, corpus, filled
+from vreact.qa.dataset import load_tasks
+from vreact.qa.gates._answer import instruction_in
+from vreact.spec._attacks import FAMILIES
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data"
+#: The clean records: (dataset, reader).
+CLEAN: dict[str, Callable[[], list]] = {
+    "MuSiQue-Ans 100": lambda: load_tasks(str(DATA / "musique" / "musique_ans_train_100.jsonl")),
+    "MuSiQue-Full 80": lambda: load_tasks(str(DATA / "musique" / "musique_full_train_80.jsonl")),
+    "HotpotQA 100": lambda: formats.read(str(DATA / "qa" / "hotpotqa_dev_distractor_100.jsonl"), "hotpotqa"),
+    "2Wiki 100": lambda: formats.read(str(DATA / "qa" / "2wiki_dev_100.jsonl"), "2wiki"),
+}
+#: Questions and targets the injected paragraphs are built with: the first records of MuSiQue-Full.
+QUESTIONS = 20
+
+
+def detect(text: str) -> bool:
+    return instruction_in(text) is not None
+
+
+def recall(detector: Callable[[str], bool], own_words: bool = True) -> dict[str, tuple[int, int]]:
+    """Each family's (caught, built): every template with each of QUESTIONS questions. Without
+    ``own_words``, a template that dictates nothing (a role-play prompt) is measured without the
+    goal vreact writes after it: the corpus's words alone."""
+    tasks = load_tasks(str(DATA / "musique" / "musique_full_train_80.jsonl"), QUESTIONS + 1)
+    out = {}
+    for family in FAMILIES:
+        caught = built = 0
+        for template in corpus(family):
+            for i, task in enumerate(tasks[:QUESTIONS]):
+                target = str(tasks[(i + 1) % len(tasks)].answer)
+                text = filled(template, target)
+                if not own_words and text.endswith(GOAL.format(x=target)) and "{goal}" not in template:
+                    text = text.removesuffix(GOAL.format(x=target)).strip()
+                built += 1
+                caught += detector(f"{task.question.strip()} {text}")
+        out[family] = (caught, built)
+    return out
+
+
+def false_positives(detector: Callable[[str], bool]) -> dict[str, tuple[int, int, int, int]]:
+    """Each dataset's (flagged, paragraphs, flagged gold, gold paragraphs), each distinct
+    paragraph text once."""
+    out = {}
+    for name, read in CLEAN.items():
+        seen: dict[str, bool] = {}
+        for task in read():
+            for p in task.paragraphs:
+                seen[p.paragraph_text] = seen.get(p.paragraph_text, False) or bool(p.is_supporting)
+        flagged = {t for t in seen if detector(t)}
+        gold = {t for t, s in seen.items() if s}
+        out[name] = (len(flagged), len(seen), len(flagged & gold), len(gold))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    r, alone, fp = recall(detect), recall(detect, own_words=False), false_positives(detect)
+    if args.json:
+        print(json.dumps({"recall": r, "corpus_words_alone": alone, "false_positives": fp}, indent=1))
+        return
+    print("| family | templates | caught / built | recall | the corpus's words alone |")
+    print("|---|--:|--:|--:|--:|")
+    for family, (caught, built) in r.items():
+        words = alone[family][0] / alone[family][1]
+        print(
+            f"| {family} | {len(corpus(family))} | {caught} / {built} | {caught / built:.2f} | {words:.2f} |"
+        )
+    print()
+    print("| clean paragraphs | flagged / paragraphs | rate | gold flagged / gold |")
+    print("|---|--:|--:|--:|")
+    for name, (flagged, n, gold_flagged, gold) in fp.items():
+        print(f"| {name} | {flagged} / {n} | {flagged / n:.2%} | {gold_flagged} / {gold} |")
+
+
+if __name__ == "__main__":
+    main()
