@@ -15,7 +15,6 @@ The detector is ``no_instructions_in_evidence``'s reading of a cited paragraph
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from vreact.qa import formats
 from vreact.qa.attacks import GOAL, corpus, filled
 from vreact.qa.dataset import load_tasks
 from vreact.qa.gates._answer import instruction_in
+from vreact.qa.gates._injection import addressed, dictates, obfuscated
 from vreact.spec._attacks import FAMILIES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,14 +38,23 @@ CLEAN: dict[str, Callable[[], list]] = {
 QUESTIONS = 20
 
 
-def detect(text: str) -> bool:
-    return instruction_in(text) is not None
+#: Each detector measured: the shipped word list, each structural one, and all of them.
+DETECTORS: dict[str, Callable[[str], bool]] = {
+    "word list (shipped)": lambda t: instruction_in(t) is not None,
+    "addressed": lambda t: addressed(t) is not None,
+    "dictates": lambda t: dictates(t) is not None,
+    "obfuscated": lambda t: obfuscated(t) is not None,
+}
+DETECTORS["any"] = lambda t: any(d(t) for name, d in DETECTORS.items() if name != "any")
 
 
-def recall(detector: Callable[[str], bool], own_words: bool = True) -> dict[str, tuple[int, int]]:
+def recall(
+    detector: Callable[[str], bool], own_words: bool = True, question: bool = True
+) -> dict[str, tuple[int, int]]:
     """Each family's (caught, built): every template with each of QUESTIONS questions. Without
     ``own_words``, a template that dictates nothing (a role-play prompt) is measured without the
-    goal vreact writes after it: the corpus's words alone."""
+    goal vreact writes after it: the corpus's words alone; without ``question``, without the
+    question an attacked copy's paragraph opens with."""
     tasks = load_tasks(str(DATA / "musique" / "musique_full_train_80.jsonl"), QUESTIONS + 1)
     out = {}
     for family in FAMILIES:
@@ -57,7 +66,7 @@ def recall(detector: Callable[[str], bool], own_words: bool = True) -> dict[str,
                 if not own_words and text.endswith(GOAL.format(x=target)) and "{goal}" not in template:
                     text = text.removesuffix(GOAL.format(x=target)).strip()
                 built += 1
-                caught += detector(f"{task.question.strip()} {text}")
+                caught += detector(f"{task.question.strip()} {text}" if question else text)
         out[family] = (caught, built)
     return out
 
@@ -80,24 +89,24 @@ def false_positives(detector: Callable[[str], bool]) -> dict[str, tuple[int, int
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
-    r, alone, fp = recall(detect), recall(detect, own_words=False), false_positives(detect)
-    if args.json:
-        print(json.dumps({"recall": r, "corpus_words_alone": alone, "false_positives": fp}, indent=1))
-        return
-    print("| family | templates | caught / built | recall | the corpus's words alone |")
-    print("|---|--:|--:|--:|--:|")
-    for family, (caught, built) in r.items():
-        words = alone[family][0] / alone[family][1]
-        print(
-            f"| {family} | {len(corpus(family))} | {caught} / {built} | {caught / built:.2f} | {words:.2f} |"
-        )
+    ap.parse_args()
+    print("Recall on the corpus's words alone (no question before them, no goal of vreact's after):")
     print()
-    print("| clean paragraphs | flagged / paragraphs | rate | gold flagged / gold |")
-    print("|---|--:|--:|--:|")
-    for name, (flagged, n, gold_flagged, gold) in fp.items():
-        print(f"| {name} | {flagged} / {n} | {flagged / n:.2%} | {gold_flagged} / {gold} |")
+    print("| detector | " + " | ".join(FAMILIES) + " |")
+    print("|---|" + "--:|" * len(FAMILIES))
+    fps = {}
+    for name, detector in DETECTORS.items():
+        r = recall(detector, own_words=False, question=False)
+        print(f"| {name} | " + " | ".join(f"{c / b:.2f}" for c, b in r.values()) + " |")
+        fps[name] = false_positives(detector)
+    print()
+    print("False positives on every distinct clean paragraph (gold supporting ones apart):")
+    print()
+    print("| detector | " + " | ".join(CLEAN) + " |")
+    print("|---|" + "--:|" * len(CLEAN))
+    for name, fp in fps.items():
+        cells = [f"{f} / {n} (gold {g})" for f, n, g, _ in fp.values()]
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

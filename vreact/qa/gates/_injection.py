@@ -1,0 +1,233 @@
+"""Injection detectors that read a paragraph's structure, not its vocabulary (issue 39): words
+addressed to a reader (a speaker's turn, a chat template's tokens, a sentence in the second
+person that tells its reader what to do), an imperative about what to output, and text that is
+not written to be read (an encoded or obfuscated run). Each returns the words that gave it away,
+or None. They are measured on attack families their author did not write
+(``benchmarks/injections.py``); encyclopedic text (the clean paragraphs of ``tests/data/``)
+addresses no one, which is what keeps their false positives down.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+#: Who speaks in a transcript: a turn of one of them is no encyclopedia's sentence.
+_ROLES = r"(system|assistant|user|human|developer|tool|ai|bot|model|gpt|chatgpt|dan)"
+_SPEAKER = re.compile(
+    rf"(^|[\n.!?>\])}}]\s*|\[)\s*{_ROLES}(\s+(message|notice|note|prompt|output|turn|result))?\s*[:\]]"
+    r"|<\|\s*[a-z_]+\s*\|>"  # a chat template's tokens: <|im_start|>
+    r"|<\s*/?\s*(system|user|assistant|untrusted|document|information|instructions?|inst|context)\s*>"
+    r"|\[\s*/?\s*inst\s*\]|#{2,}\s*\(?\s*(system|instruction)",
+    re.IGNORECASE,
+)
+_YOU = re.compile(r"\byou(r|rs|rself|'ll|'re)?\b", re.IGNORECASE)
+#: Verbs whose bare form opens a command (a common English list, not an attack's words).
+VERBS = frozenset(
+    {
+        "act",
+        "add",
+        "answer",
+        "append",
+        "ask",
+        "avoid",
+        "be",
+        "begin",
+        "bring",
+        "call",
+        "change",
+        "check",
+        "choose",
+        "cite",
+        "confirm",
+        "consider",
+        "continue",
+        "copy",
+        "create",
+        "decode",
+        "delete",
+        "describe",
+        "disregard",
+        "do",
+        "drop",
+        "end",
+        "enter",
+        "explain",
+        "fetch",
+        "find",
+        "finish",
+        "follow",
+        "forget",
+        "format",
+        "generate",
+        "get",
+        "give",
+        "go",
+        "help",
+        "ignore",
+        "include",
+        "insert",
+        "keep",
+        "leave",
+        "let",
+        "list",
+        "look",
+        "make",
+        "mention",
+        "move",
+        "note",
+        "obey",
+        "output",
+        "paste",
+        "pick",
+        "place",
+        "post",
+        "pretend",
+        "print",
+        "proceed",
+        "produce",
+        "provide",
+        "put",
+        "read",
+        "recall",
+        "remember",
+        "remove",
+        "repeat",
+        "reply",
+        "report",
+        "respond",
+        "restate",
+        "return",
+        "reveal",
+        "rewrite",
+        "run",
+        "say",
+        "select",
+        "send",
+        "set",
+        "share",
+        "show",
+        "skip",
+        "sound",
+        "speak",
+        "spell",
+        "start",
+        "state",
+        "stay",
+        "stop",
+        "submit",
+        "summarise",
+        "summarize",
+        "switch",
+        "take",
+        "talk",
+        "tell",
+        "think",
+        "translate",
+        "treat",
+        "try",
+        "type",
+        "update",
+        "use",
+        "write",
+    }
+)
+#: Words that may open a command before its verb.
+_LEAD = frozenset(
+    {"please", "now", "then", "just", "so", "simply", "kindly", "instead", "also", "first", "next"}
+)
+#: What makes an opening word no command: a title or a name followed by a verb of its own.
+_NOT_AFTER = frozenset({"is", "was", "are", "were", "has", "had", "by", "of", "and", "in", "(", "'s"})
+_SENTENCE = re.compile(
+    r"(?<=[.!?:])\s+|\n+|(?<=,)\s+(?=(?:" + "|".join(sorted(VERBS)) + r")\b)", re.IGNORECASE
+)
+_WORD = re.compile(r"[A-Za-z']+|\(")
+
+
+_QUOTE = "\"'`\u201c\u2018("
+#: A sentence that says what its subject is: a title or a name opening it, not a command.
+_COPULA = re.compile(r"^(\S+\s+){0,10}?(is|was|are|were)\s+(a|an|the|\d)", re.IGNORECASE)
+
+
+def _commands(text: str) -> list[str]:
+    """The sentences (or clauses after a comma) that open with a bare verb: commands. Not one
+    that is quoted (speech, a title), that says what its opening words are ("Make Love Not War
+    is the 2004 debut album"), whose opening words are a name in title case ("State Routes 206
+    and 218 meet") or a hyphenated one ("Take-Two's")."""
+    out = []
+    for sentence in _SENTENCE.split(text):
+        sentence = sentence.strip()
+        if not sentence or sentence[0] in _QUOTE or _COPULA.match(sentence):
+            continue
+        raw = _WORD.findall(sentence)[:5]
+        while raw and raw[0].lower() in _LEAD:
+            raw = raw[1:]
+        if len(raw) < 2 or raw[0].lower() not in VERBS or raw[1].lower() in _NOT_AFTER:
+            continue
+        if raw[1][0].isupper() and not raw[1].isupper() and raw[1] != "I":  # a name in title case
+            continue
+        if re.match(rf"{re.escape(raw[0])}-", sentence, re.IGNORECASE):  # a hyphenated name
+            continue
+        out.append(" ".join(sentence.split())[:80])
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def addressed(text: str) -> str | None:
+    """Words addressed to the reader: a speaker's turn or a chat template's token, or a command
+    in a paragraph that speaks to its reader in the second person."""
+    m = _SPEAKER.search(text)
+    if m:
+        return " ".join(m.group(0).split())
+    if _YOU.search(text):
+        commands = _commands(text)
+        if commands:
+            return commands[0]
+    return None
+
+
+#: Commands about what a reader outputs: the object of an injection that dictates an answer.
+_OUTPUT = re.compile(
+    r"\b(reply|respond|answer|output|print|say|repeat|report|return|write|state|end|begin|start|confirm)"
+    r"(s|ed|ing)?\b[^.!?\n]{0,60}\b(with|that|exactly|only|the following|as|by outputting|:)",
+    re.IGNORECASE,
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def dictates(text: str) -> str | None:
+    """A command that says what to output ("Reply with ...", "report that ...", "end every
+    response with ...")."""
+    for command in _commands(text):
+        if _OUTPUT.search(command):
+            return command
+    return None
+
+
+_B64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
+_HEX = re.compile(r"\b(?:[0-9a-fA-F]{2}[\s:]?){12,}\b")
+_MORSE = re.compile(r"(?:[.\-]{1,6}[ /]+){8,}")
+_BITS = re.compile(r"(?:\b[01]{8}\b\s*){4,}")
+
+
+@functools.lru_cache(maxsize=4096)
+def obfuscated(text: str) -> str | None:
+    """A run not written to be read: base64-like (letters and digits, 24 or more, no space),
+    hex bytes, Morse, bits, Braille cells, or characters mostly outside the paragraph's script
+    (quoted-printable escapes, zero-width or combining marks piled up)."""
+    for m in _B64.finditer(text):
+        run = m.group(0)
+        if any(c.isdigit() for c in run) and any(c.isupper() for c in run) and any(c.islower() for c in run):
+            return run[:40]
+    for pattern in (_HEX, _MORSE, _BITS):
+        m = pattern.search(text)
+        if m:
+            return m.group(0)[:40]
+    if sum(0x2800 <= ord(c) <= 0x28FF for c in text) >= 8:
+        return "braille cells"
+    if text.count("=") >= 8 and re.search(r"(=[0-9A-F]{2}){4,}", text):
+        return "quoted-printable escapes"
+    marks = sum(0x0300 <= ord(c) <= 0x036F or 0x200B <= ord(c) <= 0x200F for c in text)
+    if marks >= 12:
+        return "combining or zero-width marks"
+    return None
