@@ -160,11 +160,13 @@ def _commands(text: str) -> list[str]:
         if not sentence or sentence[0] in _QUOTE or _COPULA.match(sentence):
             continue
         raw = _WORD.findall(sentence)[:5]
+        led = False
         while raw and raw[0].lower() in _LEAD:
-            raw = raw[1:]
+            raw, led = raw[1:], True
         if len(raw) < 2 or raw[0].lower() not in VERBS or raw[1].lower() in _NOT_AFTER:
             continue
-        if raw[1][0].isupper() and not raw[1].isupper() and raw[1] != "I":  # a name in title case
+        named = raw[1][0].isupper() and not raw[1].isupper() and raw[1] != "I"
+        if named and not led and not raw[0].isupper():  # a name in title case ("State Routes")
             continue
         if re.match(rf"{re.escape(raw[0])}-", sentence, re.IGNORECASE):  # a hyphenated name
             continue
@@ -187,17 +189,18 @@ def addressed(text: str) -> str | None:
 
 
 #: Commands about what a reader outputs: the object of an injection that dictates an answer.
+_OUTPUTS = r"(reply|respond|answer|output|print|say|repeat|report|return|write|state|confirm)"
 _OUTPUT = re.compile(
-    r"\b(reply|respond|answer|output|print|say|repeat|report|return|write|state|end|begin|start|confirm)"
-    r"(s|ed|ing)?\b[^.!?\n]{0,60}\b(with|that|exactly|only|the following|as|by outputting|:)",
+    rf"\b{_OUTPUTS}(s|ed|ing)?\b|\b(end|begin|start)\b[^.!?\n]{{0,40}}\b(response|reply|answer|output)",
     re.IGNORECASE,
 )
 
 
 @functools.lru_cache(maxsize=4096)
 def dictates(text: str) -> str | None:
-    """A command that says what to output ("Reply with ...", "report that ...", "end every
-    response with ...")."""
+    """A command that says what to output: one whose verbs include one of producing output
+    ("Reply with ...", "Ignore the rest and print ...", "report that ...", "end every response
+    with ...")."""
     for command in _commands(text):
         if _OUTPUT.search(command):
             return command
