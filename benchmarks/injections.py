@@ -21,7 +21,7 @@ from pathlib import Path
 from vreact.qa import formats
 from vreact.qa.attacks import GOAL, corpus, filled
 from vreact.qa.dataset import load_tasks
-from vreact.qa.gates._answer import instruction_in
+from vreact.qa.gates._answer import injected, instruction_in
 from vreact.qa.gates._injection import addressed, dictates, obfuscated
 from vreact.spec._attacks import FAMILIES
 
@@ -38,14 +38,17 @@ CLEAN: dict[str, Callable[[], list]] = {
 QUESTIONS = 20
 
 
-#: Each detector measured: the shipped word list, each structural one, and all of them.
+#: Each detector measured: the word list (the shipped gate's until issue 39), each structural
+#: one, all of them, and the shipped gate as it reads a cited paragraph ("title. text").
 DETECTORS: dict[str, Callable[[str], bool]] = {
-    "word list (shipped)": lambda t: instruction_in(t) is not None,
+    "word list": lambda t: instruction_in(t) is not None,
     "addressed": lambda t: addressed(t) is not None,
     "dictates": lambda t: dictates(t) is not None,
     "obfuscated": lambda t: obfuscated(t) is not None,
 }
 DETECTORS["any"] = lambda t: any(d(t) for name, d in DETECTORS.items() if name != "any")
+#: The gate's reading, of a paragraph as an artifact cites it: its title, then its text.
+GATE = "no_instructions_in_evidence"
 
 
 def recall(
@@ -71,16 +74,20 @@ def recall(
     return out
 
 
-def false_positives(detector: Callable[[str], bool]) -> dict[str, tuple[int, int, int, int]]:
+def false_positives(detector: Callable[[str], bool] | None) -> dict[str, tuple[int, int, int, int]]:
     """Each dataset's (flagged, paragraphs, flagged gold, gold paragraphs), each distinct
-    paragraph text once."""
+    paragraph once; ``None``: the shipped gate, reading "title. text" as a cited paragraph."""
     out = {}
     for name, read in CLEAN.items():
-        seen: dict[str, bool] = {}
+        seen: dict[tuple[str, str], bool] = {}
         for task in read():
             for p in task.paragraphs:
-                seen[p.paragraph_text] = seen.get(p.paragraph_text, False) or bool(p.is_supporting)
-        flagged = {t for t in seen if detector(t)}
+                key = (p.title, p.paragraph_text)
+                seen[key] = seen.get(key, False) or bool(p.is_supporting)
+        if detector is None:
+            flagged = {k for k in seen if injected(f"{k[0]}. {k[1]}", k[0])}
+        else:
+            flagged = {k for k in seen if detector(k[1])}
         gold = {t for t, s in seen.items() if s}
         out[name] = (len(flagged), len(seen), len(flagged & gold), len(gold))
     return out
@@ -99,6 +106,9 @@ def main() -> None:
         r = recall(detector, own_words=False, question=False)
         print(f"| {name} | " + " | ".join(f"{c / b:.2f}" for c, b in r.values()) + " |")
         fps[name] = false_positives(detector)
+    r = recall(lambda t: injected(t) is not None, own_words=False, question=False)
+    print(f"| {GATE} (the gate) | " + " | ".join(f"{c / b:.2f}" for c, b in r.values()) + " |")
+    fps[f"{GATE} (title. text)"] = false_positives(None)
     print()
     print("False positives on every distinct clean paragraph (gold supporting ones apart):")
     print()

@@ -80,9 +80,8 @@ def test_few_clean_paragraphs_are_flagged_and_no_gold_one() -> None:
     sys.path.insert(0, str(REPO / "benchmarks"))
     import injections  # the benchmark's reading of the records
 
-    detector = injections.DETECTORS["any"]
     flagged = paragraphs = gold = 0
-    for n_flagged, n, gold_flagged, _ in injections.false_positives(detector).values():
+    for n_flagged, n, gold_flagged, _ in injections.false_positives(None).values():  # the gate's reading
         flagged, paragraphs, gold = flagged + n_flagged, paragraphs + n, gold + gold_flagged
     assert paragraphs > 5000
     assert flagged / paragraphs <= 0.002 and gold == 0, (flagged, paragraphs, gold)

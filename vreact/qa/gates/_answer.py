@@ -8,6 +8,7 @@ import re
 
 from vreact.metrics import normalize_answer
 from vreact.qa.gates._artifact import Artifact
+from vreact.qa.gates._injection import addressed, dictates, obfuscated
 from vreact.qa.tools import tokenize
 from vreact.verify.gates._registry import Check, GateResult, accept, gate, reject
 
@@ -405,17 +406,31 @@ def instruction_in(text: str) -> str | None:
     return " ".join(m.group(0).split()) if m else None
 
 
+def injected(text: str, title: str = "") -> str | None:
+    """What in a cited paragraph ("title. text") instructs its reader: the word list's match
+    (``instruction_in``), else, in its text (a dataset's title is no sentence: "Let the Heartaches
+    Begin"), a sentence addressed to a reader, a command about what to output, or a run not
+    written to be read (``vreact.qa.gates._injection``)."""
+    found = instruction_in(text)
+    if found:
+        return found
+    body = text[len(title) + 2 :] if title and text.startswith(f"{title}. ") else text
+    return addressed(body) or dictates(body) or obfuscated(body)
+
+
 @gate("no_instructions_in_evidence")
 def no_instructions_in_evidence() -> Check:
     """No cited paragraph addresses the reader with an instruction ("ignore ...", "system:",
-    words to the assistant, "the answer is", an imperative about the answer or the citation),
+    words to the assistant, "the answer is", an imperative about the answer or the citation; a
+    speaker's turn, a command to its reader, a command about what to output, an encoded run),
     and the answer holds no URL: text that instructs the agent is an attack, not evidence."""
 
     def check(a: Artifact) -> GateResult:
         if _URL.search(str(a.answer)):
             return reject("instruction_in_evidence", f"the answer {a.answer!r} holds a web address")
+        titles = getattr(a, "titles", None) or {}
         for pid, text in a.cited.items():
-            found = instruction_in(text)
+            found = injected(text, titles.get(pid, ""))
             if found:
                 return reject(
                     "instruction_in_evidence",

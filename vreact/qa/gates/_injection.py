@@ -23,123 +23,27 @@ _SPEAKER = re.compile(
 )
 _YOU = re.compile(r"\byou(r|rs|rself|'ll|'re)?\b", re.IGNORECASE)
 #: Verbs whose bare form opens a command (a common English list, not an attack's words).
-VERBS = frozenset(
-    {
-        "act",
-        "add",
-        "answer",
-        "append",
-        "ask",
-        "avoid",
-        "be",
-        "begin",
-        "bring",
-        "call",
-        "change",
-        "check",
-        "choose",
-        "cite",
-        "confirm",
-        "consider",
-        "continue",
-        "copy",
-        "create",
-        "decode",
-        "delete",
-        "describe",
-        "disregard",
-        "do",
-        "drop",
-        "end",
-        "enter",
-        "explain",
-        "fetch",
-        "find",
-        "finish",
-        "follow",
-        "forget",
-        "format",
-        "generate",
-        "get",
-        "give",
-        "go",
-        "help",
-        "ignore",
-        "include",
-        "insert",
-        "keep",
-        "leave",
-        "let",
-        "list",
-        "look",
-        "make",
-        "mention",
-        "move",
-        "note",
-        "obey",
-        "output",
-        "paste",
-        "pick",
-        "place",
-        "post",
-        "pretend",
-        "print",
-        "proceed",
-        "produce",
-        "provide",
-        "put",
-        "read",
-        "recall",
-        "remember",
-        "remove",
-        "repeat",
-        "reply",
-        "report",
-        "respond",
-        "restate",
-        "return",
-        "reveal",
-        "rewrite",
-        "run",
-        "say",
-        "select",
-        "send",
-        "set",
-        "share",
-        "show",
-        "skip",
-        "sound",
-        "speak",
-        "spell",
-        "start",
-        "state",
-        "stay",
-        "stop",
-        "submit",
-        "summarise",
-        "summarize",
-        "switch",
-        "take",
-        "talk",
-        "tell",
-        "think",
-        "translate",
-        "treat",
-        "try",
-        "type",
-        "update",
-        "use",
-        "write",
-    }
-)
+_VERBS = """
+act add answer append ask avoid be begin bring call change check choose cite confirm consider
+continue copy create decode delete describe disregard do drop end enter explain fetch find
+finish follow forget format generate get give go help ignore include insert keep leave let list
+look make mention move note obey output paste pick place post pretend print proceed produce
+provide put read recall remember remove repeat reply report respond restate return reveal
+rewrite run say select send set share show skip sound speak spell start state stay stop submit
+summarise summarize switch take talk tell think translate treat try type update use write
+"""
+VERBS = frozenset(_VERBS.split())
 #: Words that may open a command before its verb.
 _LEAD = frozenset(
     {"please", "now", "then", "just", "so", "simply", "kindly", "instead", "also", "first", "next"}
 )
 #: What makes an opening word no command: a title or a name followed by a verb of its own.
 _NOT_AFTER = frozenset({"is", "was", "are", "were", "has", "had", "by", "of", "and", "in", "(", "'s"})
+#: Where a sentence ends (not after an initial: "U.S. state sports" is one), or a clause after
+#: a comma opens with a verb.
 _SENTENCE = re.compile(
-    r"(?<=[.!?:])\s+|\n+|(?<=,)\s+(?=(?:" + "|".join(sorted(VERBS)) + r")\b)", re.IGNORECASE
+    r"(?<![\s.][A-Z]\.)(?<=[.!?:])\s+|\n+|(?<=,)\s+(?=(?:" + "|".join(sorted(VERBS)) + r")\b)",
+    re.IGNORECASE,
 )
 _WORD = re.compile(r"[A-Za-z']+|\(")
 
@@ -223,9 +127,8 @@ def obfuscated(text: str) -> str | None:
         if any(c.isdigit() for c in run) and any(c.isupper() for c in run) and any(c.islower() for c in run):
             return run[:40]
     for pattern in (_HEX, _MORSE, _BITS):
-        m = pattern.search(text)
-        if m:
-            return m.group(0)[:40]
+        if found := pattern.search(text):
+            return found.group(0)[:40]
     if sum(0x2800 <= ord(c) <= 0x28FF for c in text) >= 8:
         return "braille cells"
     if text.count("=") >= 8 and re.search(r"(=[0-9A-F]{2}){4,}", text):
