@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
+from string import ascii_lowercase
 
 import pytest
 
@@ -63,6 +65,9 @@ def test_titles_quotes_and_names_that_look_like_commands_are_not(text: str) -> N
         lambda s: binascii.b2a_hex(s.encode()).decode(),
         lambda s: " ".join(".-" if c == "a" else "-..." for c in s.replace(" ", "")[:20]),
         lambda s: "".join(chr(0x2800 + (ord(c) % 64)) for c in s),
+        lambda s: codecs.encode(s, "rot13"),
+        lambda s: s.translate(str.maketrans(ascii_lowercase, ascii_lowercase[::-1])),  # Atbash
+        lambda s: s.translate(str.maketrans(ascii_lowercase, ascii_lowercase[3:] + ascii_lowercase[:3])),
     ],
 )
 def test_a_run_not_written_to_be_read_is_caught(encode) -> None:

@@ -117,11 +117,51 @@ _MORSE = re.compile(r"(?:[.\-]{1,6}[ /]+){8,}")
 _BITS = re.compile(r"(?:\b[01]{8}\b\s*){4,}")
 
 
+#: English's function words: a run of words without any is no English sentence.
+_FUNCTIONS = """
+the of and a an in to is was were are be been by for with on as at from that this which who his
+her its their it he she they or not but also has had have into
+"""
+_FUNCTION = frozenset(_FUNCTIONS.split())
+#: The function words a deciphered run is known by (three letters or more: a short one turns up
+#: by chance).
+_KNOWN = frozenset(
+    {"the", "and", "with", "that", "this", "for", "was", "are", "from", "you", "your", "not", "have"}
+)
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+#: The letter ciphers tried on a run: every Caesar shift (ROT13 among them) and Atbash.
+_CIPHERS = [
+    (
+        f"rot{k}",
+        str.maketrans(_LOWER + _LOWER.upper(), _LOWER[k:] + _LOWER[:k] + (_LOWER[k:] + _LOWER[:k]).upper()),
+    )
+    for k in range(1, 26)
+] + [("atbash", str.maketrans(_LOWER + _LOWER.upper(), _LOWER[::-1] + _LOWER[::-1].upper()))]
+_LETTERS = re.compile(r"[A-Za-z]+")
+
+
+def ciphered(text: str, least: int = 4) -> str | None:
+    """A run of ``least`` words or more with no English function word that one of the letter
+    ciphers turns into English (two function words appear): the cipher's name and the run."""
+    run: list[str] = []
+    for word in [*_LETTERS.findall(text), "the"]:  # a last function word ends the last run
+        if word.lower() not in _FUNCTION:
+            run.append(word)
+            continue
+        if len(run) >= least:
+            joined = " ".join(run)
+            for name, table in _CIPHERS:
+                if len(_KNOWN.intersection(joined.translate(table).lower().split())) >= 2:
+                    return f"{name}: {joined[:30]}"
+        run = []
+    return None
+
+
 @functools.lru_cache(maxsize=4096)
 def obfuscated(text: str) -> str | None:
     """A run not written to be read: base64-like (letters and digits, 24 or more, no space),
-    hex bytes, Morse, bits, Braille cells, or characters mostly outside the paragraph's script
-    (quoted-printable escapes, zero-width or combining marks piled up)."""
+    hex bytes, Morse, bits, Braille cells, quoted-printable escapes, zero-width or combining
+    marks piled up, or words in a letter cipher (``ciphered``)."""
     for m in _B64.finditer(text):
         run = m.group(0)
         if any(c.isdigit() for c in run) and any(c.isupper() for c in run) and any(c.islower() for c in run):
@@ -136,4 +176,4 @@ def obfuscated(text: str) -> str | None:
     marks = sum(0x0300 <= ord(c) <= 0x036F or 0x200B <= ord(c) <= 0x200F for c in text)
     if marks >= 12:
         return "combining or zero-width marks"
-    return None
+    return ciphered(text)
