@@ -3,8 +3,7 @@ family of the corpus gathered from public packages (``vreact/qa/injections/corpu
 its false positives on every clean paragraph the repository's records hold (MuSiQue, HotpotQA,
 2WikiMultihopQA), the gold supporting paragraphs named apart.
 
-    .venv/bin/python benchmarks/injections.py            # the shipped detector
-    .venv/bin/python benchmarks/injections.py --markdown
+    .venv/bin/python benchmarks/injections.py            # every detector, as markdown tables
 
 Each injected paragraph is built as an attacked copy's is (``vreact.qa.attacks.filled``): a
 record's question, then a corpus template with a wrong answer of another record as its target.
@@ -94,9 +93,7 @@ def false_positives(detector: Callable[[str], bool] | None) -> dict[str, tuple[i
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--markdown", action="store_true")
-    ap.parse_args()
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     print("Recall on the corpus's words alone (no question before them, no goal of vreact's after):")
     print()
     print("| detector | " + " | ".join(FAMILIES) + " |")

@@ -273,6 +273,9 @@ class StepKit:
         self.designed: list[Step] = []
         self.retrieved: set[str] = set()
 
+    #: whether this try's actions are the provider's native tool calls (a family whose
+    #: ``native_actions`` is true sets it, for an executor model with ``actions: native``)
+    native: bool = False
     #: DeReAct's critic and context manager for this family's steps (``CriticKit``,
     #: ``ContextManagerKit``; None: it has none, and an attempt whose configuration runs them
     #: crashes naming the family)

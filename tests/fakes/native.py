@@ -13,7 +13,6 @@ once, and a step whose action no tool has is called by that name all the same.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -103,10 +102,9 @@ class NativeAnthropicServer(AnthropicServer):
     def __init__(self, script: Script) -> None:
         super().__init__(mix={"nonsense": 1.0})
         self.script = script
-        self._own = threading.Lock()
 
     def handle_message(self, body: JSON, headers: Any) -> tuple[int, JSON, dict[str, str]]:
-        with self._own:
+        with self._lock:
             self.requests.append(body)
             self.versions.append(headers.get("anthropic-version"))
             self._served += 1

@@ -325,3 +325,13 @@ def test_native_actions_need_a_provider_and_a_family_that_take_them(tmp_path: Pa
         ],
     )
     assert result.exit_code != 0 and "the code family's executor takes no native tool calls" in result.output
+    models.write_text(
+        "kind: models\nmodels:\n"
+        "  agent: {model: openai/agent, base_url: 'http://127.0.0.1:9/v1', actions: native}\n"
+        "  plain: {model: openai/plain, base_url: 'http://127.0.0.1:9/v1'}\n"
+    )
+    sets = [f"models_file={models}", "models.default=agent", "models.executor=plain"]
+    args = ["experiment", "pilot", "--out", str(tmp_path / "j"), *(a for s in sets for a in ("--set", s))]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code != 0 and "actions: native is read by the executor's model only" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "j").exists()

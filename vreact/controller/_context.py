@@ -24,6 +24,7 @@ from vreact.model import (
     OutOfTime,
     ReasoningRunaway,
     ToolSpec,
+    acts_natively,
     called_at,
 )
 from vreact.records import Store
@@ -190,8 +191,7 @@ class AttemptContext:
 
     def acts_natively(self, role: str = "executor") -> bool:
         """Whether ``role``'s model takes its actions as native tool calls (``actions: native``)."""
-        model = self.models.get(role) or self.models["default"]
-        return getattr(model, "actions", "json") == "native"
+        return acts_natively(self.models.get(role) or self.models["default"])
 
     def call(
         self,

@@ -74,8 +74,6 @@ class ExecutorTry:
         self.designer_pipeline = Pipeline([m for m in self.pipeline.members if not isinstance(m, Critic)])
         #: the family's kit for this try: the step's schema, its tools, the designer's steps
         self.kit = ctx.family.kit(ctx, subtask, tries.used > 1)
-        #: its actions are native tool calls (the executor's model takes ``actions: native``)
-        self.native = ctx.family.native_actions and ctx.acts_natively()
         self.marked = config.observation_marking
         # a try after a rejection routed like R1's is re-sampled (retry_temperature)
         self.temperature = config.retry_temperature if tries.used > 1 else None
@@ -205,13 +203,13 @@ class ExecutorTry:
     def _call(self, messages: list[dict[str, str]]) -> str:
         """The executor's reply: JSON against the kit's schema, or one of its actions as a native
         tool call (its model's ``actions: native``)."""
-        tools = self.kit.native_tools() if self.native else None
+        tools = self.kit.native_tools() if self.kit.native else None
         return self.ctx.call("executor", messages, self.kit.schema, self.temperature, tools=tools).text
 
     def _parse(self, turn: Turn) -> None:
         """The step in the reply (None: not one; ``turn.problem`` then says why, if the kit can).
         A native call is read as the JSON step it stands for, which the history then shows."""
-        if not self.native:
+        if not self.kit.native:
             turn.step = self.kit.parse(turn.text)
             return
         text, cause, detail = self.kit.parse_native(turn.text)

@@ -56,10 +56,6 @@ def build_models(
             options["watchdog"] = policy.watchdog  # it streams; the other providers cannot cut a reply
         if entry and entry.structured_output and provider == "openai":
             options["json_mode"] = entry.structured_output
-        if entry and entry.actions == "native" and not provider_reads(provider, "actions"):
-            raise ModelConfigError(
-                f"model {name!r}: native tool calls need openai/ or anthropic/, not {provider}/"
-            )
         price = Price(entry.price.input, entry.price.output) if entry and entry.price else None
         made[name] = get_model(model, cache=cache, policy=policy, price=price, **options)
         if entry and entry.actions == "native":

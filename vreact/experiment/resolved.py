@@ -14,7 +14,7 @@ from vreact.experiment.models import build_models
 from vreact.families import DEFAULT as DEFAULT_FAMILY
 from vreact.families import Shared, Task, family_of
 from vreact.inputs import DatasetError
-from vreact.model import Model, ModelConfigError, ResponseCache, endpoint_of
+from vreact.model import Model, ModelConfigError, ResponseCache, acts_natively, endpoint_of
 from vreact.spec import (
     MAX_PLANNED,
     DatasetSelection,
@@ -199,7 +199,7 @@ def plan(exp: Experiment, tasks: list[Task] | None = None) -> Plan:
 
 def _native(models: dict[str, Model]) -> dict[str, str]:
     """The roles whose models take native tool calls (``actions: native``)."""
-    return {role: "native" for role, m in models.items() if getattr(m, "actions", "json") == "native"}
+    return {role: "native" for role, m in models.items() if acts_natively(m)}
 
 
 def _identity(config: Configuration, setup: Setup | None) -> dict[str, Any]:
@@ -330,10 +330,18 @@ def resolve(
     }
     family = family_of(exp.dataset.family)
     for s in [models, *(s.models for s in setups.values())]:
-        if not family.native_actions and (native := _native(s)):
+        native = _native(s)
+        if native and not family.native_actions:
             raise ModelConfigError(
                 f"the {family.name} family's executor takes no native tool calls: its models take"
                 f" actions: json (set for {', '.join(native)})"
+            )
+        executor = s.get("executor") or s.get("default")
+        idle = [role for role in native if s[role] is not executor]
+        if idle:  # only the executor's actions are tool calls: for any other role it would do nothing
+            raise ModelConfigError(
+                f"actions: native is read by the executor's model only; {', '.join(idle)} calls a native"
+                " model for another role: give that role a model with actions: json"
             )
     return ResolvedExperiment(
         tasks,

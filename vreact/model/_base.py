@@ -92,6 +92,12 @@ def native_reply(content: str, calls: list[tuple[str | None, Any]]) -> str:
     return json.dumps({"content": content, "tool_calls": out})
 
 
+def acts_natively(model: Any) -> bool:
+    """Whether ``model`` takes an executor's actions as native tool calls (a models file's
+    ``actions: native``, which the experiment layer sets on the model it makes)."""
+    return getattr(model, "actions", "json") == "native"
+
+
 def declared(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     """What a request says of its tools (and the response cache keys): name, description and
     parameters of each."""

@@ -349,27 +349,25 @@ def read(id: str, ctx: ToolContext) -> str:
     return mark(shown) if ctx.marked else shown
 
 
-_MONTHS = {
-    m: i
-    for i, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        1,
-    )
-    for m in names
-}
+#: Each month's full name, then its short forms (one table for every reader of a date).
+_MONTH_FORMS = (
+    ("january", "jan"),
+    ("february", "feb"),
+    ("march", "mar"),
+    ("april", "apr"),
+    ("may",),
+    ("june", "jun"),
+    ("july", "jul"),
+    ("august", "aug"),
+    ("september", "sep", "sept"),
+    ("october", "oct"),
+    ("november", "nov"),
+    ("december", "dec"),
+)
+#: The months' full names, in order.
+MONTH_NAMES = tuple(forms[0] for forms in _MONTH_FORMS)
+#: Every name and short form -> the month's number.
+MONTHS: dict[str, int] = {m: i for i, forms in enumerate(_MONTH_FORMS, 1) for m in forms}
 _ISO = re.compile(r"^(\d{3,4})-(\d{1,2})-(\d{1,2})$")
 _WORDS = re.compile(r"[a-z]+|\d+")
 
@@ -415,7 +413,7 @@ def parse_date(text: str) -> Date:
         return _checked(text, parts[0], parts[1], parts[2])
     words = _WORDS.findall(raw)
     years = [int(w) for w in words if w.isdigit() and len(w) in (3, 4)]
-    months = [_MONTHS[w] for w in words if w in _MONTHS]
+    months = [MONTHS[w] for w in words if w in MONTHS]
     days = [int(w) for w in words if w.isdigit() and len(w) <= 2]
     vague = _NOT_PLAIN.search(raw)
     if vague or len(years) != 1 or len(months) > 1 or len(days) > 1 or (days and not months):

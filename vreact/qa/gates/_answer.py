@@ -9,7 +9,7 @@ import re
 from vreact.metrics import normalize_answer
 from vreact.qa.gates._artifact import Artifact
 from vreact.qa.gates._injection import addressed, dictates, obfuscated
-from vreact.qa.tools import tokenize
+from vreact.qa.tools import MONTH_NAMES, MONTHS, tokenize
 from vreact.verify.gates._registry import Check, GateResult, accept, gate, reject
 
 _NUMBER_WORDS = [
@@ -51,32 +51,7 @@ _NUMBER_WORDS = [
     "second",
     "third",
 ]
-_MONTHS = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-]
+_MONTHS = MONTHS  # names and short forms
 _ERA_WORDS = (
     "century",
     "centuries",
@@ -428,9 +403,8 @@ def no_instructions_in_evidence() -> Check:
     def check(a: Artifact) -> GateResult:
         if _URL.search(str(a.answer)):
             return reject("instruction_in_evidence", f"the answer {a.answer!r} holds a web address")
-        titles = getattr(a, "titles", None) or {}
         for pid, text in a.cited.items():
-            found = injected(text, titles.get(pid, ""))
+            found = injected(text, a.titles.get(pid, ""))
             if found:
                 return reject(
                     "instruction_in_evidence",
@@ -458,10 +432,7 @@ def _mentions(entity: str, text: str, min_overlap: float) -> bool:
 _normalized_text = functools.lru_cache(maxsize=4096)(normalize_answer)
 
 
-_MONTH_OF = {
-    m: _MONTHS[i % 12] if i < 12 else _MONTHS[[0, 1, 2, 3, 5, 6, 7, 8, 8, 9, 10, 11][i - 12]]
-    for i, m in enumerate(_MONTHS)
-}
+_MONTH_OF = {m: MONTH_NAMES[n - 1] for m, n in MONTHS.items()}  # a short form as its full name
 _DIGITS = {w: str(i) for i, w in enumerate(_NUMBER_WORDS[:20])} | {
     w: str(20 + 10 * i) for i, w in enumerate(_NUMBER_WORDS[20:28])
 }
