@@ -21,6 +21,10 @@ MIX = {"nonsense": 0.86, "prose": 0.08, "http500": 0.03, "http429": 0.03}
 STOPPING = "stopping: "
 #: The pilot ladder on 20 records, once each: 100 attempts.
 PLANNED = 100
+#: Seconds before each reply: a little, so attempts are in flight whenever the signal comes ...
+LATENCY = 0.03
+#: ... and long enough to hold those in flight while a second Ctrl-C is sent.
+HOLD = 5.0
 
 
 def said(log: Path, text: str, start: int = 0) -> bool:
@@ -43,8 +47,7 @@ def ctrl_c(p: subprocess.Popen[bytes], log: Path, times: int) -> tuple[float, in
 
 @pytest.fixture
 def server():
-    # a little latency, so attempts are in flight whenever the signal comes
-    with ChaosServer(mix=MIX, seed=5, deterministic=True, latency=0.03) as s:
+    with ChaosServer(mix=MIX, seed=5, deterministic=True, latency=LATENCY) as s:
         yield s
 
 
@@ -66,7 +69,13 @@ def test_ctrl_c_against_a_server_exits_130_and_resumes_to_an_uninterrupted_run(
     p = spawn(args, tmp_path / "cache-stopped", log)
     while finished(stopped / "vreact.db") < 10 and p.poll() is None:
         time.sleep(0.01)
+    if times == 2:
+        # the attempts in flight are held at their model call, so the second Ctrl-C always comes
+        # before they end (at 0.03 s they could end, and the run with them, before it was sent)
+        server.latency = HOLD
+        time.sleep(0.3)
     answered, code = ctrl_c(p, log, times)
+    server.latency = LATENCY
     text = log.read_text()
     assert code == 130, text[-3000:]
     assert answered < 1.0, answered  # at once
