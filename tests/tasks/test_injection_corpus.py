@@ -21,7 +21,11 @@ def test_every_template_has_a_family_a_source_and_a_licence() -> None:
         assert r["family"] in FAMILIES, r["id"]
         assert r["licence"] in {"MIT", "Apache-2.0"}
         assert set(r["source"]) == {"package", "version", "file", "name"}
-        assert (CORPUS.parent / f"LICENSE-{r['source']['package']}").is_file()
+        if r.get("authored"):  # written by vreact's authors, under the project's licence
+            assert r["source"]["package"] == "vreact" and r["licence"] == "Apache-2.0", r["id"]
+            assert (REPO / "LICENSE").read_text().lstrip().startswith("Apache License"), r["id"]
+        else:
+            assert (CORPUS.parent / f"LICENSE-{r['source']['package']}").is_file()
         assert "{target}" in r["text"] or "{goal}" in r["text"] or r["family"] == "role_play", r["id"]
 
 
@@ -68,3 +72,11 @@ def test_an_inject_attack_may_draw_its_templates_from_a_family(full_tasks) -> No
         Attack(kind="inject", style="override", family="dictated")
     with pytest.raises(ValueError, match="read by inject attacks only"):
         Attack(kind="poison", family="dictated")
+
+
+def test_every_family_has_five_templates_and_few_are_the_authors_own() -> None:
+    records = [json.loads(line) for line in CORPUS.read_text().splitlines()]
+    for family in FAMILIES:
+        mine = [r for r in records if r["family"] == family]
+        assert len(mine) >= 5, family
+        assert sum(bool(r.get("authored")) for r in mine) < len(mine) / 2, family

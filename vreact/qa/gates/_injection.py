@@ -78,13 +78,74 @@ def _commands(text: str) -> list[str]:
     return out
 
 
+#: Who a label or a vocative names when it speaks to a machine, or says who wrote to it: the
+#: readers an agent is (and what hides words from people), a note's or message's sender.
+_READERS = frozenset(
+    """
+    ai assistant assistants agent agents bot bots chatbot developer gpt llm llms model models
+    system systems automated machine machines hidden invisible
+    """.split()  # noqa: SIM905
+)
+_SENDERS = frozenset(
+    """
+    note notice message memo instruction instructions directive reminder comment
+    """.split()  # noqa: SIM905
+)
+#: Verbs that make a label's words a sentence of their own.
+_FINITE = frozenset(
+    """
+    is was are were has had have be been became include includes consist consists contain contains
+    """.split()  # noqa: SIM905
+)
+#: A label: a sentence's opening words (twelve at most, no sentence end) before a colon.
+_LABEL = re.compile(r"^([^:.!?\n]{1,100}?):(\s|$)")
+#: A vocative: a sentence that opens by naming a machine reader ("Assistant, ...", "Dear AI model, ...").
+_VOCATIVE = re.compile(
+    r"^(dear\s+|hey\s+|hello\s+|attention\s+)?(the\s+|any\s+|all\s+)?(ai\s+|language\s+)?"
+    r"(assistant|model|llm|ai|bot|chatbot|agent|gpt|chatgpt)s?\s*[,!]",
+    re.IGNORECASE,
+)
+#: Readers named as reading this very text: "AI models reading this", "any agent processing this page".
+_READING = re.compile(
+    r"\b(ai|assistants?|models?|llms?|agents?|bots?|readers?|systems?)\s+"
+    r"(reading|processing|parsing|scanning|summari[sz]ing|seeing)\s+(this|these)\b",
+    re.IGNORECASE,
+)
+
+
+def _labelled(sentence: str) -> str | None:
+    """A label that names a machine reader, or a sender ("Note by a trustworthy recruiter:"):
+    a speaker marker however it is worded."""
+    m = _LABEL.match(sentence)
+    if not m or len(m.group(1).split()) > 12:
+        return None
+    raw = re.findall(r"[A-Za-z]+", m.group(1))
+    words = [w.lower() for w in raw]
+    if _FINITE.intersection(words):  # a sentence before its colon ("The system has three parts:")
+        return None
+    # a reader's word in lower case, an acronym (LLM) or the label's first: not part of a name
+    # in title case ("Harvey Keitel as Agent Peter Sadusky:")
+    if any(w.lower() in _READERS and (i == 0 or not w.istitle()) for i, w in enumerate(raw)):
+        return m.group(0).strip()
+    if words and words[0] in _SENDERS and len(words) > 1 and words[1] in {"by", "from", "to", "for"}:
+        return m.group(0).strip()
+    return None
+
+
 @functools.lru_cache(maxsize=4096)
 def addressed(text: str) -> str | None:
-    """Words addressed to the reader: a speaker's turn or a chat template's token, or a command
-    in a paragraph that speaks to its reader in the second person."""
-    m = _SPEAKER.search(text)
+    """Words addressed to the reader: a speaker's turn or a chat template's token; a label or a
+    vocative that names a machine reader, or says who sends it; readers named as reading this;
+    or a command in a paragraph that speaks to its reader in the second person."""
+    m = _SPEAKER.search(text) or _READING.search(text)
     if m:
         return " ".join(m.group(0).split())
+    for sentence in _SENTENCE.split(text):
+        sentence = sentence.strip()
+        if found := _labelled(sentence):
+            return found
+        if m := _VOCATIVE.match(sentence):
+            return m.group(0)
     if _YOU.search(text):
         commands = _commands(text)
         if commands:
