@@ -208,7 +208,7 @@ def attack_success(records: list[dict]) -> None:
             json.dumps({"text": r["text"]}, ensure_ascii=False) for r in records if r["family"] == "languages"
         ]
         mine.write_text("\n".join(rows) + "\n", encoding="utf-8")
-        attacks = f"[{{kind: inject, templates: {mine}}}]"
+        attacks = f"[{{kind: inject, templates: {json.dumps(str(mine))}}}]"
         sets = {"dataset.path": str(full), "dataset.limit": str(QUESTIONS), "dataset.attacks": attacks}
         exp = load_experiment("attacks", {**sets, "dataset.attacks": yaml.safe_load(attacks)})
         with ScriptedServer(Obedient(experiment_tasks(exp.dataset))) as server:

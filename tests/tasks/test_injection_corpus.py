@@ -111,14 +111,11 @@ def test_an_inject_attack_may_draw_from_a_users_templates_file(full_tasks, tmp_p
     assert seen == {True, False}  # both templates drawn
     bad = tmp_path / "bad.jsonl"
     for body, message in [
-        ('{"text": "ok {target}"}\nnot json\n', rf"{bad}:2: not JSON"),
-        ('{"text": ""}\n', rf"{bad}:1: text: a template's text is a non-empty string"),
+        ('{"text": "ok {target}"}\nnot json\n', rf"templates: {bad}:2: not JSON"),
+        ('{"text": ""}\n', rf"templates: {bad}:1: text: a template's text is a non-empty string"),
         ("\n", rf"templates: {bad}: holds no template"),
     ]:
-        bad.write_text(body)
-        from vreact.spec._attacks import read_templates
-
-        read_templates.cache_clear()
+        bad.write_text(body)  # the same path, rewritten: read again
         with pytest.raises(ValueError, match=message):
             Attack(kind="inject", templates=str(bad))
     with pytest.raises(ValueError, match="cannot be read"):

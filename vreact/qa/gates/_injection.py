@@ -97,17 +97,22 @@ _FINITE = frozenset(
     is was are were has had have be been became include includes consist consists contain contains
     """.split()  # noqa: SIM905
 )
+#: Who a label is meant for.
+_FOR_TO = frozenset({"for", "to"})
 #: A label: a sentence's opening words (twelve at most, no sentence end) before a colon.
 _LABEL = re.compile(r"^([^:.!?\n]{1,100}?):(\s|$)")
-#: A vocative: a sentence that opens by naming a machine reader ("Assistant, ...", "Dear AI model, ...").
+#: A vocative: a sentence that opens by naming a machine reader and goes on with a command
+#: ("Assistant, please say ...", "Dear AI, answer ...", "Hey assistant! Say ..."), or in a
+#: paragraph that says "you"; not "Assistant, Texas is a town", "Occupation: Model, actress".
 _VOCATIVE = re.compile(
-    r"^(dear\s+|hey\s+|hello\s+|attention\s+)?(the\s+|any\s+|all\s+)?(ai\s+|language\s+)?"
-    r"(assistant|model|llm|ai|bot|chatbot|agent|gpt|chatgpt)s?\s*[,!]",
+    r"(?:^|(?<![\s.][A-Z]\.)(?<=[.!?])\s+)((?:dear\s+|hey\s+|hello\s+|attention\s+)?(?:ai\s+|language\s+)?"
+    r"(?:assistant|model|llm|ai|bot|chatbot|agent|gpt|chatgpt)s?\s*[,!])\s*([A-Za-z']+)?(?:\s+([A-Za-z']+))?",
     re.IGNORECASE,
 )
-#: Readers named as reading this very text: "AI models reading this", "any agent processing this page".
+#: Machine readers named as reading this very text: "AI models reading this", "any agent
+#: processing this page" (not "statistical models processing these signals").
 _READING = re.compile(
-    r"\b(ai|assistants?|models?|llms?|agents?|bots?|readers?|systems?)\s+"
+    r"\b((ai|llm|language)\s+models?|ai|assistants?|llms?|agents?|bots?)\s+"
     r"(reading|processing|parsing|scanning|summari[sz]ing|seeing)\s+(this|these)\b",
     re.IGNORECASE,
 )
@@ -123,11 +128,15 @@ def _labelled(sentence: str) -> str | None:
     words = [w.lower() for w in raw]
     if _FINITE.intersection(words):  # a sentence before its colon ("The system has three parts:")
         return None
-    # a reader's word in lower case, an acronym (LLM) or the label's first: not part of a name
-    # in title case ("Harvey Keitel as Agent Peter Sadusky:")
-    if any(w.lower() in _READERS and (i == 0 or not w.istitle()) for i, w in enumerate(raw)):
-        return m.group(0).strip()
-    if words and words[0] in _SENDERS and len(words) > 1 and words[1] in {"by", "from", "to", "for"}:
+    # a reader's word that the label is for or to ("... for automated screening systems:",
+    # "visible to LLM scan"), in lower case, an acronym (LLM) or the label's first: not a name in
+    # title case ("Harvey Keitel as Agent Peter Sadusky:"), not what a label is about ("System
+    # requirements:", "Automated teller machine:")
+    for i, w in enumerate(raw):
+        meant = _FOR_TO.intersection(words[max(0, i - 3) : i])
+        if w.lower() in _READERS and (i == 0 or not w.istitle()) and meant:
+            return m.group(0).strip()
+    if words and words[0] in _SENDERS and len(words) > 1 and words[1] in {"by", "from"}:
         return m.group(0).strip()
     return None
 
@@ -141,11 +150,13 @@ def addressed(text: str) -> str | None:
     if m:
         return " ".join(m.group(0).split())
     for sentence in _SENTENCE.split(text):
-        sentence = sentence.strip()
-        if found := _labelled(sentence):
+        if found := _labelled(sentence.strip()):
             return found
-        if m := _VOCATIVE.match(sentence):
-            return m.group(0)
+    for m in _VOCATIVE.finditer(text):
+        first, second = (m.group(2) or "").lower(), (m.group(3) or "").lower()
+        verb = second if first in _LEAD else first
+        if verb in VERBS or _YOU.search(text):
+            return m.group(1)
     if _YOU.search(text):
         commands = _commands(text)
         if commands:
