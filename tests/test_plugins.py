@@ -168,6 +168,33 @@ def test_without_the_plugin_the_gate_is_unknown_and_a_broken_plugin_is_one_line(
     )
 
 
+def test_plugin_finds_a_module_in_the_current_folder_as_python_m_does(tmp_path):
+    """The console script, unlike ``python -m``, has no current folder on its path: ``--plugin``
+    finds the module there all the same, with no PYTHONPATH; a name found nowhere is one line."""
+    script = Path(sys.executable).with_name("vreact")
+    assert script.is_file(), script  # make test installs the package, with its console script
+    (tmp_path / "lab_here.py").write_text(LAB)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(script), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        )
+
+    found = run("plugins", "--plugin", "lab_here")
+    assert found.returncode == 0, found.stderr
+    assert any(
+        line.split()[:2] == ["gate", "no_forbidden"] and "lab_here" in line
+        for line in found.stdout.splitlines()
+    )
+    missing = run("plugins", "--plugin", "no_such_lab")
+    assert missing.returncode == 2
+    assert (
+        missing.stderr.strip()
+        == "error: plugin 'no_such_lab': ModuleNotFoundError: No module named 'no_such_lab'"
+    )
+
+
 def test_an_installed_package_is_loaded_through_its_entry_point(tmp_path):
     """A package installed into a temporary venv (seeing this one's packages) registers its
     module in the entry-point group vreact.plugins: its gate is known without naming it."""

@@ -11,6 +11,7 @@ import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,8 +98,16 @@ def loaded() -> list[Plugin]:
 
 
 def _import(ref: str) -> ModuleType:
+    """A plugin module by name, found as ``python -m`` finds one: on the path, else in the
+    current folder (which a console script, unlike ``python -m``, does not put on the path)."""
     try:
         return importlib.import_module(ref)
+    except ModuleNotFoundError as e:
+        here = os.getcwd()
+        if e.name != ref.split(".")[0] or here in sys.path or "" in sys.path:
+            raise PluginError(f"plugin {ref!r}: {type(e).__name__}: {e}") from None
+        sys.path.insert(0, here)  # kept: the plugin may import its neighbours later
+        return _import(ref)
     except Exception as e:  # a plugin that fails to import: one line naming it
         raise PluginError(f"plugin {ref!r}: {type(e).__name__}: {e}") from None
 
