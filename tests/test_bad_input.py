@@ -180,3 +180,14 @@ def test_an_alias_bomb_given_by_set_is_refused_too():
         parse_overrides([f"description=[{', '.join(levels)}]"])
     assert time.monotonic() - started < 2.0
     assert parse_overrides(["dataset.hops=[2, 3]"]) == {"dataset.hops": [2, 3]}
+
+
+def test_an_unknown_shipped_name_is_one_line_listing_the_shipped_ones(tmp_path):
+    from tests.helpers import cli
+
+    done = cli("experiment", "pilto", "--dry-run", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert "pilto: no shipped experiment of that name (shipped: " in line, line
+    shipped = line.split("(shipped: ")[1].split(")")[0].split(", ")
+    assert {"pilot", "attacks", "tools"} <= set(shipped) and not (tmp_path / "runs").exists()

@@ -26,11 +26,29 @@ def builtin_dir(kind: str) -> Path:
     raise FileNotFoundError(f"built-in folder {kind!r} not found beside the vreact package")
 
 
+#: What each kind of shipped file is called in a message.
+_KINDS = {"specs": "spec", "verifiers": "verifier set", "experiments": "experiment"}
+
+
+def shipped(kind: str) -> list[str]:
+    """The names of the shipped files of a kind (``experiments``: pilot, attacks, ...)."""
+    return sorted(p.stem for p in builtin_dir(kind).glob("*.yaml"))
+
+
 def _resolve(kind: str, name_or_path: str) -> Path:
+    """A YAML file by its path, or a shipped one by its name; an unknown name is refused with
+    the shipped ones listed."""
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml") or p.exists():
         return p
-    return builtin_dir(kind) / f"{name_or_path}.yaml"
+    found = builtin_dir(kind) / f"{name_or_path}.yaml"
+    if not found.is_file():
+        names = ", ".join(shipped(kind))
+        what = _KINDS.get(kind, kind)
+        raise SpecError(
+            [f"{name_or_path}: no shipped {what} of that name (shipped: {names}), and no such file"]
+        )
+    return found
 
 
 def load_spec(name_or_path: str = "musique") -> TaskSpec:
