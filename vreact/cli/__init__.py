@@ -57,6 +57,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "--judge, the judges on what the gates passed. The folder is a run folder: 'vreact report' "
         "and 'vreact view' show it again.",
     ),
+    "export": (
+        "vreact.cli._export",
+        "Write one table of a run's records (attempts, verdicts, calls, steps, tasks) as CSV, JSON "
+        "lines or Parquet: the rows read_run gives, one per record (docs/results.md).",
+    ),
     "replay": (
         "vreact.cli._replay",
         "Check a recorded run again with another verifier set, from the gate input stored with each "

@@ -282,6 +282,13 @@ class RunRecords:
     def task(self, attempt: AttemptRecord) -> TaskRecord | None:
         return self.tasks.get(attempt.task_id)
 
+    def to_pandas(self, table: str = "attempts") -> Any:
+        """One table (attempts, verdicts, calls, steps or tasks) as a pandas DataFrame, the
+        columns of ``vreact export`` (docs/results.md); needs ``vreact[analysis]``."""
+        from vreact.records.export import to_pandas
+
+        return to_pandas(self, table)
+
 
 @dataclass(frozen=True)
 class RunSummary:
