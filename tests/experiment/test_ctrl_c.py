@@ -80,11 +80,16 @@ def test_ctrl_c_against_a_server_exits_130_and_resumes_to_an_uninterrupted_run(
     assert code == 130, text[-3000:]
     assert answered < 1.0, answered  # at once
     assert "attempt(s) in flight will be re-run on resume; Ctrl-C again to stop now" in text
-    assert ("stopped now" in text) == (times == 2)
+    if times == 2 and backend == "ray":
+        # Ray's driver drops its attempts in flight and ends within its 0.2 s poll, so the second
+        # Ctrl-C may come after the run stopped in order: either way it has stopped, exit 130
+        assert "stopped now" in text or "interrupted; the same command resumes it" in text, text[-3000:]
+    else:  # the local pool's attempts are held at their model call: the second lands in time
+        assert ("stopped now" in text) == (times == 2)
     assert "Traceback" not in text and "Aborted" not in text
     done = finished(stopped / "vreact.db")
     assert 10 <= done < PLANNED
-    if times == 1:  # stopped in order: the run says so
+    if "stopped now" not in text:  # stopped in order: the run says so
         assert rows(stopped / "vreact.db", "select status from runs") == [{"status": "interrupted"}]
 
     p = spawn(args, tmp_path / "cache-stopped", log)
