@@ -51,7 +51,6 @@ _NUMBER_WORDS = [
     "second",
     "third",
 ]
-_MONTHS = MONTHS  # names and short forms
 _ERA_WORDS = (
     "century",
     "centuries",
@@ -103,7 +102,7 @@ def _has_number(tokens: list[str]) -> bool:
 
 
 def _has_date(tokens: list[str]) -> bool:
-    return _has_number(tokens) or any(t in _MONTHS or t in _ERA_WORDS for t in tokens)
+    return _has_number(tokens) or any(t in MONTHS or t in _ERA_WORDS for t in tokens)
 
 
 _WH_PATTERNS: list[tuple[str, str]] = [

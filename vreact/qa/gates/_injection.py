@@ -133,8 +133,11 @@ def _labelled(sentence: str) -> str | None:
     # title case ("Harvey Keitel as Agent Peter Sadusky:"), not what a label is about ("System
     # requirements:", "Automated teller machine:")
     for i, w in enumerate(raw):
-        meant = _FOR_TO.intersection(words[max(0, i - 3) : i])
-        if w.lower() in _READERS and (i == 0 or not w.istitle()) and meant:
+        if (
+            words[i] in _READERS
+            and (i == 0 or not w.istitle())
+            and _FOR_TO.intersection(words[max(0, i - 3) : i])
+        ):
             return m.group(0).strip()
     if words and words[0] in _SENDERS and len(words) > 1 and words[1] in {"by", "from"}:
         return m.group(0).strip()
