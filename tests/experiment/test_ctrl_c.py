@@ -45,6 +45,28 @@ def ctrl_c(p: subprocess.Popen[bytes], log: Path, times: int) -> tuple[float, in
     return answered, p.wait(timeout=120)
 
 
+@pytest.mark.parametrize("asked", [False, True])
+def test_after_a_stop_was_asked_a_second_ctrl_c_still_ends_the_process_at_once(asked):
+    """The run's Ctrl-C handler is put back when the run ends, unless a stop was asked: then it
+    stays, so a second Ctrl-C while the process ends (Ray's threads joined on the way out, as CI
+    saw) still says "stopped now" and exits 130, never a KeyboardInterrupt traceback."""
+    from vreact.cli._run import _ctrl_c
+    from vreact.experiment.runner import Stop
+
+    previous = signal.getsignal(signal.SIGINT)
+    stop = Stop()
+    try:
+        with _ctrl_c(stop):
+            ours = signal.getsignal(signal.SIGINT)
+            assert ours is not previous
+            if asked:
+                signal.raise_signal(signal.SIGINT)  # the first Ctrl-C: it asks the run to stop
+                assert stop.event.is_set()
+        assert signal.getsignal(signal.SIGINT) is (ours if asked else previous)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @pytest.fixture
 def server():
     with ChaosServer(mix=MIX, seed=5, deterministic=True, latency=LATENCY) as s:

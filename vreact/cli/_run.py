@@ -235,8 +235,8 @@ def _launch(
 def _ctrl_c(stop: Stop) -> Iterator[None]:
     """While a run runs: the first Ctrl-C says at once what happens and asks it to stop (no
     attempt starts; those in flight end at their next model call, unfinished, and run again on
-    resume); a second ends the process at once (exit 130: the folder resumes, as after a kill;
-    nothing is freed under a model that is still generating)."""
+    resume); a second, up to the process's end, ends it at once (exit 130: the folder resumes, as after a
+    kill; nothing is freed under a model that is still generating)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -258,7 +258,10 @@ def _ctrl_c(stop: Stop) -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        # once a stop was asked, a second Ctrl-C still ends the process at once: while the run
+        # closes, and while the interpreter waits for other threads (Ray's) on its way out
+        if not stop.event.is_set():
+            signal.signal(signal.SIGINT, previous)
 
 
 def _dry_run(p: Plan, out_dir: Path) -> None:
