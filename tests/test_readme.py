@@ -105,5 +105,5 @@ def test_every_readme_command_runs_in_order_and_prints_what_it_shows(tmp_path):
             said = {masked(line) for line in output.splitlines()}
             for line in printed:
                 if line.strip() and line.strip() != "...":
-                    assert masked(line) in said, f"{commands}: {line!r} is not what it printed:\n{output[-3000:]}"
+                    assert masked(line) in said, f"{commands}: {line!r} not printed:\n{output[-3000:]}"
     assert len(ran) >= 5
