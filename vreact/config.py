@@ -16,7 +16,8 @@ from pydantic import (
     model_validator,
 )
 from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined
+from pydantic.json_schema import GetJsonSchemaHandler, JsonSchemaValue
+from pydantic_core import PydanticUndefined, core_schema
 
 from vreact.model import GenerateSettings
 
@@ -230,6 +231,25 @@ class DesignerSettings(BaseModel):
     )
 
 
+def named_forms(long: JsonSchemaValue, what: str) -> JsonSchemaValue:
+    """The JSON Schema of a reference that a file may write three ways, as the loader reads it:
+    ``- name``, ``- name: {arg: value}`` (or ``name:`` with nothing) and ``{name, args}``."""
+    return {
+        "anyOf": [
+            {"type": "string", "description": f"a registered {what}, with no arguments"},
+            {
+                "type": "object",
+                "minProperties": 1,
+                "maxProperties": 1,
+                "not": {"required": ["name"]},
+                "additionalProperties": {"anyOf": [{"type": "object"}, {"type": "null"}]},
+                "description": f"{{{what}: {{argument: value}}}}",
+            },
+            long,
+        ]
+    }
+
+
 class MemberRef(BaseModel):
     """A member of the executor's step pipeline, by registered name, with its arguments."""
 
@@ -242,6 +262,17 @@ class MemberRef(BaseModel):
     @classmethod
     def _bare_name(cls, v: Any) -> Any:
         return {"name": v} if isinstance(v, str) else v
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {
+            "anyOf": [
+                {"type": "string", "description": "a registered member, default arguments"},
+                handler(schema),
+            ]
+        }
 
     @model_validator(mode="after")
     def _registered(self) -> MemberRef:

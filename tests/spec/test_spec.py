@@ -40,6 +40,41 @@ def test_shipped_files_reference_their_schema():
         assert (path.parent / first.split("=", 1)[1]).resolve().is_file()
 
 
+@pytest.mark.parametrize(
+    "path",
+    sorted(
+        [
+            *(REPO / "specs").glob("*.yaml"),
+            *(REPO / "verifiers").glob("*.yaml"),
+            REPO / "memory/roles.yaml",
+            *(REPO / "experiments").glob("*.yaml"),
+        ]
+    ),
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
+def test_every_shipped_file_passes_its_published_schema(path):
+    """What an editor checks against the schema a file names on its first line: the short forms
+    the loader reads (``- name``, ``- name: {arg: value}``) included."""
+    import jsonschema
+    import yaml
+
+    schema = json.loads((path.parent / path.read_text().splitlines()[0].split("=", 1)[1]).read_text())
+    errors = jsonschema.Draft202012Validator(schema).iter_errors(yaml.safe_load(path.read_text()))
+    assert [f"{list(e.absolute_path)}: {e.message}" for e in errors] == []
+
+
+def test_the_published_schema_still_refuses_what_the_loader_refuses():
+    import jsonschema
+
+    schema = json.loads((REPO / "schemas/verifiers.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    for gates in ([{"parses": {}, "non_empty": {}}], [7], [{"name": "parses", "colour": "red"}]):
+        assert not validator.is_valid({"kind": "verifiers", "name": "x", "R1": {"gates": gates}}), gates
+    assert validator.is_valid(
+        {"kind": "verifiers", "name": "x", "R1": {"gates": ["parses", {"max_words": None}]}}
+    )
+
+
 def test_committed_schemas_match_the_models():
     for kind, schema in json_schemas().items():
         committed = json.loads((REPO / "schemas" / f"{kind}.schema.json").read_text())

@@ -15,6 +15,8 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+from pydantic.json_schema import GetJsonSchemaHandler, JsonSchemaValue
+from pydantic_core import core_schema
 
 from vreact.config import (
     CALL_ROLES,
@@ -25,6 +27,7 @@ from vreact.config import (
     IdleSetting,
     SettingError,
     known_roles,
+    named_forms,
 )
 from vreact.families import DEFAULT as DEFAULT_FAMILY
 from vreact.families import UnknownFamily, family_of, settings_of_families
@@ -108,6 +111,12 @@ class GateRef(_Strict):
             ((name, args),) = value.items()
             return {"name": name, "args": args or {}}
         return value
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return named_forms(handler(schema), "gate")
 
     @model_validator(mode="after")
     def _known(self) -> GateRef:
