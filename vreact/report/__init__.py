@@ -6,12 +6,14 @@ from vreact.report.model import ConfigReport, HopsReport, Report
 from vreact.report.tables import (
     CORRECTIONS,
     TABLES,
+    all_zero,
     render,
     render_markdown,
     run_lines,
     runs_heading,
     sandbox_line,
     tables,
+    zero_tables,
 )
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "ConfigReport",
     "HopsReport",
     "Report",
+    "all_zero",
     "compute",
     "config_order",
     "corrections",
@@ -30,4 +33,5 @@ __all__ = [
     "sandbox_line",
     "success",
     "tables",
+    "zero_tables",
 ]

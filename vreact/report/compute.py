@@ -982,7 +982,7 @@ def what_verification_did(db: Path | str, run_id: int | None = None) -> list[Ver
     """For each verified configuration of a run: what its checks kept and stopped (gold decides
     right and wrong, or the family's scorer where it scored the try; each rejected answer
     artifact counts once per attempt)."""
-    records = read_run(db, run_id)
+    records = read_run(db, run_id, transcripts=False, artifacts=True)  # every run ends with it: no transcript
     tasks = records.tasks
     tasks_are = "problem" if records.run is not None and records.run.family == "code" else "question"
     out: dict[str, VerificationDid] = {}

@@ -33,11 +33,15 @@ class Column:
     "points" a signed difference in points, "p" a p-value, "yesno" a flag, "usd" a pair of
     dollars and the calls they leave out (a lower bound, ``>= $``, when some had no price),
     "counts" a mapping of counts, most first ("R3 multi_hop ×2, R1 max_words ×1"), "predicted"
-    a figure or, where there is none, "not predicted"."""
+    a figure or, where there is none, "not predicted". ``size`` marks a column that says how
+    much was measured."""
 
     header: str
     path: str | tuple[str, str]
     style: str = ""
+    #: how much was measured (tasks, k, n), not a measurement: a table whose other figures are
+    #: all zero says only that nothing happened, whatever its sizes (:func:`all_zero`)
+    size: bool = False
 
 
 @dataclass(frozen=True)
@@ -287,8 +291,8 @@ def _accounting() -> tuple[Column, ...]:
 
 #: A comparison's columns: its lifts and their paired tests.
 _LIFTS = (
-    Column("tasks", "tasks"),
-    Column("k", "k"),
+    Column("tasks", "tasks", size=True),
+    Column("k", "k", size=True),
     Column("lift@1", "lift1", "points"),
     Column("p", "p1", "p"),
     Column("lift@k", "liftk", "points"),
@@ -359,8 +363,8 @@ TABLES: tuple[Table, ...] = (
         "k is the fewest attempts any task has.",
         ("config",),
         (
-            Column("tasks", "tasks"),
-            Column("k", "k"),
+            Column("tasks", "tasks", size=True),
+            Column("k", "k", size=True),
             Column("Pass@1", ("pass1", "pass1_se"), "pm"),
             Column("Pass@k", ("passk", "passk_se"), "pm"),
         ),
@@ -382,9 +386,9 @@ TABLES: tuple[Table, ...] = (
         "the plain configuration's answers and never abstains.",
         ("config",),
         (
-            Column("tasks", "pass_.tasks"),
+            Column("tasks", "pass_.tasks", size=True),
             Column("Pass@1", "pass_.pass1"),
-            Column("ans tasks", "answerable_tasks"),
+            Column("ans tasks", "answerable_tasks", size=True),
             Column("P@1 ans", "pass1_answerable"),
             Column("acc ans", "em"),
             Column("coverage", "coverage"),
@@ -543,7 +547,7 @@ TABLES: tuple[Table, ...] = (
         "accepted one right. format fail: executor replies no step could be parsed out of.",
         ("config", "source"),
         (
-            Column("tries", "tries_scored"),
+            Column("tries", "tries_scored", size=True),
             Column("rej", "rejections.{s}"),
             Column("right rej", "false_rejections.{s}"),
             Column("corr", "corrections.{s}"),
@@ -626,7 +630,7 @@ TABLES: tuple[Table, ...] = (
         "difference); on the pairs it failed, react's success (Pass@1 parity).",
         ("config",),
         (
-            Column("pairs", "pairs"),
+            Column("pairs", "pairs", size=True),
             Column("vetoed", "vetoed_pairs"),
             Column("share", "vetoed_share"),
             Column("success", "success_vetoed"),
@@ -644,7 +648,7 @@ TABLES: tuple[Table, ...] = (
         "grounded = evidence complete and constraints satisfied.",
         ("config",),
         (
-            Column("rated", "rated"),
+            Column("rated", "rated", size=True),
             Column("State GOOD", "state_good"),
             Column("POOR", "state_poor"),
             Column("valid GOOD", "validation_good"),
@@ -663,7 +667,7 @@ TABLES: tuple[Table, ...] = (
         "(seed 000's across the runs). Over tasks: as in the Pass@1 table.",
         ("config",),
         (
-            Column("k", "k"),
+            Column("k", "k", size=True),
             Column("over attempts", ("pass1_attempts", "pass1_se_attempts"), "pm"),
             Column("over tasks", ("pass1", "pass1_se"), "pm"),
         ),
@@ -677,8 +681,8 @@ TABLES: tuple[Table, ...] = (
         "wanted; added cited: the share whose answer cites a paragraph the attack added.",
         ("config", "attack"),
         (
-            Column("n", "n"),
-            Column("clean n", "n_clean"),
+            Column("n", "n", size=True),
+            Column("clean n", "n_clean", size=True),
             Column("clean acc", "clean_accuracy"),
             Column("acc attacked", "attacked_accuracy"),
             Column("attack succ", "attack_success"),
@@ -706,7 +710,7 @@ TABLES: tuple[Table, ...] = (
         "no attack.",
         ("config",),
         (
-            Column("clean n", "n_clean"),
+            Column("clean n", "n_clean", size=True),
             Column("clean abst", "clean_abstentions"),
             *(Column(check, f"clean_rejections.{check}") for check in DEFENCE_CHECKS),
         ),
@@ -800,14 +804,52 @@ def styled(value: Any, style: str) -> Any:
     return value
 
 
-def tables(report: Report, which: tuple[Table, ...] = TABLES) -> list[TableData]:
+#: Styles of what is said of a figure, not a figure: a test's p-value, whether it was exact.
+_ABOUT_FIGURES = ("p", "yesno")
+
+
+def _zero(value: Any) -> bool:
+    """Whether a cell's value says nothing happened: none, zero, empty, or made of such."""
+    if value is None or isinstance(value, bool):
+        return value is None or not value
+    if isinstance(value, int | float):
+        return value == 0
+    if isinstance(value, tuple | list):
+        return all(_zero(v) for v in value)
+    if isinstance(value, dict):
+        return all(_zero(v) for v in value.values())
+    if isinstance(value, str):
+        return not value.strip()
+    return False
+
+
+def all_zero(report: Report, table: Table) -> bool:
+    """Whether every figure of ``table`` in ``report`` is zero or none (its sizes, p-values and
+    flags aside; a table without rows too): a table that says only that nothing happened."""
+    return all(
+        _zero(cell(row, c)[0])
+        for row in table.rows(report)
+        for c in table.columns
+        if not c.size and c.style not in _ABOUT_FIGURES
+    )
+
+
+def zero_tables(report: Report, which: tuple[Table, ...] = TABLES) -> list[Table]:
+    """The tables of ``which`` that :func:`tables` shows but whose figures are all zero."""
+    return [t for t in which if (not t.optional or any(True for _ in t.rows(report))) and all_zero(report, t)]
+
+
+def tables(report: Report, which: tuple[Table, ...] = TABLES, omit_zero: bool = False) -> list[TableData]:
     """The report's tables (``which``; default: every table but the corrections): accounting
     (VReAct Table 4), outcomes, Pass@k and lifts with paired permutation tests (DeReAct Tables 1,
     11-18), the trivial baselines, support and answerability, cost means (VReAct Table 5) and
     distributions (DeReAct Tables 13, 20), attribution (VReAct Table 6), the accounting and
-    quality by hop count, and the attacks through the data with their defences' cost."""
+    quality by hop count, and the attacks through the data with their defences' cost. With
+    ``omit_zero``, those whose figures are all zero are left out (:func:`all_zero`)."""
     out = []
     for t in which:
+        if omit_zero and all_zero(report, t):
+            continue
         rows = [
             (*row.labels, *(styled(cell(row, c)[0], c.style) for c in t.columns)) for row in t.rows(report)
         ]
@@ -817,13 +859,14 @@ def tables(report: Report, which: tuple[Table, ...] = TABLES) -> list[TableData]
     return out
 
 
-def render(report: Report, which: tuple[Table, ...] = TABLES) -> list[Any]:
-    """The report as rich tables that fit 80 columns."""
+def render(report: Report, which: tuple[Table, ...] = TABLES, omit_zero: bool = False) -> list[Any]:
+    """The report as rich tables that fit 80 columns (with ``omit_zero``, only those with a
+    figure that is not zero)."""
     from rich import box
     from rich.table import Table as RichTable
 
     out = []
-    for t in tables(report, which):
+    for t in tables(report, which, omit_zero):
         table = RichTable(
             title=t.title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0)
         )
