@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from vreact.model import CallPolicy, Model, ModelConfigError, Price, ResponseCache, get_model, provider_reads
-from vreact.spec import ModelsFile
+from vreact.spec import ModelEntry, ModelsFile
 
 
 def build_models(
@@ -39,10 +39,7 @@ def build_models(
         model = entry.model if entry else name
         provider = model.split("/", 1)[0]
         options: dict[str, Any] = {}
-        url = (entry.base_url if entry else None) or (
-            pool_member(entry.pool) if entry and entry.pool else None
-        )
-        url = url or base_url
+        url, _ = served_at(entry, base_url)
         if url and provider_reads(provider, "base_url"):
             options["base_url"] = url
         if timeout is not None and provider_reads(provider, "timeout"):
@@ -66,6 +63,20 @@ def build_models(
             made[name].endpoint = f"pool:{name}"  # type: ignore[attr-defined]
             made[name].url = options.get("base_url")  # type: ignore[attr-defined]
     return {role: made[name] for role, name in names.items()}
+
+
+def served_at(entry: ModelEntry | None, base_url: str | None) -> tuple[str | None, str | None]:
+    """The server a model is made with, and which field gives it: its models-file entry's own
+    (``base_url``, or ``pool``: the member this process calls), else ``base_url`` (``experiment``:
+    the experiment's, for the models without one of their own); (None, None) when none does (the
+    provider's own, or its environment's). Only a provider that reads ``base_url`` is given it."""
+    if entry and entry.base_url:
+        return entry.base_url, "base_url"
+    if entry and entry.pool:
+        return pool_member(entry.pool), "pool"
+    if base_url:
+        return base_url, "experiment"
+    return None, None
 
 
 #: Set in each Ray worker: its node's IP and its index, which choose its member of a pool.

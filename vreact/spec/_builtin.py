@@ -64,9 +64,14 @@ def load_roles(path: str | None = None) -> RoleSchema:
     return load_file(p, RoleSchema)  # type: ignore[return-value]
 
 
+def experiment_file(name_or_path: str) -> Path:
+    """The experiment file a path or a shipped name (``pilot``) stands for."""
+    return _resolve("experiments", name_or_path)
+
+
 def load_experiment(name_or_path: str = "pilot", overrides: dict[str, Any] | None = None) -> Experiment:
     """An experiment file (or a shipped name), with ``--set`` overrides applied."""
-    path = _resolve("experiments", name_or_path)
+    path = experiment_file(name_or_path)
     return load_file(path, Experiment, overrides)  # type: ignore[return-value]
 
 

@@ -256,6 +256,21 @@ def load_file(
     return loaded
 
 
+def field_line(path: str | Path, loc: Loc) -> int:
+    """The line of the field at ``loc`` in a YAML file that loaded (of the nearest field that
+    holds it, when it is not written there; 1 when the file cannot be read again)."""
+    lines: dict[Loc, int] = {}
+    try:
+        _, text = read_text(Path(path), "VREACT_MAX_YAML_MB", MAX_YAML_MB)
+        _check_shape(text)
+        node = yaml.compose(text, Loader=_Loader)
+        if node is not None:
+            _to_python(node, (), lines)
+    except (InputFileError, _Refused, yaml.YAMLError, ValueError, TypeError, RecursionError, OSError):
+        return 1
+    return _line_of(loc, lines)
+
+
 def _fields_at(model: Any, loc: Loc) -> list[str]:
     """The fields of the model that holds the field at ``loc`` (below ``model``), read from the
     annotations (a list's, a mapping's or an optional's item), or none when they cannot be read."""
