@@ -1,7 +1,8 @@
 """Limits a user meets before and around a run (issue 33): bounded plans refused in one line with
 nothing created, a dry run that makes nothing, a base URL that is no URL, and a server where
-nothing listens: the run stops after a bounded number of connection failures, says which server
-and how many attempts, exits non-zero, and the same command finishes it once the server is up."""
+nothing listens once the run has started: the run stops after a bounded number of connection
+failures, says which server and how many attempts, exits non-zero, and the same command finishes
+it once the server is up."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from click.testing import CliRunner
 
 from tests.conftest import assert_records_whole
 from tests.fakes.chaos_server import ChaosServer
-from vreact.cli import cli
+from vreact.cli import _servers, cli
 from vreact.spec import MAX_ATTEMPTS, MAX_CONCURRENCY, MAX_PLANNED
 
 HUGE = str(10**20)
@@ -100,14 +101,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_a_server_where_nothing_listens_stops_the_run_and_the_same_command_finishes_it(tmp_path, monkeypatch):
+def test_a_server_that_stops_answering_stops_the_run_and_the_same_command_finishes_it(tmp_path, monkeypatch):
+    """The server answered the check before the run (a server where nothing listens then is
+    refused before anything starts: tests/cli/test_servers.py) and is gone when it is called."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
     out = tmp_path / "run"
     args = ["run", "--dataset", "sample", "--configs", "N,VG", "--limit", "4", "--model", "openai/x"]
     args += ["--base-url", url, "--out", str(out), "--no-cache"]
-    first = invoke(*args)
+    with monkeypatch.context() as m:
+        m.setattr(_servers, "unanswered", lambda served: [])  # it answered the check, then went away
+        first = invoke(*args)
     assert first.exit_code == 1, first.output
     said = [line for line in first.output.splitlines() if line.startswith("error:")]
     assert len(said) == 1 and f"nothing answers at {url}" in said[0], first.output

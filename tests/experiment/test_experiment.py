@@ -191,10 +191,12 @@ def test_attempts_run_concurrently(tmp_path):
 
 def test_a_folder_in_use_is_refused(tmp_path):
     out = tmp_path / "busy"
-    with exclusive(out):
-        # a server that is never asked: the folder is refused before any call
+    with exclusive(out), ChaosServer(mix={"nonsense": 1.0}) as server:
+        # a server that is up (the run checks that before it starts) and never asked: the
+        # folder is refused before any call
         args = ["run", "--dataset", str(FULL), "--limit", "1", "--out", str(out), "--model", "openai/x"]
-        result = CliRunner().invoke(cli, [*args, "--base-url", "http://127.0.0.1:9/v1"])
+        result = CliRunner().invoke(cli, [*args, "--base-url", server.base_url])
+        assert server.requests == []
     assert result.exit_code == 2
     assert "another vreact process is running into this folder" in result.stderr
 
@@ -258,9 +260,9 @@ def resolved_by(args: list[str], monkeypatch: pytest.MonkeyPatch) -> ResolvedExp
     return seen[0]
 
 
-def test_run_flags_and_the_same_experiment_file_resolve_to_the_same_experiment(tmp_path, monkeypatch):
+def test_run_flags_and_the_same_experiment_file_resolve_to_the_same_experiment(server, tmp_path, monkeypatch):
     ids = [t.id for t in load_tasks(FULL)][5:2:-1]  # three tasks, in an order of our own
-    url = "http://127.0.0.1:9/v1"  # never asked: making the models makes no request
+    url = server.base_url  # up (a run checks); never asked: making the models makes no request
     same = {
         "attempts": "2",
         "seed": "3",
@@ -297,6 +299,7 @@ def test_run_flags_and_the_same_experiment_file_resolve_to_the_same_experiment(t
     assert by_flags.cache.path == by_file.cache.path
     assert replace(by_flags, models={}, cache=None) == replace(by_file, models={}, cache=None)
     assert by_flags.limits.policy() == CallPolicy(max_retries=1, call_timeout=60, concurrency=2)
+    assert server.requests == []
 
 
 def test_a_role_s_own_call_settings_reach_the_server(tmp_path, monkeypatch):

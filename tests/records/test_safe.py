@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import FULL, assert_records_whole
+from tests.fakes.chaos_server import ChaosServer
 from tests.helpers import abstain, by_role, finish, read, search
 from vreact.cli import cli
 from vreact.config import Configuration
@@ -306,8 +307,10 @@ def test_vreact_run_into_a_folder_with_broken_records_is_one_line(run):
     db = run / DB_NAME
     _garbage(db)
     before = sha(db)
-    model = ["--model", "openai/none", "--base-url", "http://127.0.0.1:9/v1"]  # never called
-    result = invoke("run", "--dataset", "sample", "--limit", "1", "--configs", "N", *model, "--out", run)
+    with ChaosServer(mix={"nonsense": 1.0}) as server:  # up, as a run checks before it starts
+        model = ["--model", "openai/none", "--base-url", server.base_url]  # never called
+        result = invoke("run", "--dataset", "sample", "--limit", "1", "--configs", "N", *model, "--out", run)
+        assert server.requests == []
     assert sha(db) == before and beside(db) == []
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     [error] = [line for line in result.output.splitlines() if line.startswith("error:")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from shlex import quote
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -43,11 +44,15 @@ def user_errors(*kinds: type[Exception]) -> Iterator[None]:
         raise UserError(str(e)) from None
 
 
-def print_report(out_dir: Path, run_id: int | None = None, reports: list[Report] | None = None) -> None:
+def print_report(
+    out_dir: Path, run_id: int | None = None, reports: list[Report] | None = None, omit_zero: bool = False
+) -> None:
     """The tables of one run (the latest by default) or of ``reports``, under the list of the
-    folder's runs; then the folder's path, and the internal errors when there are some."""
+    folder's runs; then the folder's path, and the internal errors when there are some. With
+    ``omit_zero`` (the demo's), a table whose figures are all zero is left out, and one line
+    names those left out and the command that prints every table."""
     from vreact.records import DB_NAME, crash_kinds, run_list
-    from vreact.report import compute, render, run_lines, runs_heading, sandbox_line
+    from vreact.report import compute, render, run_lines, runs_heading, sandbox_line, zero_tables
 
     db = out_dir / DB_NAME
     if reports is None:
@@ -63,8 +68,18 @@ def print_report(out_dir: Path, run_id: int | None = None, reports: list[Report]
         if said:
             style = "bold red" if report.sandbox == "none" else ""
             console.print(said, style=style, highlight=False, markup=False, soft_wrap=True)
-        for table in render(report):
+        for table in render(report, omit_zero=omit_zero):
             console.print(table)
+        left_out = zero_tables(report) if omit_zero else []
+        if left_out:
+            names = ", ".join(short_title(t.title) for t in left_out)
+            again = f"vreact report {quote(str(out_dir))}" + _run_flag(runs, report.run)
+            console.print(
+                f"Left out, all zero: {names} ({again} prints every table)",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
         crashes = crash_kinds(db, report.run) if report.run is not None else []
         if crashes:
             console.print(f"Crashes of run {report.run}:", highlight=False, markup=False)
@@ -80,6 +95,40 @@ def print_report(out_dir: Path, run_id: int | None = None, reports: list[Report]
             highlight=False,
             soft_wrap=True,
         )
+
+
+def short_title(title: str) -> str:
+    """A table's title up to its first parenthesis or colon: "Pass@1 and Pass@k", "Loop guards"."""
+    for mark in (" (", ":"):
+        title = title.split(mark, 1)[0]
+    return title
+
+
+def _run_flag(runs: list[Any], run_id: int | None) -> str:
+    """`` --run ID`` where the folder's latest run is another (a command shows the latest)."""
+    return f" --run {run_id}" if runs and run_id is not None and runs[-1].id != run_id else ""
+
+
+def next_commands(
+    out_dir: Path, run_id: int | None, corrections: bool, more: tuple[str, ...] = ()
+) -> list[str]:
+    """The commands to look further into a run just made (its folder as given, quoted for a
+    shell where it needs to be): its page, and its corrections when a configuration was verified
+    (else its tables again); then ``more``."""
+    from vreact.records import DB_NAME, run_list
+
+    runs = run_list(out_dir / DB_NAME)
+    where = quote(str(out_dir)) + _run_flag(runs, run_id)
+    commands = [f"vreact view {where}   (a page of every attempt: its steps, verdicts and retries)"]
+    if corrections:
+        commands.append(
+            f"vreact report {where} --corrections   (each correction: what a check rejected, what was"
+            " accepted in its place)"
+        )
+    else:
+        commands.append(f"vreact report {where}   (these tables again; --markdown or --json)")
+    commands += more
+    return [("next: " if i == 0 else "      ") + c for i, c in enumerate(commands)]
 
 
 def _load_plugins(ctx: click.Context, param: click.Parameter, modules: tuple[str, ...]) -> None:

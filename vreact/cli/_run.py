@@ -24,10 +24,12 @@ from vreact.cli._common import (
     dataset_options,
     err,
     field_map,
+    next_commands,
     plugin_option,
     print_report,
     user_errors,
 )
+from vreact.cli._servers import Given, Loc, check_servers
 from vreact.config import CALL_ROLES
 from vreact.experiment import (
     OnAttempt,
@@ -61,7 +63,8 @@ from vreact.spec import (
     resolve_configs,
     warn,
 )
-from vreact.spec._loader import located
+from vreact.spec._builtin import experiment_file
+from vreact.spec._loader import field_line, located
 
 INPUT_ERRORS = (
     ClusterUnavailable,
@@ -82,17 +85,20 @@ def _execute(
     out: Path | None,
     cache_dir: Path | None,
     cache_only: bool = False,
-    summary: bool = False,
+    omit_zero: bool = False,
     dry_run: bool = False,
+    more: tuple[str, ...] = (),
     **flags: Any,
 ) -> None:
     """``vreact run`` and ``demo``: the experiment of the flags, on the tasks ``vreact run``
-    selects (bad input: one line, exit 2); run it and print the report (``summary``: then what
-    verification did, in two lines per verified configuration)."""
+    selects (bad input: one line, exit 2); run it and print the report, what verification did
+    and the commands to look further (``omit_zero``, the demo's: only the tables with a figure
+    that is not zero; ``more``: further commands)."""
     with user_errors(*INPUT_ERRORS):
         exp = experiment_of_flags(**flags)
         tasks = run_tasks(exp)
-    _launch(exp, out or default_out_dir(), cache_dir, tasks, cache_only, summary, dry_run)
+    given = Given(at=_flag, named=_flag)
+    _launch(exp, out or default_out_dir(), cache_dir, tasks, cache_only, omit_zero, dry_run, given, more)
 
 
 def experiment_of_flags(
@@ -183,13 +189,26 @@ def _launch(
     cache_dir: Path | None,
     tasks: list[Task] | None = None,
     cache_only: bool = False,
-    summary: bool = False,
+    omit_zero: bool = False,
     dry_run: bool = False,
+    given: Given | None = None,
+    more: tuple[str, ...] = (),
 ) -> None:
-    """Resolve ``exp`` (its files, tasks and models), run or resume it into ``out_dir``, print
-    the report (and, with ``summary``, what verification did). With ``dry_run``, print what it
-    would start and make nothing. Ctrl-C stops it (exit 130); a server that does not answer
-    stops it after the report (exit 1); either way the same command resumes it."""
+    """Resolve ``exp`` (its files, tasks and models), run or resume it into ``out_dir``; print
+    the report (``omit_zero``: only its tables with a figure that is not zero), what
+    verification did, and the commands to look further (then ``more``). With ``dry_run``, print
+    what it would start and make nothing. Before any model is made, a model at a server without
+    its API key, or a server where nothing answers, refuses the run in one line (exit 2; ``given``
+    says where its fields were given; nothing is made). Ctrl-C stops it (exit 130); a server that
+    stops answering stops it after the report (exit 1); either way the same command resumes it."""
+    given = given or Given(at=_flag, named=_flag)
+    # a remote Ray cluster's workers call the servers from elsewhere; --cache-only calls none
+    connect = not cache_only and not (exp.runner.backend == "ray" and exp.runner.address)
+
+    def check_then_announce(names: list[str]) -> None:  # resolve calls it before any model is made
+        check_servers(exp, names, given, connect)
+        _loading(names)
+
     with user_errors(*INPUT_ERRORS):
         if dry_run:
             _dry_run(plan(exp, tasks), out_dir)
@@ -197,7 +216,7 @@ def _launch(
         ready_to_run_code(exp.dataset.family, exp.sandbox)  # before its models load
         try:
             resolved = resolve(
-                exp, tasks=tasks, cache_dir=cache_dir, announce=_loading, cache_only=cache_only
+                exp, tasks=tasks, cache_dir=cache_dir, announce=check_then_announce, cache_only=cache_only
             )
             err.print(_plan(resolved, out_dir), highlight=False)
             for model in exp.unseeded():  # never refused: the seed numbers the attempts too
@@ -214,7 +233,7 @@ def _launch(
             if e.why == "interrupted":
                 err.print(f"stopped: {e}", highlight=False, soft_wrap=True)
                 raise click.exceptions.Exit(130) from None
-            print_report(out_dir, e.run_id)
+            print_report(out_dir, e.run_id, omit_zero=omit_zero)
             raise Stopped(str(e)) from None
         except StorageFault as e:  # the run's storage failed mid-run: resumable
             raise Stopped(str(e)) from None
@@ -222,13 +241,21 @@ def _launch(
             if not io_error(e):
                 raise
             raise Stopped(str(StorageFault(str(out_dir), io_cause(e)))) from None
-    print_report(out_dir, run_id)
-    if summary:
-        from vreact.records import DB_NAME
-        from vreact.report.compute import what_verification_did
+    print_report(out_dir, run_id, omit_zero=omit_zero)
+    _ending(out_dir, run_id, more)
 
-        for did in what_verification_did(out_dir / DB_NAME, run_id):
-            console.print("\n".join(did.lines()), highlight=False, markup=False, soft_wrap=True)
+
+def _ending(out_dir: Path, run_id: int, more: tuple[str, ...] = ()) -> None:
+    """What a run ends with, under its report: what verification did, in two lines per verified
+    configuration, then the commands to look further (its page; its corrections, or where no
+    configuration was verified its tables; then ``more``)."""
+    from vreact.records import DB_NAME
+    from vreact.report.compute import what_verification_did
+
+    did = what_verification_did(out_dir / DB_NAME, run_id)
+    lines = [line for d in did for line in d.lines()]
+    for line in [*lines, *next_commands(out_dir, run_id, corrections=bool(did), more=more)]:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 @contextmanager
@@ -581,7 +608,7 @@ def demo(family: str = "qa", **options: Any) -> None:
     if family == "code":
         _code_demo(options)
         return
-    _execute(dataset="sample", attempts=1, seed=0, concurrency=1, summary=True, **options)
+    _execute(dataset="sample", attempts=1, seed=0, concurrency=1, omit_zero=True, **options)
 
 
 def _code_demo(options: dict[str, Any]) -> None:
@@ -605,7 +632,8 @@ def _code_demo(options: dict[str, Any]) -> None:
     _execute(
         out,
         options.pop("cache_dir", None),
-        summary=True,
+        omit_zero=True,
+        more=("vreact experiment code --set dataset.limit=10   (more problems)",),
         dataset="humaneval",
         family="code",
         task_ids=problems,
@@ -613,13 +641,6 @@ def _code_demo(options: dict[str, Any]) -> None:
         seed=0,
         concurrency=1,
         **options,
-    )
-    console.print(
-        "Next: the programs, what rejected them and the retries: vreact view "
-        f"{out}\n      every correction: vreact report {out} --corrections\n"
-        "      more problems: vreact experiment code --set dataset.limit=10",
-        highlight=False,
-        soft_wrap=True,
     )
 
 
@@ -662,7 +683,31 @@ def experiment(
     Running it again into the same folder resumes it."""
     with user_errors(*INPUT_ERRORS):
         runner = {f"runner.{k}": v for k, v in _runner(backend, ray_address).items()}
-        exp = load_experiment(file, {**parse_overrides(overrides), **runner})
+        sets = {**parse_overrides(overrides), **runner}
+        exp = load_experiment(file, sets)
+        given = _in_file(experiment_file(file), sets, [c.name for c in exp.configurations])
         if configs:
             exp = only_configs(exp, configs)
-    _launch(exp, out or Path("runs") / exp.name, cache_dir, cache_only=cache_only, dry_run=dry_run)
+    out_dir = out or Path("runs") / exp.name
+    _launch(exp, out_dir, cache_dir, cache_only=cache_only, dry_run=dry_run, given=given)
+
+
+def _in_file(path: Path, sets: dict[str, Any], configs: list[str]) -> Given:
+    """Where the fields of the experiment file at ``path`` are: ``FILE:LINE: field``, or ``FILE:
+    --set KEY`` for one a ``--set`` gave (``configs``: its configurations' names, in order)."""
+
+    def loc_in_file(loc: Loc) -> Loc:
+        if loc[:1] == ("configurations",) and len(loc) > 1 and loc[1] in configs:
+            return ("configurations", configs.index(str(loc[1])), *loc[2:])
+        return loc
+
+    def at(loc: Loc) -> str:
+        loc = loc_in_file(loc)
+        parts = tuple(map(str, loc))
+        for key in sets:
+            k = tuple(key.split("."))
+            if parts[: len(k)] == k or k[: len(parts)] == parts:
+                return f"{path}: --set {key}"
+        return f"{path}:{field_line(path, loc)}: {'.'.join(parts)}"
+
+    return Given(at=at, named=lambda loc: ".".join(map(str, loc_in_file(loc))))
