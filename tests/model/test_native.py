@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from tests.attacks.obedient import steps_taken
 from tests.conftest import FULL
-from tests.fakes.chaos_server import SchemaFaker
+from tests.fakes.chaos_server import ChaosServer, SchemaFaker
 from tests.fakes.native import NativeAnthropicServer, NativeOpenAIServer
 from tests.helpers import abstain, finish, read, role_of, search, support_ids
 from vreact.cli import cli
@@ -305,33 +305,37 @@ def test_native_actions_need_a_provider_and_a_family_that_take_them(tmp_path: Pa
         "models.yaml:3: models.local.actions: native tool calls need openai/ or anthropic/" in result.output
     )
     assert "Traceback" not in result.output and not (tmp_path / "o").exists()
-    models.write_text(
-        "kind: models\nmodels:\n"
-        "  agent: {model: openai/agent, base_url: 'http://127.0.0.1:9/v1', actions: native}\n"
-    )
-    result = CliRunner().invoke(
-        cli,
-        [
-            "experiment",
-            "code",
-            "--out",
-            str(tmp_path / "c"),
-            "--set",
-            f"models_file={models}",
-            "--set",
-            "models.default=agent",
-            "--set",
-            "sandbox=none",
-        ],
-    )
-    assert result.exit_code != 0 and "the code family's executor takes no native tool calls" in result.output
-    models.write_text(
-        "kind: models\nmodels:\n"
-        "  agent: {model: openai/agent, base_url: 'http://127.0.0.1:9/v1', actions: native}\n"
-        "  plain: {model: openai/plain, base_url: 'http://127.0.0.1:9/v1'}\n"
-    )
-    sets = [f"models_file={models}", "models.default=agent", "models.executor=plain"]
-    args = ["experiment", "pilot", "--out", str(tmp_path / "j"), *(a for s in sets for a in ("--set", s))]
-    result = CliRunner().invoke(cli, args)
-    assert result.exit_code != 0 and "actions: native is read by the executor's model only" in result.output
-    assert "Traceback" not in result.output and not (tmp_path / "j").exists()
+    with ChaosServer(mix={"nonsense": 1.0}) as up:  # up, as a run checks before it starts; never asked
+        models.write_text(
+            "kind: models\nmodels:\n"
+            f"  agent: {{model: openai/agent, base_url: '{up.base_url}', actions: native}}\n"
+        )
+        result = CliRunner().invoke(
+            cli,
+            [
+                "experiment",
+                "code",
+                "--out",
+                str(tmp_path / "c"),
+                "--set",
+                f"models_file={models}",
+                "--set",
+                "models.default=agent",
+                "--set",
+                "sandbox=none",
+            ],
+        )
+        assert result.exit_code != 0
+        assert "the code family's executor takes no native tool calls" in result.output
+        models.write_text(
+            "kind: models\nmodels:\n"
+            f"  agent: {{model: openai/agent, base_url: '{up.base_url}', actions: native}}\n"
+            f"  plain: {{model: openai/plain, base_url: '{up.base_url}'}}\n"
+        )
+        sets = [f"models_file={models}", "models.default=agent", "models.executor=plain"]
+        args = ["experiment", "pilot", "--out", str(tmp_path / "j"), *(a for s in sets for a in ("--set", s))]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code != 0
+        assert "actions: native is read by the executor's model only" in result.output
+        assert "Traceback" not in result.output and not (tmp_path / "j").exists()
+        assert up.requests == []
