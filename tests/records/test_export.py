@@ -84,6 +84,7 @@ def test_each_table_in_each_format_equals_read_runs_records(run: Path, table: st
     out = tmp_path / f"{table}.{fmt}"
     done = vreact("export", str(run), "--table", table, "--format", fmt, "--out", str(out))
     assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert done.stderr.strip() == f"wrote {len(want)} {table} row(s) of run 1 to {out}"
     if fmt == "jsonl":
         got = [json.loads(line) for line in out.read_text().splitlines()]
         assert got == json.loads(json.dumps(want))  # tuples as lists, nothing else changed

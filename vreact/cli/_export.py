@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from vreact.cli._common import UserError
+from vreact.cli._common import UserError, err
 from vreact.cli._report import readable
 from vreact.records import DB_NAME
 from vreact.records.export import FORMATS, TABLES
@@ -41,10 +41,12 @@ def export(run_dir: Path, table: str, fmt: str, run_id: int | None, out: Path | 
     if records.run is None:
         raise UserError(f"{run_dir}: no run {run_id} here" if run_id else f"{run_dir}: no run here yet")
     try:
-        text = write(records, table, fmt, out)
+        n = write(records, table, fmt, out or sys.stdout)
     except ImportError as e:
         raise UserError(str(e)) from None
     except OSError as e:
         raise UserError(f"{e.filename or out}: cannot write ({e.strerror or e})") from None
-    if text is not None:
-        sys.stdout.write(text)
+    if out is not None:  # on standard error: standard output stays the table's when it is written there
+        err.print(
+            f"wrote {n} {table} row(s) of run {records.run.id} to {out}", highlight=False, soft_wrap=True
+        )

@@ -9,7 +9,7 @@ import io
 import json
 from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,14 +73,15 @@ def to_pandas(records: RunRecords, table: str = "attempts") -> pd.DataFrame:
     return pd.DataFrame(found, columns=_columns(records, table, found))
 
 
-def write(records: RunRecords, table: str, fmt: str, out: Path | None) -> str | None:
-    """``table`` written as ``fmt`` to ``out``; without ``out`` (csv and jsonl only), the text."""
+def write(records: RunRecords, table: str, fmt: str, out: Path | TextIO) -> int:
+    """``table`` written as ``fmt`` to the file ``out`` (or, csv and jsonl only, the text stream
+    ``out``); how many rows it wrote."""
     if fmt not in FORMATS:
         raise ValueError(f"no format {fmt!r} (formats: {', '.join(FORMATS)})")
     found = rows(records, table)
     columns = _columns(records, table, found)
     if fmt == "parquet":
-        if out is None:
+        if not isinstance(out, Path):
             raise ValueError("parquet is written to a file: give --out FILE")
         try:
             import pyarrow as pa
@@ -89,7 +90,7 @@ def write(records: RunRecords, table: str, fmt: str, out: Path | None) -> str | 
             raise ImportError(f"parquet needs pyarrow: {_HINT}") from None
         data = {c: [_cell(r[c]) for r in found] for c in columns}
         pq.write_table(pa.table(data), out)
-        return None
+        return len(found)
     buffer = io.StringIO()
     if fmt == "csv":
         w = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
@@ -99,7 +100,8 @@ def write(records: RunRecords, table: str, fmt: str, out: Path | None) -> str | 
     else:
         for r in found:
             buffer.write(json.dumps(r, ensure_ascii=False) + "\n")
-    if out is None:
-        return buffer.getvalue()
-    out.write_text(buffer.getvalue(), encoding="utf-8")
-    return None
+    if isinstance(out, Path):
+        out.write_text(buffer.getvalue(), encoding="utf-8")
+    else:
+        out.write(buffer.getvalue())
+    return len(found)
