@@ -92,3 +92,30 @@ def test_a_run_without_a_verified_configuration_ends_with_its_page_and_tables() 
     pass_k = next(t for t in TABLES if t.title.startswith("Pass@1 and Pass@k"))
     assert all_zero(report, pass_k)  # nonsense answers: zero (its tasks and k are sizes, not figures)
     assert "Pass@1 and Pass@k" in result.stdout and "Left out" not in result.stdout
+
+
+def test_what_verification_did_follows_the_runs_order_of_configurations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attempts end in any order (several in flight); the lines keep the file's order."""
+    import dataclasses
+    import importlib
+
+    module = importlib.import_module("vreact.report.compute")  # vreact.report.compute is also a function
+
+    with ScriptedServer(executor) as server:
+        (tmp_path / "two.yaml").write_text(
+            "kind: experiment\nname: two\ndataset: {path: sample, limit: 1}\n"
+            "configurations:\n  - {name: VG, guards: true, gates: true}\n"
+            "  - {name: VG2, guards: true, gates: true}\n"
+            f"models: {{default: openai/x}}\nbase_url: {server.base_url}\n"
+        )
+        invoke("experiment", "two.yaml", "--out", "two")
+    read = module.read_run
+
+    def backwards(*args, **kwargs):  # the last configuration's attempts first
+        records = read(*args, **kwargs)
+        return dataclasses.replace(records, attempts=records.attempts[::-1])
+
+    monkeypatch.setattr(module, "read_run", backwards)
+    assert [d.config for d in module.what_verification_did(Path("two") / DB_NAME)] == ["VG", "VG2"]

@@ -986,7 +986,11 @@ def what_verification_did(db: Path | str, run_id: int | None = None) -> list[Ver
     tasks = records.tasks
     tasks_are = "problem" if records.run is not None and records.run.family == "code" else "question"
     out: dict[str, VerificationDid] = {}
-    by_config: dict[str, list[AttemptRecord]] = {}
+    # in the run's order of configurations (the attempts end in any order), then any others
+    listed = records.run.config.get("configs", []) if records.run is not None else []
+    by_config: dict[str, list[AttemptRecord]] = {
+        str(c.get("name")): [] for c in listed if isinstance(c, dict)
+    }
     for a in records.attempts:
         by_config.setdefault(a.config, []).append(a)
     for config, attempts in by_config.items():
