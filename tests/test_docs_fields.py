@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
+from tests.markdown import blocks, prose
 from vreact.spec import KINDS, validate_files
 
 DOCS = REPO / "docs"
@@ -69,17 +70,6 @@ def objects(schema: Any, where: str = "") -> dict[str, dict[str, Any]]:
 def field_names(schema: dict[str, Any]) -> set[str]:
     """The name of every property of every object of ``schema``."""
     return {name for obj in objects(schema).values() for name in obj["properties"]}
-
-
-def prose(text: str) -> str:
-    """``text`` without its fenced code blocks (a YAML comment's backticks name no field)."""
-    lines, fenced = [], False
-    for line in text.splitlines():
-        if line.startswith("```"):
-            fenced = not fenced
-        elif not fenced:
-            lines.append(line)
-    return "\n".join(lines)
 
 
 def sections(text: str) -> dict[str, str]:
@@ -234,17 +224,7 @@ def test_the_tables_of_fields_are_the_schemas(page):
 
 def yaml_blocks(text: str) -> list[str]:
     """The fenced ``yaml`` blocks of ``text``."""
-    blocks: list[str] = []
-    current: list[str] | None = None
-    for line in text.splitlines():
-        if current is None and line.strip() == "```yaml":
-            current = []
-        elif current is not None and line.startswith("```"):
-            blocks.append("\n".join(current) + "\n")
-            current = None
-        elif current is not None:
-            current.append(line)
-    return blocks
+    return [body + "\n" for _, body in blocks(text, "yaml")]
 
 
 def test_the_examples_are_valid_files(page, tmp_path: Path):

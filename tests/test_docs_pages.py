@@ -19,6 +19,7 @@ import click
 import pytest
 
 from tests.conftest import REPO
+from tests.markdown import blocks, section
 from vreact.cli import cli
 from vreact.config import CALL_ROLES
 
@@ -48,43 +49,9 @@ def cli_page() -> str:
     return page("cli.md")
 
 
-def outside_code(text: str) -> list[str]:
-    """The lines of ``text`` that are not inside a fenced code block."""
-    lines, fenced = [], False
-    for line in text.splitlines():
-        if line.startswith("```"):
-            fenced = not fenced
-        elif not fenced:
-            lines.append(line)
-    return lines
-
-
-def section(text: str, title: str) -> str:
-    """The text under the ``## title`` heading, up to the next ``## `` heading."""
-    lines = text.splitlines()
-    starts = [i for i, line in enumerate(lines) if line.strip() == f"## {title}"]
-    assert starts, f"no '## {title}' section"
-    body = []
-    for line in lines[starts[0] + 1 :]:
-        if line.startswith("## "):
-            break
-        body.append(line)
-    return "\n".join(body)
-
-
 def fenced(text: str, info: str | None = None) -> list[str]:
-    """The fenced code blocks of ``text`` (those whose info string is ``info``, if given)."""
-    blocks, current, kind = [], None, ""
-    for line in text.splitlines():
-        if current is None and line.startswith("```"):
-            current, kind = [], line[3:].strip()
-        elif current is not None and line.startswith("```"):
-            if info is None or kind == info:
-                blocks.append("\n".join(current))
-            current = None
-        elif current is not None:
-            current.append(line)
-    return blocks
+    """The bodies of the fenced blocks of ``text`` (those whose info string is ``info``, if given)."""
+    return [body for _, body in blocks(text, info)]
 
 
 # --- the synopsis -----------------------------------------------------------------------------

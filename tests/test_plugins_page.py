@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
+from tests.markdown import blocks, section
 from vreact.records import read_run
 
 PAGE = REPO / "docs" / "plugins.md"
@@ -34,32 +35,9 @@ COMMANDS = (
 FILE_NAME = re.compile(r"#\s*([\w.-]+\.(?:py|ya?ml))\s*")
 
 
-def section(text: str, title: str) -> str:
-    """The text under the ``## title`` heading, up to the next ``## `` heading."""
-    lines = text.splitlines()
-    starts = [i for i, line in enumerate(lines) if line.strip() == f"## {title}"]
-    assert starts, f"{PAGE.name} has no '## {title}' section"
-    body = []
-    for line in lines[starts[0] + 1 :]:
-        if line.startswith("## "):
-            break
-        body.append(line)
-    return "\n".join(body)
-
-
 def fenced(text: str) -> list[tuple[str, str]]:
     """The fenced blocks of ``text`` in order: (info string, content with a final newline)."""
-    blocks, current, info = [], None, ""
-    for line in text.splitlines():
-        if current is None and line.startswith("```"):
-            current, info = [], line[3:].strip()
-        elif current is not None and line.startswith("```"):
-            blocks.append((info, "".join(f"{x}\n" for x in current)))
-            current = None
-        elif current is not None:
-            current.append(line)
-    assert current is None, "a fenced block is not closed"
-    return blocks
+    return [(info, body + "\n") for info, body in blocks(text)]
 
 
 def walkthrough(text: str) -> tuple[dict[str, str], list[tuple[str, str | None]]]:

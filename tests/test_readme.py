@@ -17,6 +17,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.fakes.chaos_server import ChaosServer
+from tests.markdown import blocks
 
 README = REPO / "README.md"
 #: Commands the README shows that no test runs: they are the two commands themselves (make test
@@ -27,20 +28,6 @@ SERVER = re.compile(r"^\.venv/bin/python -m llama_cpp\.server .*&$")
 SERVER_URL = "http://127.0.0.1:8000/v1"
 #: Printed lines that are the model's own: which checks stopped its answers.
 THE_MODELS = ("It stopped ",)
-
-
-def blocks(text: str) -> list[tuple[str, str]]:
-    """The fenced blocks of ``text`` in order, as (info string, body)."""
-    out, body, kind = [], None, ""
-    for line in text.splitlines():
-        if body is None and line.startswith("```"):
-            body, kind = [], line[3:].strip()
-        elif body is not None and line.startswith("```"):
-            out.append((kind, "\n".join(body)))
-            body = None
-        elif body is not None:
-            body.append(line)
-    return out
 
 
 def steps(text: str) -> list[tuple[list[str], list[str]]]:
