@@ -47,7 +47,7 @@ def shell_lines(body: str) -> list[str]:
     return [c for c in (re.sub(r"\s+#.*$", "", line).strip() for line in joined.splitlines()) if c]
 
 
-PAGES = sorted(p for p in DOCS.glob("*.md") if MARK in p.read_text(encoding="utf-8"))
+PAGES = sorted(p for p in DOCS.glob("*.md") if MARK in p.read_text(encoding="utf-8").splitlines())
 
 
 def run_blocks(blocks: list[tuple[str, str]], here: Path, base_url: str) -> list[str]:
