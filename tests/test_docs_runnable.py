@@ -5,7 +5,8 @@ blocks run in order in an empty folder that holds only the clone's ``.venv`` and
 line (continuations joined); a ```python block runs as a script, or, when its first line is
 ``# NAME.py``, is written as that file for the blocks after it. A model server a page starts is
 replaced by a loopback server, whose URL replaces the page's ``http://127.0.0.1:PORT/v1``; the
-lines that install something are not run (make test installed it). docs/plugins.md and the
+lines that install something are not run (make test installed it), nor the wait for the model
+server to listen (the loopback server is up already). docs/plugins.md and the
 README have tests of their own that also compare what they print."""
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ DOCS = REPO / "docs"
 MARK = "<!-- runnable -->"
 #: Lines a page may mark runnable that no test runs: installs (make test did them), and the model
 #: server the loopback server stands in for.
-NOT_RUN = re.compile(r"^(?:\.venv/bin/)?(?:pip install |python -m llama_cpp\.server )")
+NOT_RUN = re.compile(
+    r"^(?:(?:\.venv/bin/)?(?:pip install |python -m llama_cpp\.server )|until curl -s http://127\.0\.0\.1:\d+/)"
+)
 SERVER_URL = re.compile(r"http://127\.0\.0\.1:\d+/v1")
 FILE = re.compile(r"^# ([\w.-]+\.py)$")
 
@@ -92,6 +95,7 @@ def test_the_pages_mark_blocks_and_the_marks_are_read():
     assert blocks == [("sh", "vreact a \\\n  --b 1   # c\nvreact d")]
     assert shell_lines(blocks[0][1]) == ["vreact a --b 1", "vreact d"]
     assert NOT_RUN.match(".venv/bin/pip install -e '.[server]'") and not NOT_RUN.match("vreact run")
+    assert NOT_RUN.match("until curl -s http://127.0.0.1:8765/v1/models >/dev/null; do sleep 1; done")
 
 
 def test_a_failing_block_fails(tmp_path):

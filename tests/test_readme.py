@@ -23,8 +23,11 @@ README = REPO / "README.md"
 #: Commands the README shows that no test runs: they are the two commands themselves (make test
 #: runs this test; make demo builds and downloads), each run on a fresh clone before a release.
 NOT_RUN = ("make demo", "make test")
-#: The README's model server: a loopback server stands in for it, at a free port.
-SERVER = re.compile(r"^\.venv/bin/python -m llama_cpp\.server .*&$")
+#: The README's model server, and its wait for the server to listen: a loopback server, up
+#: already, stands in for both, at a free port.
+SERVER = re.compile(
+    r"^(?:\.venv/bin/python -m llama_cpp\.server .*&|until curl -s http://127\.0\.0\.1:8000/.*done)$"
+)
 SERVER_URL = "http://127.0.0.1:8000/v1"
 #: Printed lines that are the model's own: which checks stopped its answers.
 THE_MODELS = ("It stopped ",)
@@ -62,7 +65,7 @@ def test_the_steps_are_found_with_what_they_print():
     commands = [c for cs, _ in found for c in cs]
     assert commands[:2] == list(NOT_RUN)
     assert len([c for c in commands if c.startswith(".venv/bin/vreact ")]) >= 5
-    assert any(SERVER.match(c) for c in commands)
+    assert len([c for c in commands if SERVER.match(c)]) == 2  # the server, and the wait for it
     shown = [c for cs, printed in found for c in cs if printed and c.startswith(".venv/bin/vreact ")]
     assert len(shown) >= 5  # each of the next steps shows a line of what it prints
     assert masked("VG  0.50 coverage, 12 calls") == "VG N coverage, N calls"

@@ -633,7 +633,7 @@ def _code_demo(options: dict[str, Any]) -> None:
         out,
         options.pop("cache_dir", None),
         omit_zero=True,
-        more=("vreact experiment code --set dataset.limit=10   (more problems)",),
+        more=("vreact experiment code --configs N,VG --set dataset.limit=20   (N and VG on 20 problems)",),
         dataset="humaneval",
         family="code",
         task_ids=problems,
