@@ -17,6 +17,7 @@ import urllib.request
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from types import ModuleType
 from urllib.parse import urlsplit
 
 from vreact.experiment.models import served_at
@@ -41,31 +42,12 @@ class Given:
     named: Callable[[Loc], str]
 
 
-@dataclass(frozen=True)
-class _Provider:
-    key: str  # the environment variable of its API key
-    base: str  # the environment variable of its server
-    default: str  # its own server
-    strip_v1: bool  # its client drops a trailing /v1 from a base URL
+def _providers() -> dict[str, ModuleType]:
+    """The providers that call a server, each module saying its key's and server's environment
+    variables (``API_KEY_ENV``, ``BASE_URL_ENV``), its own server and which server needs a key."""
+    from vreact.model import _anthropic, _openai
 
-    def own(self, url: str | None) -> bool:
-        """Whether ``url`` is the provider's own server (a local one needs no key)."""
-        if url is None:
-            return True
-        url = url.rstrip("/")
-        if self.strip_v1 and url.endswith("/v1"):
-            url = url[: -len("/v1")]
-        return url == self.default
-
-
-def _providers() -> dict[str, _Provider]:
-    from vreact.model._anthropic import DEFAULT_BASE_URL as ANTHROPIC
-    from vreact.model._openai import DEFAULT_BASE_URL as OPENAI
-
-    return {
-        "openai": _Provider("OPENAI_API_KEY", "OPENAI_BASE_URL", OPENAI, strip_v1=False),
-        "anthropic": _Provider("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ANTHROPIC, strip_v1=True),
-    }
+    return {"openai": _openai, "anthropic": _anthropic}
 
 
 @dataclass(frozen=True)
@@ -100,15 +82,15 @@ def check_servers(exp: Experiment, names: list[str], given: Given, connect: bool
             url_at = given.at(("base_url",))
         elif source is not None:
             url_at = _in_models_file(exp, ("models", name, source))
-        elif os.environ.get(provider.base):
-            url, url_at = os.environ[provider.base], provider.base
+        elif os.environ.get(provider.BASE_URL_ENV):
+            url, url_at = os.environ[provider.BASE_URL_ENV], provider.BASE_URL_ENV
         named_at = _named_at(exp, name, catalog, given)
-        has_key = bool(entry and entry.api_key_env) or bool(os.environ.get(provider.key))
-        if not has_key and provider.own(url):
+        has_key = bool(entry and entry.api_key_env) or bool(os.environ.get(provider.API_KEY_ENV))
+        if not has_key and provider.own_server(url):
             where = given.named(("base_url",))
-            why = f"needs an API key: set {provider.key}, or give {where} for a local server"
+            why = f"needs an API key: set {provider.API_KEY_ENV}, or give {where} for a local server"
             keyless.append(f"{named_at}: {model} {why}")
-        served.append(Served(name, model, named_at, url or provider.default, url_at))
+        served.append(Served(name, model, named_at, url or provider.DEFAULT_BASE_URL, url_at))
     if keyless:
         raise ModelConfigError("\n".join(keyless))
     if connect:

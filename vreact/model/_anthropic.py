@@ -30,6 +30,8 @@ from vreact.model._base import (
 )
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+#: The environment variables of its API key and of its server.
+API_KEY_ENV, BASE_URL_ENV = "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"
 TOOL_NAME = "output"
 _TOOL_DESCRIPTION = "Give your answer as the input of this tool, a JSON object valid against its schema."
 _CONTEXT_HINTS = (
@@ -51,6 +53,11 @@ def _root(base_url: str) -> str:
     """``base_url`` without a trailing slash or ``/v1``: the SDK adds ``/v1/messages`` itself."""
     url = base_url.rstrip("/")
     return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
+def own_server(base_url: str | None) -> bool:
+    """Whether ``base_url`` is Anthropic's own server (None: it is): only that one needs a key."""
+    return not base_url or _root(base_url) == DEFAULT_BASE_URL
 
 
 def takes_temperature(api_version: str) -> bool:
@@ -126,16 +133,16 @@ class AnthropicModel:
             ) from None
         self.name = f"anthropic/{model}"
         self.model = model
-        base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        base_url = base_url or os.environ.get(BASE_URL_ENV) or None
         if base_url:
             base_url = _root(base_url)
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        key = api_key or os.environ.get(API_KEY_ENV)
         if not key:
-            if base_url and base_url != DEFAULT_BASE_URL:
+            if not own_server(base_url):
                 key = "no-key-needed"  # a local or fake server needs none
             else:
                 raise ModelConfigError(
-                    "no API key for anthropic/: set ANTHROPIC_API_KEY, or pass --base-url for a local server"
+                    f"no API key for anthropic/: set {API_KEY_ENV}, or pass --base-url for a local server"
                 )
         self._key = key
         self._anthropic = anthropic

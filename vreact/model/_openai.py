@@ -23,6 +23,15 @@ from vreact.model._base import (
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+#: The environment variables of its API key and of its server.
+API_KEY_ENV, BASE_URL_ENV = "OPENAI_API_KEY", "OPENAI_BASE_URL"
+
+
+def own_server(base_url: str | None) -> bool:
+    """Whether ``base_url`` is OpenAI's own server (None: it is): only that one needs a key."""
+    return not base_url or base_url.rstrip("/") == DEFAULT_BASE_URL
+
+
 _CONTEXT_HINTS = (
     "context length",
     "context window",
@@ -55,14 +64,14 @@ class OpenAIModel:
             raise ModelConfigError("the openai package is missing: pip install openai") from None
         self.name = f"openai/{model}"
         self.model = model
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        key = api_key or os.environ.get("OPENAI_API_KEY")
+        base_url = base_url or os.environ.get(BASE_URL_ENV) or None
+        key = api_key or os.environ.get(API_KEY_ENV)
         if not key:
-            if base_url and base_url.rstrip("/") != DEFAULT_BASE_URL:
+            if not own_server(base_url):
                 key = "no-key-needed"  # local servers need none
             else:
                 raise ModelConfigError(
-                    "no API key for openai/: set OPENAI_API_KEY, or pass --base-url for a local server"
+                    f"no API key for openai/: set {API_KEY_ENV}, or pass --base-url for a local server"
                 )
         self._openai = openai
         # retries belong to vreact's retry layer (ResilientModel), not the SDK

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from vreact.model._anthropic import API_KEY_ENV as _ANTHROPIC_KEY
 from vreact.model._base import (
     DEFAULT_SETTINGS,
     Completion,
@@ -33,8 +34,9 @@ from vreact.model._base import (
     declared,
 )
 from vreact.model._cache import ResponseCache, request_key
+from vreact.model._openai import API_KEY_ENV as _OPENAI_KEY
 
-_SECRET_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+_SECRET_VARS = (_OPENAI_KEY, _ANTHROPIC_KEY)
 
 
 def redact(text: str, extra: tuple[str, ...] = ()) -> str:
