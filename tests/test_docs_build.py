@@ -18,9 +18,10 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def build(src: Path, out: Path, builder: str = "html") -> subprocess.CompletedProcess[str]:
-    """``make docs``'s command, into ``out``."""
+    """``make docs``'s command, into ``out``, without colour (CI may force it on)."""
+    command = ["-W", "--keep-going", "-n", "-q", "--no-color", "-b", builder, str(src), str(out)]
     return subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-q", "-b", builder, str(src), str(out)],
+        [sys.executable, "-m", "sphinx", *command],
         capture_output=True,
         text=True,
         timeout=300,
