@@ -52,7 +52,7 @@ def print_report(
     ``omit_zero`` (the demo's), a table whose figures are all zero is left out, and one line
     names those left out and the command that prints every table."""
     from vreact.records import DB_NAME, crash_kinds, run_list
-    from vreact.report import compute, render, run_lines, runs_heading, sandbox_line, zero_tables
+    from vreact.report import TABLES, compute, render, run_lines, runs_heading, sandbox_line, zero_tables
 
     db = out_dir / DB_NAME
     if reports is None:
@@ -68,9 +68,9 @@ def print_report(
         if said:
             style = "bold red" if report.sandbox == "none" else ""
             console.print(said, style=style, highlight=False, markup=False, soft_wrap=True)
-        for table in render(report, omit_zero=omit_zero):
-            console.print(table)
         left_out = zero_tables(report) if omit_zero else []
+        for table in render(report, tuple(t for t in TABLES if t not in left_out)):
+            console.print(table)
         if left_out:
             names = ", ".join(short_title(t.title) for t in left_out)
             again = f"vreact report {quote(str(out_dir))}" + _run_flag(runs, report.run)

@@ -839,17 +839,14 @@ def zero_tables(report: Report, which: tuple[Table, ...] = TABLES) -> list[Table
     return [t for t in which if (not t.optional or any(True for _ in t.rows(report))) and all_zero(report, t)]
 
 
-def tables(report: Report, which: tuple[Table, ...] = TABLES, omit_zero: bool = False) -> list[TableData]:
+def tables(report: Report, which: tuple[Table, ...] = TABLES) -> list[TableData]:
     """The report's tables (``which``; default: every table but the corrections): accounting
     (VReAct Table 4), outcomes, Pass@k and lifts with paired permutation tests (DeReAct Tables 1,
     11-18), the trivial baselines, support and answerability, cost means (VReAct Table 5) and
     distributions (DeReAct Tables 13, 20), attribution (VReAct Table 6), the accounting and
-    quality by hop count, and the attacks through the data with their defences' cost. With
-    ``omit_zero``, those whose figures are all zero are left out (:func:`all_zero`)."""
+    quality by hop count, and the attacks through the data with their defences' cost."""
     out = []
     for t in which:
-        if omit_zero and all_zero(report, t):
-            continue
         rows = [
             (*row.labels, *(styled(cell(row, c)[0], c.style) for c in t.columns)) for row in t.rows(report)
         ]
@@ -859,14 +856,13 @@ def tables(report: Report, which: tuple[Table, ...] = TABLES, omit_zero: bool = 
     return out
 
 
-def render(report: Report, which: tuple[Table, ...] = TABLES, omit_zero: bool = False) -> list[Any]:
-    """The report as rich tables that fit 80 columns (with ``omit_zero``, only those with a
-    figure that is not zero)."""
+def render(report: Report, which: tuple[Table, ...] = TABLES) -> list[Any]:
+    """The report as rich tables that fit 80 columns."""
     from rich import box
     from rich.table import Table as RichTable
 
     out = []
-    for t in tables(report, which, omit_zero):
+    for t in tables(report, which):
         table = RichTable(
             title=t.title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0)
         )
