@@ -618,8 +618,13 @@ def _code_demo(options: dict[str, Any]) -> None:
     from vreact.sandbox import unavailable
 
     why = unavailable()
-    if why is not None:
-        console.print(f"The code part of the demo is skipped: {why}", highlight=False, soft_wrap=True)
+    if why is not None:  # make demo's last words: said where a user looks, not lost above
+        console.print(
+            f"\nThe code part of the demo is skipped: {why}.\nOnly the sample questions above ran; "
+            "once that is mended, `vreact demo --family code` runs the code part.",
+            highlight=False,
+            soft_wrap=True,
+        )
         return
     given = click.get_current_context().get_parameter_source
     if given("configs") is ParameterSource.DEFAULT:

@@ -3,10 +3,15 @@
 Each run is one ``bwrap`` (no network, new PID, IPC, UTS and user namespaces, an empty
 environment) over read-only binds of ``/usr`` alone, a private writable work folder and its own
 ``/tmp``: not the home folder, the repository, site-packages (the hidden tests live there), the
-run folder or the response cache. Run as root, each concurrent run takes an unprivileged user of
+run folder or the response cache. Nothing in it is reached through a path of vreact's
+installation: the runner goes in by descriptor (``--ro-bind-data``), so a clone or a virtual
+environment in a folder only its owner may enter (a clone under ``/root``, a ``mktemp -d``
+folder) runs its sandbox all the same. Run as root, each concurrent run takes an unprivileged user of
 its own (``FIRST_UID`` and up, held machine-wide by a lock on its file: two vreact processes never
 share one), so the process limit, which counts per user, holds a fork bomb to its own run; run as
-another user, every run is that user's. Limits: CPU seconds, address space,
+another user, every run is that user's. As root, a run's work folder goes under the temporary
+folder when the run's user may enter every folder above it, else under the system's (``/tmp``):
+a private ``TMPDIR`` is passed over, never given to bubblewrap to fail on. Limits: CPU seconds, address space,
 processes, file size (the program's output is a file: this caps it) and open files, and a wall
 clock that kills the whole process group (the PID namespace takes a daemonised grandchild with
 it). What comes back counts only after the run's marker, drawn at random per run; the runner
@@ -23,10 +28,12 @@ import ast
 import contextlib
 import fcntl
 import os
+import re
 import resource
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -37,6 +44,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 HARNESS = Path(__file__).with_name("_harness.py")
+#: The runner's text, read once: a run hands it to bubblewrap by descriptor, not by path.
+_HARNESS_TEXT: list[bytes] = []
+#: The system's temporary folder, for work folders when ``TMPDIR`` is one the run's user may not
+#: enter.
+SYSTEM_TMP = "/tmp"
 #: The interpreter programs run with (the system's: no site-packages of vreact's environment).
 PYTHON = "/usr/bin/python3"
 #: The first of the unprivileged users concurrent runs take when vreact runs as root.
@@ -113,17 +125,69 @@ class Result:
 
 
 def unavailable(kind: Kind = "bwrap") -> str | None:
-    """Why no sandbox of ``kind`` can run here (None: it can)."""
+    """Why no sandbox of ``kind`` can run here (None: it can): bubblewrap missing or unable to
+    start, told apart from a folder bubblewrap was given that the run's user cannot reach (which
+    it names, with the fix)."""
     if not Path(PYTHON).exists():
         return f"no {PYTHON}: install Debian's python3 (apt-get install python3)"
     if kind == "none":
         return None
     if shutil.which("bwrap") is None:
         return "bubblewrap is not installed: apt-get install bubblewrap (or say sandbox: none)"
+    if os.geteuid() == 0 and closed_folder(parent := work_parent()) is not None:
+        return _unreachable(parent)
     probe = Sandbox(Limits(wall_s=20.0)).run("x = 1", mode="run")
-    if not probe.marked:
-        return f"bubblewrap cannot start here: {probe.killed or probe.output or 'no reply'}"[:300]
+    if probe.marked:
+        return None
+    said = probe.killed or probe.output or "no reply"
+    if (path := _UNREACHABLE.search(said)) is not None:
+        return _unreachable(path.group(1), said)
+    return f"bubblewrap is installed but cannot start here: {said}"[:300]
+
+
+#: bubblewrap's words for a path it was given that the run's user may not reach.
+_UNREACHABLE = re.compile(r"Can't find source path (\S+): Permission denied")
+
+
+def _unreachable(path: str, said: str = "") -> str:
+    """One line: the path the runs' unprivileged users cannot reach, the folder in the way, and
+    what to do."""
+    closed = closed_folder(path) or path
+    because = f" ({said})" if said else ""
+    return (
+        f"bubblewrap is installed, but the sandbox's users (uid {FIRST_UID} and up) cannot reach "
+        f"{path}: others may not enter {closed}{because}; let them (chmod o+x {closed}), or set "
+        f"TMPDIR to a folder they may enter, such as {SYSTEM_TMP}"
+    )[:500]
+
+
+def closed_folder(path: str | Path) -> str | None:
+    """The first folder on ``path``'s way from ``/`` that others may not enter (None: every one
+    lets them), which a run's unprivileged user would need to walk through."""
+    here = Path("/")
+    for part in Path(path).resolve().parts[1:]:
+        here = here / part
+        try:
+            if not os.stat(here).st_mode & stat.S_IXOTH:
+                return str(here)
+        except OSError:
+            return str(here)
     return None
+
+
+def work_parent() -> str:
+    """Where a run's work folder goes: the temporary folder (``TMPDIR``), or the system's when
+    a run's user could not enter the temporary folder (only root's runs take another user)."""
+    given = tempfile.gettempdir()
+    if os.geteuid() != 0 or closed_folder(given) is None:
+        return given
+    return SYSTEM_TMP
+
+
+def _harness_text() -> bytes:
+    if not _HARNESS_TEXT:
+        _HARNESS_TEXT.append(HARNESS.read_bytes())
+    return _HARNESS_TEXT[0]
 
 
 class Sandbox:
@@ -164,8 +228,9 @@ class Sandbox:
             "call_seconds": self.limits.call_s,
         }
         user = self._users.get() if self._users is not None else None
+        parent = work_parent() if self.kind == "bwrap" else None
         try:
-            with tempfile.TemporaryDirectory(prefix="vreact-sandbox-") as work:
+            with tempfile.TemporaryDirectory(prefix="vreact-sandbox-", dir=parent) as work:
                 if user is not None:
                     os.chown(work, user, user)
                     os.chmod(work, 0o700)
@@ -175,7 +240,9 @@ class Sandbox:
                 _sweep(user)
                 self._users.put(user)  # type: ignore[union-attr]
 
-    def _command(self, work: Path) -> list[str]:
+    def _command(self, work: Path, harness: int | None = None) -> list[str]:
+        """The command line: the runner alone (``none``), or bubblewrap with the runner read from
+        the descriptor ``harness``."""
         runner = [PYTHON, "-I", "-S", "-B"]
         limits = self.limits
         limited = [
@@ -198,7 +265,7 @@ class Sandbox:
             *("--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin"),
             *("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"),
             *("--bind", str(work), "/work", "--chdir", "/work"),
-            *("--ro-bind", str(HARNESS), "/sandbox/harness.py"),
+            *("--ro-bind-data", str(harness), "/sandbox/harness.py"),
             *("--unshare-all", "--die-with-parent", "--new-session", "--clearenv"),
             *("--hostname", "sandbox", "--cap-drop", "ALL"),
             *runner,
@@ -216,16 +283,22 @@ class Sandbox:
         wall = limits.wall_s if deadline is None else max(0.0, min(limits.wall_s, deadline - start))
         env = {} if self.kind == "bwrap" else {"PATH": "/usr/bin"}
         ids: dict[str, Any] = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
-        process = subprocess.Popen(
-            self._command(work),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=work,
-            env=env,
-            start_new_session=True,
-            **ids,
-        )
+        harness = _harness_fd() if self.kind == "bwrap" else None
+        try:
+            process = subprocess.Popen(
+                self._command(work, harness),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=work,
+                env=env,
+                start_new_session=True,
+                pass_fds=() if harness is None else (harness,),
+                **ids,
+            )
+        finally:
+            if harness is not None:  # bubblewrap holds its own copy
+                os.close(harness)
         killed = None
         try:
             out, err = process.communicate(request.encode(), timeout=wall)
@@ -258,6 +331,19 @@ class Sandbox:
             seconds=seconds,
             checks_s=float(reply.get("seconds") or 0.0),
         )
+
+
+def _harness_fd() -> int:
+    """A descriptor, of this run alone, to read the runner's text from its start: bubblewrap
+    copies it into the sandbox, so the runner needs no path the run's user could reach."""
+    fd = os.memfd_create("vreact-harness", os.MFD_CLOEXEC)
+    try:
+        os.write(fd, _harness_text())
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _reply(out: str, marker: str) -> dict[str, Any] | None:
@@ -394,6 +480,8 @@ __all__ = [
     "Result",
     "Sandbox",
     "SandboxUnavailable",
+    "closed_folder",
     "free_users",
     "unavailable",
+    "work_parent",
 ]
