@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from vreact.config import Configuration
@@ -188,15 +189,21 @@ def installed_plugin(tmp_path: Any, distribution: str, version: str, module: str
 
 
 def cli(
-    *args: str, cwd: Any = None, python: str = sys.executable, env: dict[str, str] | None = None
+    *args: str,
+    cwd: Any = None,
+    python: str = sys.executable,
+    env: dict[str, str] | None = None,
+    imported_from: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``vreact ARGS`` in a subprocess of ``python`` (default: this one), run from ``cwd``
     (default: the repository), in ``env`` (default: this process's environment), with the
-    repository on its import path (the tests' plugins)."""
+    repository on its import path (the tests' plugins), after ``imported_from`` (a checkout
+    vreact is imported from instead of this one) when given."""
     from tests.conftest import REPO
 
     env = dict(os.environ if env is None else env)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    first = [str(imported_from)] if imported_from is not None else []
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [*first, str(REPO), env.get("PYTHONPATH")]))
     return subprocess.run(
         [python, "-m", "vreact.cli", *args],
         cwd=cwd or REPO,

@@ -28,6 +28,7 @@ import importlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -403,6 +404,17 @@ class TaskFamily:
     def shared(self, selection: Any) -> Shared | None:
         """What the selection opens once for the whole run (None: nothing)."""
         return None
+
+    #: the libraries beyond the core's (``vreact.records.provenance.LIBRARIES``) whose versions
+    #: can change its results: recorded with every run it makes
+    libraries: ClassVar[tuple[str, ...]] = ()
+
+    def data_files(self, selection: Any) -> list[Path]:
+        """The files an experiment's ``dataset`` selection reads, whose sha256 every run records:
+        its ``path`` when that is a file (a family that ships sets under names says which files a
+        name stands for)."""
+        file = Path(selection.path)
+        return [file] if file.is_file() else []
 
     def score(self, task: Any, answer: str | None, evidence: list[str]) -> Score:
         """An attempt's answer (None: it gave none) and the evidence it cited, scored."""

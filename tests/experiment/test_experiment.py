@@ -85,6 +85,13 @@ def report(out: Path) -> dict[str, Any]:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     data.pop("run")
+    # what made it, not what it found: one state of the code made every attempt, however many
+    # times the run was stopped and resumed (its attempt ids are the folder's own)
+    made = data.pop("provenance")
+    assert [len(s["attempts"]) for s in made["states"]] == [
+        sum(c["executed"] for c in data["configs"].values())
+    ]
+    assert made["not_recorded"] == 0 and not made["several"]
     return data
 
 

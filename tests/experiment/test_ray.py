@@ -83,13 +83,18 @@ def test_local_and_ray_give_the_same_records(tmp_path, monkeypatch, ray_cluster)
     with ChaosServer(mix=MIX, seed=5, deterministic=True) as server:
         pilot(tmp_path / "local", server.base_url, "local", monkeypatch)
         pilot(tmp_path / "ray", server.base_url, "ray", monkeypatch)
-    reports = {}
+    reports, made = {}, {}
     for backend in ("local", "ray"):
         result = CliRunner().invoke(cli, ["report", str(tmp_path / backend), "--json"])
         report = json.loads(result.stdout)
         report.pop("run")
+        # the attempts a Ray worker made were recorded by the driver's state (its import), each
+        [state] = report["provenance"]["states"]
+        assert len(state.pop("attempts")) == 5 * 20 * 2
+        made[backend] = report.pop("provenance")
         reports[backend] = report
     assert reports["local"] == reports["ray"]
+    assert made["local"] == made["ray"]
     local, ray = table_rows(tmp_path / "local" / "vreact.db"), table_rows(tmp_path / "ray" / "vreact.db")
     assert set(local) == set(ray)
     assert len(local["attempts"]) == 5 * 20 * 2 and len(local["model_calls"]) > 500

@@ -188,6 +188,7 @@ ADDED = {
     ],
     "_m024_try_scores": ["alter table scores drop column tries"],
     "_m025_step_seconds": ["alter table steps drop column seconds"],
+    "_m026_provenance": ["alter table attempts drop column provenance_id", "drop table provenance"],
 }
 
 

@@ -52,7 +52,16 @@ def print_report(
     ``omit_zero`` (the demo's), a table whose figures are all zero is left out, and one line
     names those left out and the command that prints every table."""
     from vreact.records import DB_NAME, crash_kinds, run_list
-    from vreact.report import TABLES, compute, render, run_lines, runs_heading, sandbox_line, zero_tables
+    from vreact.report import (
+        TABLES,
+        compute,
+        provenance_lines,
+        render,
+        run_lines,
+        runs_heading,
+        sandbox_line,
+        zero_tables,
+    )
 
     db = out_dir / DB_NAME
     if reports is None:
@@ -68,6 +77,10 @@ def print_report(
         if said:
             style = "bold red" if report.sandbox == "none" else ""
             console.print(said, style=style, highlight=False, markup=False, soft_wrap=True)
+        for i, line in enumerate(provenance_lines(report)):
+            warn = report.provenance is not None and (report.provenance.several or report.provenance.dirty)
+            style = "yellow" if warn and i == 0 else ""
+            console.print(line, style=style, highlight=False, markup=False, soft_wrap=True)
         left_out = zero_tables(report) if omit_zero else []
         for table in render(report, tuple(t for t in TABLES if t not in left_out)):
             console.print(table)

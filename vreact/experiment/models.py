@@ -55,6 +55,8 @@ def build_models(
             options["json_mode"] = entry.structured_output
         price = Price(entry.price.input, entry.price.output) if entry and entry.price else None
         made[name] = get_model(model, cache=cache, policy=policy, price=price, **options)
+        if entry and entry.sha256:  # recorded in the run's provenance (a local file's was checked)
+            made[name].declared_sha256 = entry.sha256  # type: ignore[attr-defined]
         if entry and entry.actions == "native":
             made[name].actions = "native"  # type: ignore[attr-defined]
         if entry and entry.pool and hasattr(made[name], "endpoint"):

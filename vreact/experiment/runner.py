@@ -31,7 +31,7 @@ from vreact.model import (
     Unreachable,
     redact,
 )
-from vreact.records import DB_NAME, StorageFault, Store, exclusive, io_cause, io_error
+from vreact.records import DB_NAME, StorageFault, Store, exclusive, io_cause, io_error, provenance
 from vreact.sandbox import Kind, SandboxUnavailable, unavailable
 from vreact.sandbox import use as use_sandbox
 
@@ -49,6 +49,9 @@ class Progress:
     run_id: int = 0
     resumed: int = 0  # attempts that were already finished when this process started
     tally: dict[str, int] = field(default_factory=dict)  # outcomes so far: answer, abstain, crash
+    #: said once, at the start: a resume made by another commit, or a dirty tree, than the run's
+    #: earlier attempts (provenance is not identity: the run goes on)
+    notice: str | None = None
 
 
 OnAttempt = Callable[[Progress], None]
@@ -233,6 +236,7 @@ def _run_experiment(
         store = Store(out_dir / DB_NAME)
         store.discard_unfinished()
         run_id = _open_run(store, experiment, out_dir)
+        notice = _record_provenance(store, run_id, experiment)
         family = family_of(experiment.family)
         store.add_tasks([family.row(t) for t in experiment.tasks])
         finished = store.finished_attempts(run_id)
@@ -241,7 +245,9 @@ def _run_experiment(
         resumed = _planned_among(experiment, finished)
         jobs = (j for j in planned(experiment) if (j.config.name, j.task.id, j.attempt_index) not in finished)
         if on_attempt:
-            on_attempt(Progress(resumed, total, run_id=run_id, resumed=resumed, tally=dict(tally)))
+            on_attempt(
+                Progress(resumed, total, run_id=run_id, resumed=resumed, tally=dict(tally), notice=notice)
+            )
         status = "interrupted"
         run = _Run(experiment, out_dir / DB_NAME, run_id, on_attempt, tally, stop)
         try:
@@ -294,6 +300,38 @@ def _open_run(store: Store, experiment: ResolvedExperiment, out_dir: Path) -> in
         return store.new_run(identity, experiment.model_name(), experiment.dataset, family)
     store.reopen_run(run_id, grown(runs[run_id], identity))
     return run_id
+
+
+def _record_provenance(store: Store, run_id: int, experiment: ResolvedExperiment) -> str | None:
+    """Record what makes the run's attempts from now on (``vreact.records.provenance``); the
+    line to say once when the run's earlier attempts were made by another commit or a dirty tree
+    (None: the same, or a new run)."""
+    family = family_of(experiment.family)
+    selection = experiment.source.dataset if experiment.source is not None else None
+    models = [*experiment.models.values()]
+    models += [m for setup in experiment.setups.values() for m in setup.models.values()]
+    now = provenance.collect(
+        models,
+        dataset_files=family.data_files(selection) if selection is not None else (),
+        libraries=family.libraries,
+        ask_servers=not (experiment.cache is not None and experiment.cache.only),
+    )
+    before = store.latest_provenance(run_id)
+    store.record_provenance(run_id, now)
+    done = store.finished_attempts(run_id)
+    if not done:
+        return None
+    if before is None:
+        return (
+            f"note: run {run_id}'s {len(done)} earlier attempt(s) have no recorded provenance; those"
+            f" from now on are made by {provenance.summary(now)}"
+        )
+    if provenance.state(before) == provenance.state(now):
+        return None
+    return (
+        f"note: run {run_id} was made by {provenance.summary(before)} so far; its attempts from now on"
+        f" by {provenance.summary(now)} (the run goes on: its report says which attempts each made)"
+    )
 
 
 def planned(experiment: ResolvedExperiment) -> Iterator[Job]:

@@ -29,6 +29,7 @@ from vreact.model._base import (
     parse_json_object,
 )
 from vreact.model._cache import ResponseCache, default_cache_dir
+from vreact.model._local import file_sha256, gguf_sha256
 from vreact.model._mock import MockModel, MockScriptExhausted
 from vreact.model._registry import get_model, provider, provider_reads, providers_reading, refused_by
 from vreact.model._resilient import CallPolicy, CallTimeoutError, Price, ResilientModel, redact
@@ -69,7 +70,9 @@ __all__ = [
     "declared",
     "default_cache_dir",
     "endpoint_of",
+    "file_sha256",
     "get_model",
+    "gguf_sha256",
     "native_reply",
     "parse_json_object",
     "provider",

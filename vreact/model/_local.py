@@ -10,6 +10,7 @@ measured for vreact) is what guarantees the joined file is that one: integrity, 
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import importlib.util
 import os
@@ -198,3 +199,35 @@ def installed(model: LocalModel) -> bool:
             return False
         return True
     return model.parts_installed()
+
+
+@functools.lru_cache(maxsize=64)
+def _sha256_of(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(_CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_sha256(path: str | Path) -> str | None:
+    """A file's sha256, read once per process while its size and time are unchanged; None when
+    it cannot be read."""
+    try:
+        resolved = Path(path).resolve()
+        st = resolved.stat()
+        return _sha256_of(str(resolved), st.st_size, st.st_mtime_ns)
+    except OSError:
+        return None
+
+
+def gguf_sha256(name: str) -> tuple[str, str] | None:
+    """The file ``llamacpp/NAME`` stands for and its sha256, found without making anything: an
+    alias's pinned one (its parts are not joined here), a ``.gguf`` path's read; None when there
+    is neither (an alias without a pin, a path that is no file)."""
+    known = local_model(name)
+    if known is not None:
+        return (f"llamacpp/{known.alias}", known.sha256) if known.sha256 else None
+    path = Path(name).expanduser()
+    digest = file_sha256(path) if path.suffix == ".gguf" and path.is_file() else None
+    return (str(path), digest) if digest else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -14,7 +15,7 @@ from vreact.metrics import best_em, best_f1, support_f1
 from vreact.qa import _levels, formats
 from vreact.qa._kit import QAKit
 from vreact.qa.attacks import with_attacks
-from vreact.qa.dataset import Task, load_tasks, select_tasks
+from vreact.qa.dataset import Task, load_tasks, sample_path, select_tasks
 from vreact.qa.faults import CLASSES, build
 from vreact.qa.gates import Artifact, ChainArtifact, PlanArtifact
 from vreact.qa.roles import planner
@@ -81,6 +82,13 @@ class QuestionAnswering(TaskFamily):
     def shared(self, selection: Any) -> OpenCorpus | None:
         """The ``corpus`` every task is searched in, read and indexed once for the run."""
         return load_corpus(selection.corpus) if selection.corpus else None
+
+    def data_files(self, selection: Any) -> list[Path]:
+        """The records' file (``sample``: the shipped sample's) and the corpus, when named."""
+        named = [sample_path() if str(selection.path) == "sample" else Path(selection.path)]
+        if getattr(selection, "corpus", None):
+            named.append(Path(selection.corpus))
+        return [f for f in named if f.is_file()]
 
     def row(self, task: Task) -> dict[str, Any]:
         """MuSiQue's columns of the ``tasks`` table, as records made before families have them;

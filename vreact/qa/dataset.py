@@ -190,7 +190,8 @@ class Task(BaseModel):
 EXTRA_FIELDS_ENV = "VREACT_DATASET_EXTRA_FIELDS"
 
 
-def _sample_path() -> Path:
+def sample_path() -> Path:
+    """The shipped sample's file (``dataset: sample``)."""
     return Path(str(resources.files("vreact") / "data" / "sample.jsonl"))
 
 
@@ -273,7 +274,7 @@ def load_tasks(source: str | Path, limit: int | None = None) -> list[Task]:
     accepted) or holding a NUL byte; a line that is not a JSON object; a field MuSiQue's schema
     lacks (unless ``VREACT_DATASET_EXTRA_FIELDS=allow``), or of the wrong type; a paragraph
     ``idx`` repeated within a record; an id repeated other than by a MuSiQue-Full pair."""
-    path = _sample_path() if str(source) == "sample" else Path(source)
+    path = sample_path() if str(source) == "sample" else Path(source)
     strict = not _extra_allowed()
     try:
         check_file(path)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from vreact.config import Configuration
@@ -16,7 +17,7 @@ from vreact.controller._outcome import Outcome
 from vreact.families import DEFAULT, Artifact, FaultClass, Task, family_of
 from vreact.memory import ContextAssembler
 from vreact.model import Model, ModelError
-from vreact.records import DB_NAME, Store, exclusive
+from vreact.records import DB_NAME, Store, exclusive, provenance
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
 from vreact.v import V
 from vreact.verdict import Decision, Verdict, artifact_hash
@@ -99,6 +100,15 @@ def _run(probe: Probe, store: Store, out_dir: Path, on_artifact: OnArtifact | No
         run_id = store.new_run(identity, judge, probe.dataset, family.record())
     else:
         store.reopen_run(run_id)
+    selection = SimpleNamespace(path=probe.dataset, corpus=None)
+    store.record_provenance(
+        run_id,
+        provenance.collect(
+            [probe.judge] if probe.judge else [],
+            dataset_files=family.data_files(selection),
+            libraries=family.libraries,
+        ),
+    )
     store.add_tasks([family.row(t) for t in probe.tasks])
     done = store.finished_attempts(run_id)
     work: list[tuple[Task, str, int, Artifact, Any]] = []

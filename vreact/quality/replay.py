@@ -37,6 +37,7 @@ from vreact.records import (
     correct_answer,
     exclusive,
     open_to_read,
+    provenance,
     read_run,
 )
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
@@ -295,6 +296,7 @@ def write(result: Result, out_dir: Path, judge: Model | None = None, roles: Role
                 )
             family = {"family": result.family} if result.family else None
             run_id = store.new_run(result.setup.identity(result.run_id), "gates", result.dataset, family)
+            store.record_provenance(run_id, provenance.collect([judge] if judge is not None else []))
             store.add_tasks([_task_row(t) for t in result.tasks.values()])
             unit = unit_of(result.family)
             for r in result.replayed:

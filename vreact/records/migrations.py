@@ -395,6 +395,21 @@ def _m025_step_seconds(db: sqlite_utils.Database) -> None:
     db.table("steps").add_column("seconds", float)
 
 
+def _m026_provenance(db: sqlite_utils.Database) -> None:
+    # Issue 52: what made a run's attempts, beside its identity and never in it: vreact's version,
+    # the commit of the checkout it was imported from and whether a tracked file differed,
+    # Python's and the result-shaping libraries' versions, each model's file hash or served id,
+    # and the dataset files' hashes (JSON, vreact.records.provenance). A row each time a
+    # process opens the run (a new run, or a resume); each attempt names the row it was made
+    # under. NULL in records made before: their provenance is "not recorded"
+    db.table("provenance").create(
+        {"id": int, "run_id": int, "recorded": float, "data": str},
+        pk="id",
+        foreign_keys=[("run_id", "runs")],
+    )
+    db.table("attempts").add_column("provenance_id", int)
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -422,4 +437,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m023_task_families,
     _m024_try_scores,
     _m025_step_seconds,
+    _m026_provenance,
 ]

@@ -259,6 +259,8 @@ class AttemptRecord:
     plan_fallback: bool
     started: float | None
     finished: float | None
+    #: the provenance row (``RunRecords.provenance``) of the state that made it (None: not recorded)
+    provenance_id: int | None = None
     verdicts: list[VerdictRecord] = field(default_factory=list)
     calls: list[CallRecord] = field(default_factory=list)
     steps: list[StepRecord] = field(default_factory=list)
@@ -278,6 +280,9 @@ class RunRecords:
     run: RunRow | None
     tasks: dict[str, TaskRecord]
     attempts: list[AttemptRecord]
+    #: what made its attempts (``vreact.records.provenance``), by provenance row id: each
+    #: row's data with ``recorded``, the time it was recorded (empty: none was recorded)
+    provenance: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def task(self, attempt: AttemptRecord) -> TaskRecord | None:
         return self.tasks.get(attempt.task_id)
@@ -403,7 +408,18 @@ def read_run(
     sub = "(select id from attempts where run_id = ? and outcome != 'running')"
     children = _children(store, sub, run_id, transcripts, transcripts if artifacts is None else artifacts)
     records = [_attempt(a, {k: v.get(a["id"], []) for k, v in children.items()}) for a in attempts]
-    return RunRecords(run_id, _run(row), _tasks(store, {a["task_id"] for a in attempts}), records)
+    tasks = _tasks(store, {a["task_id"] for a in attempts})
+    return RunRecords(run_id, _run(row), tasks, records, _provenance(store, run_id))
+
+
+def _provenance(store: Store, run_id: int) -> dict[int, dict[str, Any]]:
+    """The run's provenance rows by id, each its data with the time it was recorded."""
+    rows = store.query("select id, recorded, data from provenance where run_id = ? order by id", [run_id])
+    out = {}
+    for r in rows:
+        data = _json(r["data"], {})
+        out[r["id"]] = {**(data if isinstance(data, dict) else {}), "recorded": r["recorded"]}
+    return out
 
 
 def _run(row: dict[str, Any] | None) -> RunRow | None:

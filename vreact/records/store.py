@@ -258,6 +258,8 @@ class Store:
         #: the attempts this store started and has not finished: their verdicts' count (the next
         #: seq), and their failure index and ledger as written through it, read without the file
         self._seq: dict[int, int] = {}
+        #: each run's provenance row its attempts are made under (``record_provenance``)
+        self._provenance: dict[int, int | None] = {}
         self._messages: set[str] = set()  # the hashes of the messages this store has written
         #: whose attempt ids this store takes from (_ATTEMPT_IDS): the file's, or its own in memory
         self._ids_key = str(self.path.resolve()) if str(self.path) != ":memory:" else f":memory:{id(self)}"
@@ -414,6 +416,29 @@ class Store:
                 "insert into probe_skips (run_id, class, reason, count) values (?, ?, ?, ?)", rows
             )
 
+    def record_provenance(self, run_id: int, data: dict[str, Any]) -> int:
+        """Record what makes the run's attempts from now on (``vreact.records.provenance``):
+        a row beside the run's identity, never in it; every attempt this store or another
+        opened after it starts names it."""
+        row = {"run_id": run_id, "recorded": time.time(), "data": json.dumps(data, sort_keys=True)}
+        self._provenance[run_id] = rowid = self._insert("provenance", row)
+        return rowid
+
+    def latest_provenance(self, run_id: int) -> dict[str, Any] | None:
+        """What the run's latest provenance row records (None: none was recorded)."""
+        row = self.db.execute(
+            "select data from provenance where run_id = ? order by id desc limit 1", [run_id]
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def provenance_id(self, run_id: int) -> int | None:
+        """The provenance row the run's attempts are made under now: its latest (None: none was
+        recorded, as in a run made before provenance or by a replay)."""
+        if run_id not in self._provenance:
+            row = self.db.execute("select max(id) from provenance where run_id = ?", [run_id]).fetchone()
+            self._provenance[run_id] = row[0]
+        return self._provenance[run_id]
+
     def finish_run(self, run_id: int, status: str = "completed") -> None:
         self.db.table("runs").update(run_id, {"finished": time.time(), "status": status})
 
@@ -440,6 +465,7 @@ class Store:
             "seed": seed,
             "outcome": "running",
             "started": time.time(),
+            "provenance_id": self.provenance_id(run_id),
         }
         self._pending.append(lambda conn: self._row(conn, "attempts", row))
         # it is written through this store alone until it ends: its memory is kept here too
@@ -538,7 +564,9 @@ class Store:
             for table in ("messages", "artifacts", "inputs"):
                 for row in batch.get(table, []):
                     conn.execute(_insert_sql(table, tuple(row), "insert or ignore"), list(row.values()))
-            new = self._row(conn, "attempts", {**_without_id(attempt), "run_id": run_id})
+            # made under the provenance the run records now (a worker's own store records none)
+            made = {**_without_id(attempt), "run_id": run_id, "provenance_id": self.provenance_id(run_id)}
+            new = self._row(conn, "attempts", made)
             ids: dict[str, dict[int, int]] = {"model_calls": {}, "verdicts": {}}
             for table in _ATTEMPT_TABLES:
                 for row in batch.get(table, []):

@@ -48,6 +48,8 @@ from vreact.report.model import (
     HopsReport,
     MarginalCost,
     PassAtK,
+    Provenance,
+    ProvenanceState,
     Rates,
     Report,
     RiskPoint,
@@ -292,6 +294,37 @@ def compute(
         over_abstaining=over,
         corrections=correction_list(attempts, tasks, names),
         attacks=_attacks(attempts, tasks, names),
+        provenance=provenance_of(records),
+    )
+
+
+def provenance_of(records: RunRecords) -> Provenance:
+    """What made the run's finished attempts: the distinct states its provenance rows record
+    (rows that record the same are one state), each with the attempts it made; a state that
+    made none is left out, unless no attempt was made under any (then the latest is shown)."""
+    states: dict[str, tuple[dict[str, Any], list[int]]] = {}
+    key_of: dict[int, str] = {}
+    for row_id, data in records.provenance.items():
+        body = {k: v for k, v in data.items() if k in ProvenanceState.model_fields and k != "attempts"}
+        key_of[row_id] = key = json.dumps(body, sort_keys=True)
+        states.setdefault(key, (body, []))
+    not_recorded = 0
+    for a in records.attempts:
+        made_by = key_of.get(a.provenance_id) if a.provenance_id is not None else None
+        if made_by is None:
+            not_recorded += 1
+        else:
+            states[made_by][1].append(a.id)
+    made = [ProvenanceState(**body, attempts=sorted(ids)) for body, ids in states.values() if ids]
+    if not made and states:
+        body, _ = list(states.values())[-1]
+        made = [ProvenanceState(**body)]
+    code = {(s.commit, s.dirty) for s in made}
+    return Provenance(
+        states=made,
+        not_recorded=not_recorded,
+        several=len(code) > 1 or (bool(made) and not_recorded > 0 and any(s.attempts for s in made)),
+        dirty=any(s.dirty for s in made),
     )
 
 

@@ -335,6 +335,37 @@ class AttackReport(_Figures):
     clean_rejections: dict[str, int]
 
 
+class ProvenanceState(_Figures):
+    """One state of the code and what it ran with, and the attempts of the run it made
+    (vreact.records.provenance): vreact's version; the commit of the checkout vreact was
+    imported from and whether a tracked file differed (None: not a git checkout); Python's and
+    the libraries' versions; each model's endpoint and identity (``sha256`` of a local file,
+    ``declared_sha256`` of a models-file entry, ``served``: the id its server reported); the
+    dataset files' sha256."""
+
+    vreact: str | None = None
+    commit: str | None = None
+    dirty: bool | None = None
+    python: str | None = None
+    libraries: dict[str, str] = {}
+    models: dict[str, dict[str, str]] = {}
+    data: dict[str, str] = {}
+    #: the ids of the run's finished attempts this state made
+    attempts: list[int] = []
+
+
+class Provenance(_Figures):
+    """What made the run's attempts: each distinct state (in the order it was recorded), how
+    many attempts were made before vreact recorded provenance (``not_recorded``), whether more
+    than one state of the code made them (``several``: commits, or a clean and a dirty tree),
+    and whether a dirty tree made any (``dirty``)."""
+
+    states: list[ProvenanceState]
+    not_recorded: int
+    several: bool
+    dirty: bool
+
+
 class Report(_Figures):
     """The report of one run: the figures of each configuration in the run's order, and each
     configuration against the baseline."""
@@ -357,5 +388,7 @@ class Report(_Figures):
     over_abstaining: list[Comparison] = []
     #: every correction of the run, in the order of its configurations, tasks and attempts
     corrections: list[Correction] = []
+    #: what made the run's attempts: the report's header prints it (None: no run)
+    provenance: Provenance | None = None
     #: per configuration, the attacks through the data; left out of the JSON of a run without them
     attacks: dict[str, AttackReport] | None = Field(None, exclude_if=lambda v: v is None)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from vreact.report.compute import ALWAYS_ANSWER, DEFENCE_CHECKS
-from vreact.report.model import ConfigReport, Report
+from vreact.report.model import ConfigReport, ProvenanceState, Report
 from vreact.v import ABSTAIN_LEVELS
 
 if TYPE_CHECKING:
@@ -886,12 +886,88 @@ def sandbox_line(report: Report) -> str | None:
     )
 
 
+def provenance_lines(report: Report) -> list[str]:
+    """What made the run's attempts, for the report's header: the state of the code (vreact's
+    version, the commit and whether it was clean, Python), the libraries, the models and the
+    data files; when more than one state made them, or a dirty tree, it says so first, with
+    which attempts each made. Empty for a report without a run."""
+    p = report.provenance
+    if p is None:
+        return []
+    if not p.states:
+        return ["provenance: not recorded (the run was made before vreact recorded it)"]
+    lines = []
+    if p.several or p.not_recorded:
+        count = len(p.states) + (1 if p.not_recorded else 0)
+        lines.append(
+            f"provenance: this run's attempts were made by {count} states of the code (a resume under"
+            " another commit or tree):"
+        )
+        if p.not_recorded:
+            lines.append(f"  {p.not_recorded} attempt(s): not recorded (made before vreact recorded it)")
+        lines += [f"  attempts {id_ranges(s.attempts) or 'none yet'}: {_code(s)}" for s in p.states]
+    else:
+        lines.append(f"provenance: {_code(p.states[0])}")
+    if p.dirty:
+        lines.append(
+            "  dirty: a tracked file differed from its commit, so the commit alone does not say what ran"
+        )
+    latest = p.states[-1]
+    if latest.libraries:
+        lines.append("  libraries: " + ", ".join(f"{k} {v}" for k, v in latest.libraries.items()))
+    for name, m in latest.models.items():
+        lines.append(f"  model {name}: " + ", ".join(_model_identity(m)))
+    for path, digest in latest.data.items():
+        lines.append(f"  data {path}: sha256 {digest}")
+    return lines
+
+
+def _code(state: ProvenanceState) -> str:
+    commit = (
+        f"commit {state.commit[:12]} ({'dirty' if state.dirty else 'clean'})"
+        if state.commit
+        else "not a git checkout"
+    )
+    return f"vreact {state.vreact or '?'}, {commit}, Python {state.python or '?'}"
+
+
+def _model_identity(m: dict[str, str]) -> list[str]:
+    out = [m.get("endpoint", "?").partition("#")[0]]
+    if "sha256" in m:
+        out.append(f"sha256 {m['sha256']}")
+    if "declared_sha256" in m:
+        out.append(f"declared sha256 {m['declared_sha256']}")
+    if "served" in m:
+        out.append(f"served as {m['served']}")
+    return out
+
+
+def id_ranges(ids: list[int]) -> str:
+    """Sorted ids as ranges: ``1-4, 7, 9-12``."""
+    parts: list[str] = []
+    start = prev = None
+    for i in sorted(ids):
+        if start is None:
+            start = prev = i
+        elif i == prev + 1:  # type: ignore[operator]
+            prev = i
+        else:
+            parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = prev = i
+    if start is not None:
+        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+    return ", ".join(parts)
+
+
 def render_markdown(report: Report, which: tuple[Table, ...] = TABLES) -> str:
     """The report as Markdown tables (for a paper draft, a pull request or a notebook)."""
     parts = [f"# vreact report, run {report.run}"]
     line = sandbox_line(report)
     if line:
         parts += ["", f"**{line}**" if report.sandbox == "none" else line, ""]
+    said = provenance_lines(report)
+    if said:
+        parts += ["", *(f"- {x.strip()}" if x.startswith("  ") else x for x in said), ""]
     for t in tables(report, which):
         parts.append(f"## {t.title}")
         parts.append("| " + " | ".join(t.columns) + " |")

@@ -31,7 +31,15 @@ from vreact.config import (
 )
 from vreact.families import DEFAULT as DEFAULT_FAMILY
 from vreact.families import UnknownFamily, family_of, settings_of_families
-from vreact.model import DEFAULT_MODEL, CallPolicy, Watchdog, provider_reads, providers_reading, refused_by
+from vreact.model import (
+    DEFAULT_MODEL,
+    CallPolicy,
+    Watchdog,
+    gguf_sha256,
+    provider_reads,
+    providers_reading,
+    refused_by,
+)
 from vreact.spec._attacks import Attack, unique_names
 from vreact.spec._plugins import PluginError, load_plugin
 from vreact.verify.gates import check_gate_args, gate_factory, prompt_of
@@ -852,6 +860,13 @@ class ModelEntry(_Strict):
         " docs/tools.md)",
     )
     price: PriceSpec | None = None
+    sha256: str | None = Field(
+        None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="the sha256 of the model's file: a llamacpp/ file is checked against it when a run"
+        " starts (a mismatch is refused); a served model's is recorded as declared in the run's"
+        " provenance",
+    )
 
     @field_validator("model")
     @classmethod
@@ -859,6 +874,17 @@ class ModelEntry(_Strict):
         if "/" not in v.strip("/"):
             raise ValueError(f"expected provider/model, got {v!r}")
         return v
+
+    @model_validator(mode="after")
+    def _file_matches(self) -> ModelEntry:
+        """A local file's ``sha256`` is checked when the file is read: a wrong one is refused."""
+        if self.sha256 and self.model.startswith("llamacpp/"):
+            found = gguf_sha256(self.model.split("/", 1)[1])
+            if found is not None and found[1] != self.sha256:
+                raise SettingError(
+                    ("sha256",), f"{found[0]}'s sha256 is {found[1]}, not the {self.sha256} given here"
+                )
+        return self
 
     @model_validator(mode="after")
     def _native_provider(self) -> ModelEntry:

@@ -30,7 +30,7 @@ from vreact.report.compute import compute
 from vreact.report.html import attempt, charts, summary
 from vreact.report.html._text import asset, fmt, h
 from vreact.report.model import Report
-from vreact.report.tables import run_lines
+from vreact.report.tables import provenance_lines, run_lines
 
 HTML_NAME = "report.html"
 #: One colour per configuration, in report order (repeats after eight).
@@ -78,6 +78,23 @@ def _meta(records: RunRecords) -> list[str]:
         if run.finished:
             meta.append(f"{run.finished - run.started:.0f} s")
     return meta
+
+
+def _provenance(report: Report) -> str:
+    """What made the run's attempts (the report's header lines), its first line marked when
+    more than one state of the code, or a dirty tree, made them."""
+    lines = provenance_lines(report)
+    if not lines:
+        return ""
+    p = report.provenance
+    warn = p is not None and (p.several or p.dirty)
+    head = lines[0].removeprefix("provenance: ")  # the card's title says it
+    first = f'<b class="warn">{h(head)}</b>' if warn else h(head)
+    items = "".join(f"<li>{h(line.strip())}</li>" for line in lines[1:])
+    return (
+        f'<section class="card" id="provenance"><h3>Provenance</h3><p>{first}</p>'
+        f"{f'<ul class=note>{items}</ul>' if items else ''}</section>"
+    )
 
 
 def _runs(runs: list[RunSummary], shown: int | None) -> str:
@@ -150,6 +167,7 @@ def render_html(store: Store, run_id: int | None = None) -> str:
         f'<span class="meta">{" · ".join(_meta(records))}</span>'
         '<nav><a href="#summary">Summary</a><a href="#attempts">Attempts</a></nav></div></header>'
         f'<main class="wrap"><div id="main"><div id="summary">{_runs(run_list(store), rid)}'
+        f"{_provenance(report)}"
         f"{_summary(report, records, colours)}</div>"
         f'{attempt.attempt_list(attempts)}</div><div id="page"></div></main>'
         f'<script type="application/gzip+base64" id="{PAGES_ID}">{pack_pages(pages)}</script>'
