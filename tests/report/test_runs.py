@@ -67,8 +67,8 @@ def test_the_report_lists_the_folder_s_runs_above_the_tables(folder):
         f"  run 2 · {when(store, 2)} · interrupted · 1 attempt · N",
         f"  run 3 · {when(store, 3)} · running · 2 attempts · VG (shown)",
     ]
-    assert lines[5] == "provenance: not recorded (the run was made before vreact recorded it)"
-    assert lines[6].startswith("Execution accounting (run 3)")
+    assert lines[5:7] == ["provenance: not recorded (the run was made before vreact recorded it)", ""]
+    assert lines[7].startswith("Execution accounting (run 3)")
     assert "Execution accounting (run 1)" not in result.output
     # another run: the list marks it
     second = report(str(out), "--run", "2").output.splitlines()
@@ -123,7 +123,7 @@ def test_one_run_s_tables_are_unchanged_under_its_run_line(tmp_path, tasks):
     store.finish_run(run)
     text = report(str(tmp_path)).output
     listed = f"1 run in this folder:\n  run 1 · {when(store, 1)} · completed · 1 attempt · VG\n\n"
-    unrecorded = "provenance: not recorded (the run was made before vreact recorded it)\n"
+    unrecorded = "provenance: not recorded (the run was made before vreact recorded it)\n\n"
     assert text.startswith(listed + unrecorded + "Execution accounting (run 1)")
     markdown = report(str(tmp_path), "--markdown").output
     listed = f"1 run in this folder:\n\n- run 1 · {when(store, 1)} · completed · 1 attempt · VG\n\n"

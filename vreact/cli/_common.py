@@ -77,10 +77,13 @@ def print_report(
         if said:
             style = "bold red" if report.sandbox == "none" else ""
             console.print(said, style=style, highlight=False, markup=False, soft_wrap=True)
-        for i, line in enumerate(provenance_lines(report)):
-            warn = report.provenance is not None and (report.provenance.several or report.provenance.dirty)
+        made = provenance_lines(report)
+        warn = report.provenance is not None and (report.provenance.several or report.provenance.dirty)
+        for i, line in enumerate(made):
             style = "yellow" if warn and i == 0 else ""
             console.print(line, style=style, highlight=False, markup=False, soft_wrap=True)
+        if made:
+            console.print()
         left_out = zero_tables(report) if omit_zero else []
         for table in render(report, tuple(t for t in TABLES if t not in left_out)):
             console.print(table)
