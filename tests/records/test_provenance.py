@@ -231,6 +231,38 @@ def test_a_server_that_cannot_say_records_unknown_and_the_run_goes_on(monkeypatc
     assert provenance.served_id(Served(), Listing(["/models/qwen.gguf"])) == "/models/qwen.gguf"
 
 
+def test_under_cache_only_no_server_is_asked_and_a_local_file_is_hashed(tmp_path):
+    class Client:
+        asked = 0
+        models = "its models' listing"
+
+        def with_options(self, **_: object) -> None:
+            Client.asked += 1
+            raise AssertionError("a server was asked under --cache-only")
+
+    class Served:
+        name, model, endpoint, client = "openai/m", "m", "http://127.0.0.1:9/v1", Client()
+
+    assert provenance.model_identity(Served(), ask_servers=False) == {
+        "endpoint": "http://127.0.0.1:9/v1",
+        "served": "not asked (--cache-only)",
+    }
+    assert Client.asked == 0
+    weights = tmp_path / "w.gguf"
+    weights.write_bytes(b"weights")
+
+    class Local:
+        name, endpoint = "llamacpp/w", f"file://{weights}"
+
+    digest = hashlib.sha256(b"weights").hexdigest()
+    assert provenance.model_identity(Local()) == {"endpoint": f"file://{weights}", "sha256": digest}
+
+    class Pinned:
+        name, endpoint = "llamacpp/p", f"file://{weights}#sha256={'c' * 64}"
+
+    assert provenance.model_identity(Pinned())["sha256"] == "c" * 64  # the pin, not read again
+
+
 def test_id_ranges():
     assert id_ranges([9, 1, 2, 3, 7, 10]) == "1-3, 7, 9-10"
     assert id_ranges([]) == ""
