@@ -236,10 +236,10 @@ def _run_experiment(
         store = Store(out_dir / DB_NAME)
         store.discard_unfinished()
         run_id = _open_run(store, experiment, out_dir)
-        notice = _record_provenance(store, run_id, experiment)
         family = family_of(experiment.family)
         store.add_tasks([family.row(t) for t in experiment.tasks])
         finished = store.finished_attempts(run_id)
+        notice = _record_provenance(store, run_id, experiment, len(finished))
         tally = dict(Counter(finished.values()))
         total = experiment.total()
         resumed = _planned_among(experiment, finished)
@@ -302,10 +302,10 @@ def _open_run(store: Store, experiment: ResolvedExperiment, out_dir: Path) -> in
     return run_id
 
 
-def _record_provenance(store: Store, run_id: int, experiment: ResolvedExperiment) -> str | None:
+def _record_provenance(store: Store, run_id: int, experiment: ResolvedExperiment, done: int) -> str | None:
     """Record what makes the run's attempts from now on (``vreact.records.provenance``); the
-    line to say once when the run's earlier attempts were made by another commit or a dirty tree
-    (None: the same, or a new run)."""
+    line to say once when the run's ``done`` earlier attempts were made by another commit or a
+    dirty tree (None: the same, or none done)."""
     family = family_of(experiment.family)
     selection = experiment.source.dataset if experiment.source is not None else None
     models = [*experiment.models.values()]
@@ -318,12 +318,11 @@ def _record_provenance(store: Store, run_id: int, experiment: ResolvedExperiment
     )
     before = store.latest_provenance(run_id)
     store.record_provenance(run_id, now)
-    done = store.finished_attempts(run_id)
     if not done:
         return None
     if before is None:
         return (
-            f"note: run {run_id}'s {len(done)} earlier attempt(s) have no recorded provenance; those"
+            f"note: run {run_id}'s {done} earlier attempt(s) have no recorded provenance; those"
             f" from now on are made by {provenance.summary(now)}"
         )
     if provenance.state(before) == provenance.state(now):

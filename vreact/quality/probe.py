@@ -100,7 +100,7 @@ def _run(probe: Probe, store: Store, out_dir: Path, on_artifact: OnArtifact | No
         run_id = store.new_run(identity, judge, probe.dataset, family.record())
     else:
         store.reopen_run(run_id)
-    selection = SimpleNamespace(path=probe.dataset, corpus=None)
+    selection = SimpleNamespace(path=probe.dataset)  # a probe reads its records' file alone
     store.record_provenance(
         run_id,
         provenance.collect(

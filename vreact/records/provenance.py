@@ -146,6 +146,6 @@ def summary(data: dict[str, Any]) -> str:
     where = (
         f"commit {str(commit)[:12]} ({'dirty' if data.get('dirty') else 'clean'})"
         if commit
-        else "no git checkout"
+        else "not a git checkout"
     )
     return f"vreact {data.get('vreact', '?')}, {where}"

@@ -323,7 +323,7 @@ def provenance_of(records: RunRecords) -> Provenance:
     return Provenance(
         states=made,
         not_recorded=not_recorded,
-        several=len(code) > 1 or (bool(made) and not_recorded > 0 and any(s.attempts for s in made)),
+        several=len(code) > 1 or (not_recorded > 0 and any(s.attempts for s in made)),
         dirty=any(s.dirty for s in made),
     )
 

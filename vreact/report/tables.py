@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from vreact.records import provenance
 from vreact.report.compute import ALWAYS_ANSWER, DEFENCE_CHECKS
 from vreact.report.model import ConfigReport, ProvenanceState, Report
 from vreact.v import ABSTAIN_LEVELS
@@ -923,12 +924,7 @@ def provenance_lines(report: Report) -> list[str]:
 
 
 def _code(state: ProvenanceState) -> str:
-    commit = (
-        f"commit {state.commit[:12]} ({'dirty' if state.dirty else 'clean'})"
-        if state.commit
-        else "not a git checkout"
-    )
-    return f"vreact {state.vreact or '?'}, {commit}, Python {state.python or '?'}"
+    return f"{provenance.summary(state.model_dump())}, Python {state.python or '?'}"
 
 
 def _model_identity(m: dict[str, str]) -> list[str]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import fcntl
+import functools
 import os
 import re
 import resource
@@ -44,8 +45,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 HARNESS = Path(__file__).with_name("_harness.py")
-#: The runner's text, read once: a run hands it to bubblewrap by descriptor, not by path.
-_HARNESS_TEXT: list[bytes] = []
 #: The system's temporary folder, for work folders when ``TMPDIR`` is one the run's user may not
 #: enter.
 SYSTEM_TMP = "/tmp"
@@ -184,10 +183,10 @@ def work_parent() -> str:
     return SYSTEM_TMP
 
 
+@functools.cache
 def _harness_text() -> bytes:
-    if not _HARNESS_TEXT:
-        _HARNESS_TEXT.append(HARNESS.read_bytes())
-    return _HARNESS_TEXT[0]
+    """The runner's text, read once: a run hands it to bubblewrap by descriptor, not by path."""
+    return HARNESS.read_bytes()
 
 
 class Sandbox:
