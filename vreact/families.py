@@ -95,6 +95,9 @@ class Score:
     #: each judged try the family could score, by its artifact's hash: right by gold (what tells a
     #: gate's false rejection, and a correction the scorer confirms, from the rest)
     tries: Mapping[str, bool] = field(default_factory=dict)
+    #: the scorer that gave it: a family with more than one names each (``TaskFamily.scorers``);
+    #: empty: the family's own, its only one
+    scorer: str = ""
 
 
 #: The actions that end a try, in every family: a finish (an answer) or an abstain (a reason).
@@ -417,8 +420,15 @@ class TaskFamily:
         return [file] if file.is_file() else []
 
     def score(self, task: Any, answer: str | None, evidence: list[str]) -> Score:
-        """An attempt's answer (None: it gave none) and the evidence it cited, scored."""
+        """An attempt's answer (None: it gave none) and the evidence it cited, scored. A family
+        that names its scorers (``scorers``) also takes ``scorer=``, one of the names."""
         raise NotImplementedError
+
+    def scorers(self, selection: Any) -> tuple[str, ...]:
+        """The scorers a run of the dataset ``selection`` records, by name, its primary first
+        (which decides what is correct); each attempt and judged try is scored by every one.
+        The default: the family's own, its only one (``score`` takes no ``scorer=``)."""
+        return (self.name,)
 
     def score_try(self, task: Any, artifact: Any, answer: str | None = None) -> bool | None:
         """Whether one judged try is right by the task's gold: ``artifact`` is what a verdict's

@@ -189,6 +189,11 @@ ADDED = {
     "_m024_try_scores": ["alter table scores drop column tries"],
     "_m025_step_seconds": ["alter table steps drop column seconds"],
     "_m026_provenance": ["alter table attempts drop column provenance_id", "drop table provenance"],
+    "_m027_scorers": [
+        "drop table scores",
+        "create table scores (attempt_id integer primary key references attempts(id), correct integer,"
+        " metrics text, tries text)",
+    ],
 }
 
 

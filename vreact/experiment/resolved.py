@@ -90,6 +90,9 @@ class ResolvedExperiment:
     cache_dir: Path | None = None  # the response cache's folder it was made with (None: the default)
     #: where a family that runs model-written code runs it (``bwrap``, or ``none``: unsandboxed)
     sandbox: str = "bwrap"
+    #: the scorers each attempt is scored by, its primary first (``TaskFamily.scorers``; empty:
+    #: the family's own, its only one)
+    scorers: tuple[str, ...] = ()
 
     def loaded(self) -> Loaded:
         """Its files as loaded, for a worker to resolve it again (:func:`resolve`'s ``loaded``)."""
@@ -128,6 +131,8 @@ class ResolvedExperiment:
             **where,
             # as before attacks existed when there are none, so those run folders still resume
             **({"attacks": attacks} if attacks else {}),
+            # as before scorers were named when a run has one, so those run folders still resume
+            **({"scorers": list(self.scorers)} if len(self.scorers) > 1 else {}),
             # as before plugins existed when there are none, so those run folders still resume
             **({"plugins": [p.record() for p in self.plugins]} if self.plugins else {}),
             # where model-written code ran, for a family that runs some (printed on every report)
@@ -363,4 +368,5 @@ def resolve(
         source=exp,
         cache_dir=cache_dir,
         sandbox=exp.sandbox,
+        scorers=family.scorers(exp.dataset),
     )

@@ -103,27 +103,38 @@ def run_attempt(
                 store.finish_attempt(attempt_id, outcome.record())
             raise
     try:
-        score = scored(experiment, task, outcome, recorder.judged)
+        scores = scored(experiment, task, outcome, recorder.judged)
     except Exception as e:  # the family's scorer failed: a crash, never an unscored answer
-        outcome, score = crash(e), None
-    store.finish_attempt(attempt_id, outcome.record(), score)
+        outcome, scores = crash(e), []
+    store.finish_attempt(attempt_id, outcome.record(), *scores)
     return outcome
 
 
 def scored(
     experiment: ResolvedExperiment, task: Task, outcome: Outcome, judged: dict[str, Any] | None = None
-) -> Score | None:
-    """An ended attempt's score under the run's family (none for a crash): its answer (None for
-    an abstention) and the evidence it cited; and each try ``judged`` (artifacts by hash) that
-    the family can score."""
+) -> list[Score]:
+    """An ended attempt's scores under the run's family (none for a crash), one per scorer the
+    run records (``TaskFamily.scorers``), its primary first: its answer (None for an
+    abstention) and the evidence it cited; and each try ``judged`` (artifacts by hash) that the
+    family can score."""
     if outcome.kind == "crash":
-        return None
+        return []
     family = family_of(experiment.family)
+    names = experiment.scorers or (family.name,)
+    return [score_outcome(family, name, task, outcome, judged) for name in names]
+
+
+def score_outcome(
+    family: Any, scorer: str, task: Task, outcome: Outcome | Any, judged: dict[str, Any] | None = None
+) -> Score:
+    """One scorer's score of an attempt's answer (``outcome.kind``, ``answer``, ``evidence``)
+    and of its judged tries; ``scorer=`` is given to a family that names its scorers."""
+    named = {} if scorer == family.name else {"scorer": scorer}
     answer = outcome.answer if outcome.kind == "answer" else None
-    score = family.score(task, answer, list(outcome.evidence) if answer is not None else [])
-    tries = {h: family.score_try(task, a, answer) for h, a in (judged or {}).items()}
+    score = family.score(task, answer, list(outcome.evidence) if answer is not None else [], **named)
+    tries = {h: family.score_try(task, a, answer, **named) for h, a in (judged or {}).items()}
     right = {h: r for h, r in tries.items() if r is not None}
-    return replace(score, tries=right) if right else score
+    return replace(score, tries=right if right else score.tries, scorer=scorer if named else "")
 
 
 #: Set to 1 (the test suite does) and an internal error raises instead of becoming a crash record.

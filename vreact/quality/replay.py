@@ -307,7 +307,7 @@ def write(result: Result, out_dir: Path, judge: Model | None = None, roles: Role
                 if judge is not None and roles is not None:
                     _judge(store, aid, result, r, judge, roles)
                 outcome = _outcome(a, r)
-                store.finish_attempt(aid, outcome.record(), _score(a, outcome))
+                store.finish_attempt(aid, outcome.record(), *_scores(a, outcome))
             store.finish_run(run_id)
         finally:
             store.close()
@@ -535,14 +535,16 @@ def _same_args(recorded: Any, built: dict[str, Any]) -> bool:
     )
 
 
-def _score(a: AttemptRecord, outcome: Outcome) -> Score | None:
-    """The source attempt's score, as the replayed outcome keeps it: its answer's where the new
-    set kept it, none for an answer it turned into an abstention (nothing was answered)."""
+def _scores(a: AttemptRecord, outcome: Outcome) -> list[Score]:
+    """The source attempt's scores (each scorer's, the primary first), as the replayed outcome
+    keeps them: its answer's where the new set kept it, none for an answer it turned into an
+    abstention (nothing was answered)."""
     if a.score is None or outcome.kind == "crash":
-        return None
+        return []
+    scores = [a.score, *(s for s in a.scores.values() if s is not a.score)]
     if outcome.kind == "abstain" and a.outcome == "answer":
-        return Score(None, {})
-    return Score(a.score.correct, a.score.metrics)
+        return [Score(None, {}, scorer=s.scorer) for s in scores]
+    return [Score(s.correct, s.metrics, scorer=s.scorer) for s in scores]
 
 
 def _outcome(a: AttemptRecord, r: Replayed) -> Outcome:

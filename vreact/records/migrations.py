@@ -410,6 +410,21 @@ def _m026_provenance(db: sqlite_utils.Database) -> None:
     db.table("attempts").add_column("provenance_id", int)
 
 
+def _m027_scorers(db: sqlite_utils.Database) -> None:
+    # Issue 53: an attempt is scored by each scorer its run records (code: HumanEval's hidden
+    # test, ``humaneval``, and HumanEval+'s inputs, ``humanevalplus``), a row each, keyed by
+    # scorer; ``is_primary`` marks the run's own (what decides correct). Rows made before are
+    # their run's primary: a code run's scorer was the hidden test; a family with one scorer
+    # names none ('')
+    db.table("scores").add_column("scorer", str, not_null_default="")
+    db.table("scores").add_column("is_primary", int, not_null_default=1)
+    db.execute(
+        "update scores set scorer = 'humaneval' where attempt_id in (select a.id from attempts a"
+        " join runs r on r.id = a.run_id where r.family = 'code')"
+    )
+    db.table("scores").transform(pk=("attempt_id", "scorer"))
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -438,4 +453,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m024_try_scores,
     _m025_step_seconds,
     _m026_provenance,
+    _m027_scorers,
 ]

@@ -83,6 +83,9 @@ class ScoreRecord:
     metrics: dict[str, float]
     #: each judged try its family scored, by artifact hash: right by gold (empty: none scored)
     tries: dict[str, bool] = field(default_factory=dict)
+    #: the scorer that gave it ('': the family's own, its only one; code: ``humaneval`` or
+    #: ``humanevalplus``)
+    scorer: str = ""
 
 
 @dataclass(frozen=True)
@@ -267,8 +270,12 @@ class AttemptRecord:
     ledger: list[LedgerRecord] = field(default_factory=list)
     events: list[EventRecord] = field(default_factory=list)
     diagnoses: list[DiagnosisRecord] = field(default_factory=list)
-    #: its family's score, written when it ended (None: a crash, or records made before families)
+    #: its family's score, written when it ended (None: a crash, or records made before families):
+    #: its run's primary scorer's
     score: ScoreRecord | None = None
+    #: its score by each scorer recorded, by scorer name, the primary's included (``vreact
+    #: rescore`` adds another's)
+    scores: dict[str, ScoreRecord] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -495,6 +502,7 @@ def _has(store: Store, table: str) -> bool:
 class _Score:
     attempt_id: int
     score: ScoreRecord
+    primary: bool
 
 
 def _score(r: dict[str, Any]) -> _Score:
@@ -502,7 +510,9 @@ def _score(r: dict[str, Any]) -> _Score:
     metrics = _json(r["metrics"], {})
     tries = _json(r.get("tries"), {})
     tries = {str(h): bool(v) for h, v in tries.items()} if isinstance(tries, dict) else {}
-    return _Score(r["attempt_id"], ScoreRecord(correct, metrics if isinstance(metrics, dict) else {}, tries))
+    scorer = str(r.get("scorer") or "")
+    record = ScoreRecord(correct, metrics if isinstance(metrics, dict) else {}, tries, scorer)
+    return _Score(r["attempt_id"], record, bool(r.get("is_primary", 1)))
 
 
 def _tasks(store: Store, ids: set[str]) -> dict[str, TaskRecord]:
@@ -560,6 +570,9 @@ def _ledger(r: dict[str, Any]) -> LedgerRecord:
 def _attempt(a: dict[str, Any], children: dict[str, list[Any]]) -> AttemptRecord:
     """An attempt with its verdicts, calls, steps, ledger rows, events and diagnoses."""
     evidence, fallback = _list(a["evidence"]), bool(a.get("plan_fallback"))
-    scores = children.pop("scores", [])
+    scores = sorted(children.pop("scores", []), key=lambda s: not s.primary)  # the primary first
     score = scores[0].score if scores else None
-    return _record(AttemptRecord, a, evidence=evidence, plan_fallback=fallback, score=score, **children)
+    by_scorer = {s.score.scorer: s.score for s in scores}
+    return _record(
+        AttemptRecord, a, evidence=evidence, plan_fallback=fallback, score=score, scores=by_scorer, **children
+    )

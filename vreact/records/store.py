@@ -472,22 +472,41 @@ class Store:
         self._seq[attempt_id], self._failures[attempt_id], self._units[attempt_id] = 0, [], []
         return attempt_id
 
-    def finish_attempt(self, attempt_id: int, fields: dict[str, Any], score: Score | None = None) -> None:
+    def finish_attempt(self, attempt_id: int, fields: dict[str, Any], *scores: Score | None) -> None:
         """End an attempt: its outcome's columns, and ``calls``, how many model calls this store
         was given for it (what ``vreact check`` holds its ``model_calls`` rows to); with
-        ``score``, its family's score, in the same transaction."""
+        ``scores``, its family's scores (the first its primary), in the same transaction."""
         self._failures.pop(attempt_id, None)
         self._seq.pop(attempt_id, None)
         self._units.pop(attempt_id, None)
         calls = self._calls.pop(attempt_id, 0)
         with self._transaction() as conn:
             _set(conn, "attempts", attempt_id, {"calls": calls, **fields, "finished": time.time()})
-            if score is not None:
-                correct = None if score.correct is None else int(score.correct)
-                conn.execute(
-                    "insert or replace into scores (attempt_id, correct, metrics, tries) values (?, ?, ?, ?)",
-                    [attempt_id, correct, json.dumps(dict(score.metrics)), json.dumps(dict(score.tries))],
-                )
+            for i, score in enumerate(s for s in scores if s is not None):
+                self._score(conn, attempt_id, score, primary=i == 0)
+
+    @staticmethod
+    def _score(conn: sqlite3.Connection, attempt_id: int, score: Score, primary: bool) -> None:
+        correct = None if score.correct is None else int(score.correct)
+        conn.execute(
+            "insert or replace into scores (attempt_id, scorer, is_primary, correct, metrics, tries)"
+            " values (?, ?, ?, ?, ?, ?)",
+            [
+                attempt_id,
+                score.scorer,
+                int(primary),
+                correct,
+                json.dumps(dict(score.metrics)),
+                json.dumps(dict(score.tries)),
+            ],
+        )
+
+    def add_scores(self, scores: dict[int, Score]) -> None:
+        """A scorer's scores of ended attempts (by attempt id), none of them primary: what
+        ``vreact rescore`` adds to a copy of a run's records, in one transaction."""
+        with self._transaction() as conn:
+            for attempt_id, score in scores.items():
+                self._score(conn, attempt_id, score, primary=False)
 
     def discard_unfinished(self) -> int:
         """Delete attempts a killed process left running, and those that crashed without a fair

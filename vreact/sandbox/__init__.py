@@ -105,6 +105,8 @@ class Result:
     value: str | None = None
     examples: list[dict[str, Any]] = field(default_factory=list)
     test: dict[str, Any] | None = None
+    #: ``oracle``: the outputs and times on the inputs; ``inputs``: whether each passed
+    inputs: dict[str, Any] | None = None
     output: str = ""
     stopped: str | None = None
     killed: str | None = None
@@ -201,22 +203,29 @@ class Sandbox:
         self,
         program: str,
         *,
-        mode: Literal["check", "run"] = "check",
+        mode: Literal["check", "run", "oracle", "inputs"] = "check",
         entry_point: str | None = None,
         examples: Sequence[tuple[str, str]] = (),
         setup: str = "",
         test: str | None = None,
         deadline: float | None = None,
+        inputs: Sequence[Sequence[Any]] = (),
+        expected: Sequence[str] = (),
+        limits: Sequence[float] = (),
+        atol: float = 0.0,
     ) -> Result:
         """Run ``program``: as a snippet (``run``: its output, the value of its last expression,
         its exception and line), or load it and check ``entry_point`` on the visible
         ``examples`` (each ``(arguments, expected)`` as Python literals: the arguments a tuple)
         and the hidden ``test`` (which defines ``check(candidate)``; ``setup``, the problem's own
-        code, first), all compared by the runner outside the program's process. ``deadline``
-        (``time.monotonic()``'s clock) ends the run sooner than its wall clock would: an
-        attempt's own wall clock, which the run's time counts against."""
+        code, first), all compared by the runner outside the program's process. ``oracle``:
+        call it on each of ``inputs`` (argument lists) for its outputs (``repr``) and times;
+        ``inputs``: compare each call with ``expected`` (``repr``s), each in its own time
+        (``limits``, seconds), as EvalPlus compares (``atol``: the problem's float tolerance).
+        ``deadline`` (``time.monotonic()``'s clock) ends the run sooner than its wall clock
+        would: an attempt's own wall clock, which the run's time counts against."""
         marker = "#" + secrets.token_hex(16) + "#"
-        request = {
+        request: dict[str, Any] = {
             "marker": marker,
             "mode": mode,
             "program": program,
@@ -226,6 +235,10 @@ class Sandbox:
             "test": test,
             "call_seconds": self.limits.call_s,
         }
+        if mode in ("oracle", "inputs"):
+            request.update(
+                inputs=[list(i) for i in inputs], expected=list(expected), limits=list(limits), atol=atol
+            )
         user = self._users.get() if self._users is not None else None
         parent = work_parent() if self.kind == "bwrap" else None
         try:
@@ -324,6 +337,7 @@ class Sandbox:
             value=reply.get("value"),
             examples=list(reply.get("examples") or []),
             test=reply.get("test"),
+            inputs=reply.get("inputs"),
             output=str(reply.get("output") or ""),
             stopped=reply.get("stopped"),
             killed=killed,

@@ -54,6 +54,8 @@ def literal(text: str) -> Any:
 def _node(n: Any) -> Any:
     if isinstance(n, _ast.Constant):
         return n.value
+    if isinstance(n, _ast.Name) and n.id in ("inf", "nan"):  # repr's floats, inside a value too
+        return float(n.id)
     if isinstance(n, _ast.Tuple):
         return tuple(map(_node, n.elts))
     if isinstance(n, _ast.List):
@@ -114,7 +116,7 @@ def program_process(requests: int, replies: int) -> None:
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
     sys.stderr = sys.stdout
     reader = os.fdopen(requests, "r")
-    write, repr_, type_ = os.write, repr, type
+    write, repr_, type_, clock = os.write, repr, type, time.perf_counter
 
     def reply(data: dict[str, object]) -> None:
         write(replies, (repr_(data) + "\n").encode())
@@ -152,12 +154,22 @@ def program_process(requests: int, replies: int) -> None:
         )
         return
     reply({"loaded": True})
+    digits = getattr(sys, "set_int_max_str_digits", None)
+    limit = sys.get_int_max_str_digits() if digits is not None else 0
     for line in reader:
         call = literal(line)
         try:
+            if digits is not None:  # the checker's values cross as text, of any size...
+                digits(0)
             args: Any = value_of(call["args"])
+            if digits is not None:  # ...and the program runs under Python's own limit
+                digits(limit)
+            start = clock()
             result = namespace[entry](*args)  # type: ignore[index, operator]
-            reply({"ok": True, "value": repr_(result)})
+            seconds = clock() - start
+            if digits is not None:
+                digits(0)
+            reply({"ok": True, "value": repr_(result), "seconds": seconds})
         except BaseException as e:
             reply(
                 {"ok": False, "error": f"{type_(e).__name__}: {e}"[:SHOWN], "line": line_of(e.__traceback__)}
@@ -178,6 +190,7 @@ class Program:
         self.pid, self.requests, self.call_seconds = pid, requests, call_seconds
         self.replies = os.fdopen(replies, "rb")
         self.calls = 0
+        self.seconds = 0.0  # the last call's own time, as the program's process measured it
 
     def send(self, data: dict[str, object]) -> None:
         try:
@@ -208,6 +221,7 @@ class Program:
         data = self.receive()
         if not data.get("ok"):
             raise ProgramError(str(data.get("error")), data.get("line"))
+        self.seconds = float(data.get("seconds") or 0.0)  # type: ignore[arg-type]
         try:
             return value_of(str(data.get("value")))
         except ValueError:
@@ -258,6 +272,89 @@ def hidden(program: Program, setup: str, test: str, entry_point: str) -> dict[st
     return {"passed": True}
 
 
+def oracle(program: Program, inputs: list[list[object]]) -> dict[str, object]:
+    """The reference solution's output on each input (its ``repr``) and its own time: what a
+    program is later compared with (``compare``); the first input it fails on ends it."""
+    outputs, seconds = [], []
+    for i, args in enumerate(inputs):
+        try:
+            outputs.append(repr(program(*args)))
+        except ProgramError as e:
+            return {"passed": False, "index": i, "error": str(e)}
+        seconds.append(program.seconds)
+    return {"passed": True, "outputs": outputs, "seconds": seconds}
+
+
+#: How outputs are compared, as EvalPlus 0.3.1 compares them (``evalplus.eval.unsafe_execute``):
+#: the tolerance a float answer gets when its problem sets none, and ``np.allclose``'s relative
+#: tolerance as EvalPlus passes it.
+FLOAT_ATOL = 1e-6
+RTOL = 1e-07
+
+
+def is_floats(x: object) -> bool:
+    """A float, or a non-empty list or tuple of floats only (EvalPlus's ``is_floats``)."""
+    if isinstance(x, float):
+        return True
+    return isinstance(x, (list, tuple)) and bool(x) and all(isinstance(i, float) for i in x)
+
+
+def close(a: object, b: object, atol: float) -> bool:
+    """``np.allclose(a, b, rtol=RTOL, atol=atol)`` on plain values: numbers (bools are not),
+    and lists or tuples of them of the same length, element by element; NaN is never close."""
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))) or len(a) != len(b):
+            return False
+        return all(close(x, y, atol) for x, y in zip(a, b))  # noqa: B905 (any python3)
+    if not all(type(v) in (int, float) for v in (a, b)):
+        return False
+    if a == b:  # the same infinity too
+        return True
+    return abs(a - b) <= atol + RTOL * abs(b)  # type: ignore[operator, arg-type]
+
+
+def poly(xs: list[float], x: float) -> float:
+    """HumanEval/32's polynomial at ``x`` (EvalPlus's own oracle for ``find_zero``)."""
+    import math
+
+    return sum(coeff * math.pow(x, i) for i, coeff in enumerate(xs))
+
+
+def compare(program: Program, request: dict[str, Any]) -> dict[str, object]:
+    """A program on each input against the reference's output, as EvalPlus compares: equal, or,
+    when not, a float answer (or one whose problem sets ``atol``) of the same type within the
+    tolerance (``close``), the tolerance a float answer sets kept for the inputs after it, as
+    EvalPlus keeps it; ``find_zero`` (HumanEval/32) by the polynomial's value at the root it
+    returns. Each call has its own time (``limits``); the first input that fails ends it."""
+    inputs, expected, limits = request["inputs"], request["expected"], request["limits"]
+    atol = float(request.get("atol") or 0)
+    find_zero = request.get("entry_point") == "find_zero"
+    for i, args in enumerate(inputs):
+        program.call_seconds = limits[i]
+        try:
+            out = program(*args)
+        except ProgramError as e:
+            return {"passed": False, "index": i, "error": str(e)}
+        except Stopped as e:
+            return {"passed": False, "index": i, "error": f"stopped: {e}"}
+        try:
+            if find_zero:
+                ok = abs(poly(*args, out)) <= atol  # type: ignore[misc, arg-type, call-arg]
+            else:
+                exp = value_of(expected[i])
+                ok = out == exp
+                if atol == 0 and is_floats(exp):
+                    atol = FLOAT_ATOL
+                if not ok and atol != 0:
+                    ok = type(out) is type(exp) and close(out, exp, atol)
+            ok = ok is True
+        except Exception:
+            ok = False
+        if not ok:
+            return {"passed": False, "index": i, "actual": repr(out)[:200]}
+    return {"passed": True, "inputs": len(inputs)}
+
+
 def output() -> str:
     try:
         with open(OUT, "rb") as f:
@@ -293,6 +390,8 @@ def main() -> None:
     os.close(to_program_r)
     os.close(from_program_w)
     ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # no /proc/<checker> for the program
+    if hasattr(sys, "set_int_max_str_digits"):  # values of any size cross as text
+        sys.set_int_max_str_digits(0)
     request = literal(sys.stdin.readline())
     marker = request.pop("marker")
     program = Program(pid, to_program_w, from_program_r, float(request.get("call_seconds", 3)))
@@ -304,6 +403,10 @@ def main() -> None:
         reply.update(loaded=bool(loaded.get("loaded")), error=loaded.get("error"), line=loaded.get("line"))
         if request.get("mode") == "run":
             reply["value"] = loaded.get("value")
+        elif loaded.get("loaded") and request.get("mode") == "oracle":
+            reply["inputs"] = oracle(program, request["inputs"])
+        elif loaded.get("loaded") and request.get("mode") == "inputs":
+            reply["inputs"] = compare(program, request)
         elif loaded.get("loaded"):
             reply["examples"] = []
             examples(program, request.get("examples") or [], reply["examples"])  # type: ignore[arg-type]
