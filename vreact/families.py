@@ -26,7 +26,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
@@ -423,6 +423,20 @@ class TaskFamily:
         """An attempt's answer (None: it gave none) and the evidence it cited, scored. A family
         that names its scorers (``scorers``) also takes ``scorer=``, one of the names."""
         raise NotImplementedError
+
+    #: the scorers it names (``scorers``' names), each one ``vreact rescore`` may add to a run's
+    #: records; empty: it has one, its own
+    scorer_names: ClassVar[tuple[str, ...]] = ()
+
+    def rescore_tasks(self, scorer: str, records: Iterable[Any]) -> dict[str, Any]:
+        """The tasks of a recorded run (``TaskRecord``s) as ``scorer`` reads them, by id, for
+        ``vreact rescore`` (code: each problem with its HumanEval+ inputs); a ``ValueError``
+        names the tasks it has nothing to score by."""
+        raise ValueError(f"the {self.name} family's runs cannot be scored again")
+
+    def scorer_files(self, scorer: str) -> list[Path]:
+        """The files ``scorer`` reads (their sha256 recorded with a rescore)."""
+        return []
 
     def scorers(self, selection: Any) -> tuple[str, ...]:
         """The scorers a run of the dataset ``selection`` records, by name, its primary first

@@ -74,6 +74,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "vreact.cli._report",
         "Print a run's tables again from its records (text, --markdown or --json).",
     ),
+    "rescore": (
+        "vreact.cli._rescore",
+        "Score a recorded run's programs by another scorer (code: HumanEval+'s inputs) into a copy of "
+        "its records, with no model call, and print the run's tables under both scorers. The source "
+        "is read only.",
+    ),
     "run": ("vreact.cli._run", "Run each configuration on each task; print the report."),
     "schema": (
         "vreact.cli._validate",

@@ -18,6 +18,7 @@ import dataclasses
 import json
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -25,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from vreact.code.data import SHIPPED, SHIPPED_PLUS, Problem, read_problems, shipped_files
+from vreact.code.data import PLUS_FILE, SHIPPED, SHIPPED_PLUS, Problem, read_problems, shipped_files
 from vreact.code.plan import (
     CodeSubtask,
     HelperPlan,
@@ -377,6 +378,33 @@ class Code(TaskFamily):
         if selection.path in (SHIPPED, SHIPPED_PLUS):
             return shipped_files(selection.path)
         return super().data_files(selection)
+
+    scorer_names = (HIDDEN, PLUS)
+
+    def rescore_tasks(self, scorer: str, records: Iterable[Any]) -> dict[str, Problem]:
+        """The recorded problems with HumanEval+'s inputs (the shipped file's, by id, where the
+        recorded prompt is HumanEval's); the hidden test is not in the records, so ``humaneval``
+        cannot be added after the run."""
+        if scorer != PLUS:
+            raise ValueError(f"{scorer}: the records keep no hidden test to score by again")
+        shipped = {p.id: p for p in read_problems(SHIPPED_PLUS)}
+        found, missing = {}, []
+        for t in records:
+            problem = shipped.get(t.id)
+            if problem is None or problem.prompt != (t.question or ""):
+                missing.append(str(t.id))
+            else:
+                found[t.id] = problem
+        if missing:
+            more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+            raise ValueError(
+                f"{len(missing)} task(s) without HumanEval+ inputs: {', '.join(missing[:3])}{more}"
+                " (HumanEval+ has HumanEval's 164 problems, each with the prompt HumanEval states)"
+            )
+        return found
+
+    def scorer_files(self, scorer: str) -> list[Path]:
+        return [PLUS_FILE] if scorer == PLUS else []
 
     def scorers(self, selection: Any) -> tuple[str, ...]:
         """A HumanEval run's scorer is the hidden test (``humaneval``); a HumanEval+ run's (the

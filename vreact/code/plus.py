@@ -41,8 +41,10 @@ MEMORY_MB = 4096
 #: The reference solution's run: a call's time, and the whole run's.
 ORACLE_CALL_S = 30.0
 ORACLE_WALL_S = 300.0
-#: The cache folder's subfolder, and how many bytes of a problem's data name its entry.
+#: The cache folder's subfolder, and the version of its entries' form (a new one computes them
+#: again).
 CACHE = "humanevalplus"
+FORM = 2
 
 
 class ScorerError(RuntimeError):
@@ -105,7 +107,8 @@ def _sandbox(limits: Limits) -> Sandbox:
 def _entry(problem: Any, digest: str, cache_dir: Path | None) -> Path:
     python = sandbox_python(chosen())
     safe = str(problem.id).replace("/", "-")
-    return Path(cache_dir or default_cache_dir()) / CACHE / f"py{python}" / f"{safe}-{digest[:20]}.json"
+    folder = Path(cache_dir or default_cache_dir()) / CACHE / f"v{FORM}-py{python}"
+    return folder / f"{safe}-{digest[:20]}.json"
 
 
 def _read(path: Path, n: int) -> tuple[list[str], list[float]] | None:

@@ -52,8 +52,10 @@ from vreact.report.model import (
     ProvenanceState,
     Rates,
     Report,
+    Rescored,
     RiskPoint,
     RoleSpend,
+    ScorerFigures,
     SourceSpend,
     Spend,
 )
@@ -269,7 +271,10 @@ def compute(
         return Report(run=None, configs={}, comparisons=[])
     attempts, tasks = records.attempts, records.tasks
     names = config_order(records)
-    configs = {name: _config_report([a for a in attempts if a.config == name], tasks) for name in names}
+    scorers = scorers_of(attempts)
+    configs = {
+        name: _config_report([a for a in attempts if a.config == name], tasks, scorers) for name in names
+    }
     if baseline is not None and baseline not in configs:
         raise ValueError(
             f"baseline {baseline!r} is not a configuration of run {records.id} ({', '.join(names)})"
@@ -304,8 +309,13 @@ def provenance_of(records: RunRecords) -> Provenance:
     made none is left out, unless no attempt was made under any (then the latest is shown)."""
     states: dict[str, tuple[dict[str, Any], list[int]]] = {}
     key_of: dict[int, str] = {}
+    rescored = []
     for row_id, data in records.provenance.items():
         body = {k: v for k, v in data.items() if k in ProvenanceState.model_fields and k != "attempts"}
+        if isinstance(data.get("rescore"), dict):  # a scorer added after the run: it made no attempt
+            r = data["rescore"]
+            rescored.append(Rescored(scorer=str(r.get("scorer")), sandbox=r.get("sandbox"), state=body))
+            continue
         key_of[row_id] = key = json.dumps(body, sort_keys=True)
         states.setdefault(key, (body, []))
     not_recorded = 0
@@ -325,6 +335,7 @@ def provenance_of(records: RunRecords) -> Provenance:
         not_recorded=not_recorded,
         several=len(code) > 1 or (not_recorded > 0 and any(s.attempts for s in made)),
         dirty=any(s.dirty for s in made),
+        rescored=rescored,
     )
 
 
@@ -685,14 +696,55 @@ def _diagnosis(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> D
     )
 
 
-def _config_report(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> ConfigReport:
-    """The figures of one configuration, and the same figures per hop count."""
+def scorers_of(attempts: list[AttemptRecord]) -> list[str]:
+    """The scorers the attempts' records hold, the primary first (empty: one, or none)."""
+    names: dict[str, None] = {}
+    for a in attempts:
+        if a.score is not None:
+            names.setdefault(a.score.scorer)
+    for a in attempts:
+        names.update(dict.fromkeys(a.scores))
+    return list(names) if len(names) > 1 else []
+
+
+def _under(a: AttemptRecord, scorer: str) -> AttemptRecord:
+    """The attempt as its ``scorer`` scored it (no score: it did not)."""
+    return replace(a, score=a.scores.get(scorer))
+
+
+def by_scorer(
+    attempts: list[AttemptRecord], tasks: dict[str, TaskRecord], scorers: list[str]
+) -> dict[str, ScorerFigures]:
+    """One configuration's headline figures under each scorer: Pass@1, selective accuracy,
+    silent errors, right tries rejected and confirmed corrections."""
+    out = {}
+    for name in scorers:
+        mine = [_under(a, name) for a in attempts]
+        f = _figures(mine, tasks)
+        out[name] = ScorerFigures(
+            scored=sum(a.score is not None for a in mine),
+            **{"pass@1": f.pass_.pass1 if f.pass_ is not None else None},
+            selective_accuracy=f.selective_accuracy,
+            silent_error=f.silent_error,
+            tries_scored=f.tries_scored,
+            right_rejected=sum(f.false_rejections.values()),
+            confirmed_corrections=sum(f.confirmed_corrections.values()),
+        )
+    return out
+
+
+def _config_report(
+    attempts: list[AttemptRecord], tasks: dict[str, TaskRecord], scorers: list[str] | None = None
+) -> ConfigReport:
+    """The figures of one configuration, the same figures per hop count, and its headline
+    figures under each of ``scorers``."""
     hops = sorted({_hops(tasks[a.task_id]) for a in attempts})
     by_hops = {str(h): _figures([a for a in attempts if _hops(tasks[a.task_id]) == h], tasks) for h in hops}
     by_role, by_source, by_check = _spending(attempts)
     return ConfigReport(
         **dict(_figures(attempts, tasks)),
         by_hops=by_hops,
+        by_scorer=by_scorer(attempts, tasks, scorers) if scorers else {},
         cost_by_role=by_role,
         cost_by_source=by_source,
         caused_retries=by_check,

@@ -240,11 +240,30 @@ class DiagnosisReport(_Figures):
     admitted_guessing: float
 
 
+class ScorerFigures(_Figures):
+    """A configuration's figures under one scorer (code: ``humaneval``, the hidden test, or
+    ``humanevalplus``, HumanEval+'s inputs): the run's own verdicts, only what is right differs."""
+
+    #: the attempts it scored (crashes are not)
+    scored: int
+    pass1: float | None = Field(None, alias="pass@1")
+    selective_accuracy: float | None = None
+    silent_error: int = 0
+    #: the judged tries it scored, and of them the right ones a check rejected (every source)
+    tries_scored: int = 0
+    right_rejected: int = 0
+    #: corrections it confirms: the rejected try wrong, the accepted one right (every source)
+    confirmed_corrections: int = 0
+
+
 class ConfigReport(HopsReport):
     """A configuration's figures, the same figures per hop count, its loop guards, and its
     DeReAct rates (when a critic or a context manager ran)."""
 
     by_hops: dict[str, HopsReport]
+    #: the same run under each scorer its records hold, when they hold more than one (the
+    #: primary first, which every other figure is by); left out of the JSON else
+    by_scorer: dict[str, ScorerFigures] = Field(default_factory=dict, exclude_if=lambda v: not v)
     #: every attempt's calls (crashed ones too) by level and role, by source, and by the check
     #: whose rejection caused them (issue 33)
     cost_by_role: dict[str, RoleSpend] = Field(default_factory=dict)
@@ -354,16 +373,27 @@ class ProvenanceState(_Figures):
     attempts: list[int] = []
 
 
+class Rescored(_Figures):
+    """A scorer ``vreact rescore`` added to a copy of the run's records after the run: which,
+    the sandbox its programs ran in, and the state of the code that scored them (its ``data``:
+    the files the scorer read)."""
+
+    scorer: str
+    sandbox: str | None = None
+    state: ProvenanceState
+
+
 class Provenance(_Figures):
     """What made the run's attempts: each distinct state (in the order it was recorded), how
     many attempts were made before vreact recorded provenance (``not_recorded``), whether more
     than one state of the code made them (``several``: commits, or a clean and a dirty tree),
-    and whether a dirty tree made any (``dirty``)."""
+    and whether a dirty tree made any (``dirty``); and each scorer added after the run."""
 
     states: list[ProvenanceState]
     not_recorded: int
     several: bool
     dirty: bool
+    rescored: list[Rescored] = Field(default_factory=list, exclude_if=lambda v: not v)
 
 
 class Report(_Figures):

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from vreact.records import provenance
 from vreact.report.compute import ALWAYS_ANSWER, DEFENCE_CHECKS
-from vreact.report.model import ConfigReport, ProvenanceState, Report
+from vreact.report.model import ConfigReport, Provenance, ProvenanceState, Report
 from vreact.v import ABSTAIN_LEVELS
 
 if TYPE_CHECKING:
@@ -144,6 +144,13 @@ def _scored_tries(report: Report) -> Iterator[Row]:
             for source in r.false_rejections:
                 if source == "gate" or r.rejections.get(source):
                     yield Row(n, (n, source), r, {"s": source})
+
+
+def _by_scorer(report: Report) -> Iterator[Row]:
+    """Per configuration, a row per scorer its records hold (none when they hold one)."""
+    for n, r in _configs(report):
+        for scorer in r.by_scorer:
+            yield Row(n, (n, scorer), r, {"s": scorer})
 
 
 def _per_hop(report: Report) -> Iterator[Row]:
@@ -559,6 +566,25 @@ TABLES: tuple[Table, ...] = (
         optional=True,
     ),
     Table(
+        "The run under each scorer: the same answers, judged right by each",
+        "Each scorer its records hold (code: humaneval, HumanEval's hidden test; humanevalplus, "
+        "HumanEval+'s inputs, compared as EvalPlus compares), the primary first: every other table is "
+        "by the primary. Only what counts as right changes; the verdicts are the run's own. n: attempts "
+        "scored; silent: wrong answers given; right rej: right tries a check rejected; confirmed: "
+        "corrections from a wrong try to a right one.",
+        ("config", "scorer"),
+        (
+            Column("n", "by_scorer.{s}.scored", size=True),
+            Column("Pass@1", "by_scorer.{s}.pass1"),
+            Column("sel acc", "by_scorer.{s}.selective_accuracy"),
+            Column("silent", "by_scorer.{s}.silent_error"),
+            Column("right rej", "by_scorer.{s}.right_rejected"),
+            Column("confirmed", "by_scorer.{s}.confirmed_corrections"),
+        ),
+        _by_scorer,
+        optional=True,
+    ),
+    Table(
         "Execution accounting by hop count",
         "The same accounting over the tasks of each hop count.",
         ("config", "hops"),
@@ -896,7 +922,7 @@ def provenance_lines(report: Report) -> list[str]:
     if p is None:
         return []
     if not p.states:
-        return ["provenance: not recorded (the run was made before vreact recorded it)"]
+        return ["provenance: not recorded (the run was made before vreact recorded it)", *_rescored(p)]
     lines = []
     if p.several or p.not_recorded:
         count = len(p.states) + (1 if p.not_recorded else 0)
@@ -920,6 +946,15 @@ def provenance_lines(report: Report) -> list[str]:
         lines.append(f"  model {name}: " + ", ".join(_model_identity(m)))
     for path, digest in latest.data.items():
         lines.append(f"  data {path}: sha256 {digest}")
+    return lines + _rescored(p)
+
+
+def _rescored(p: Provenance) -> list[str]:
+    """A line for each scorer added after the run, and the files it read."""
+    lines = []
+    for r in p.rescored:
+        lines.append(f"rescored by {r.scorer} (sandbox {r.sandbox or '?'}): {_code(r.state)}")
+        lines += [f"  data {path}: sha256 {digest}" for path, digest in r.state.data.items()]
     return lines
 
 
