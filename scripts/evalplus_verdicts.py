@@ -18,7 +18,10 @@ sandbox's user runs it), for example::
     chmod -R a+rX /opt/evalplus
     python scripts/evalplus_verdicts.py --evalplus /opt/evalplus
 
-Run as root (bubblewrap takes one of vreact's sandbox users). Takes about ten minutes.
+Run as root (bubblewrap takes one of vreact's sandbox users). Takes about two minutes.
+
+``--check`` needs no evalplus: vreact's own HumanEval+ scorer on every program of the committed
+verdicts, each disagreement printed (about five minutes; ``make test`` checks a part of them).
 """
 
 from __future__ import annotations

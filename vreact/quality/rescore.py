@@ -14,7 +14,6 @@ file whose sha256 does not match; each is one line and nothing is created.
 from __future__ import annotations
 
 import shutil
-import sqlite3
 import tempfile
 import time
 from collections.abc import Callable
@@ -41,17 +40,13 @@ class _Ended:
 
 
 def _copy(source: Path, to: Path) -> None:
-    """The source's records into ``to``, through SQLite's backup: a consistent copy, the source
-    opened read-only."""
-    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
-    try:
-        dst = sqlite3.connect(to)
-        try:
-            src.backup(dst)
-        finally:
-            dst.close()
-    finally:
-        src.close()
+    """The source's records into ``to``, by their files' bytes (the database and its
+    write-ahead log, when it has one): SQLite never opens the source, so nothing is written
+    beside it, not even a shared-memory file."""
+    shutil.copyfile(source, to)
+    wal = source.with_name(source.name + "-wal")
+    if wal.is_file():
+        shutil.copyfile(wal, to.with_name(to.name + "-wal"))
 
 
 def rescore(
