@@ -27,7 +27,7 @@ import difflib
 import importlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -571,3 +571,16 @@ def settings_of_families(step: bool = False) -> dict[str, set[str]]:
         for s in f.step_settings if step else f.settings:
             out.setdefault(s, set()).add(f.name)
     return out
+
+
+def score_outcome(
+    family: Any, scorer: str, task: Any, outcome: Any, judged: dict[str, Any] | None = None
+) -> Score:
+    """One scorer's score of an attempt's answer (``outcome.kind``, ``answer``, ``evidence``)
+    and of its judged tries; ``scorer=`` is given to a family that names its scorers."""
+    named = {} if scorer == family.name else {"scorer": scorer}
+    answer = outcome.answer if outcome.kind == "answer" else None
+    score = family.score(task, answer, list(outcome.evidence) if answer is not None else [], **named)
+    tries = {h: family.score_try(task, a, answer, **named) for h, a in (judged or {}).items()}
+    right = {h: r for h, r in tries.items() if r is not None}
+    return replace(score, tries=right if right else score.tries, scorer=scorer if named else "")

@@ -11,7 +11,7 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from vreact.config import Configuration
 from vreact.controller import AttemptContext, Controller, CrashKind, Outcome, Recorder
 from vreact.experiment.history import grown, plain, refusal
 from vreact.experiment.resolved import ResolvedExperiment
-from vreact.families import Score, Task, family_of
+from vreact.families import Score, Task, family_of, score_outcome
 from vreact.memory import ContextAssembler
 from vreact.model import (
     CallTimeoutError,
@@ -122,19 +122,6 @@ def scored(
     family = family_of(experiment.family)
     names = experiment.scorers or (family.name,)
     return [score_outcome(family, name, task, outcome, judged) for name in names]
-
-
-def score_outcome(
-    family: Any, scorer: str, task: Task, outcome: Outcome | Any, judged: dict[str, Any] | None = None
-) -> Score:
-    """One scorer's score of an attempt's answer (``outcome.kind``, ``answer``, ``evidence``)
-    and of its judged tries; ``scorer=`` is given to a family that names its scorers."""
-    named = {} if scorer == family.name else {"scorer": scorer}
-    answer = outcome.answer if outcome.kind == "answer" else None
-    score = family.score(task, answer, list(outcome.evidence) if answer is not None else [], **named)
-    tries = {h: family.score_try(task, a, answer, **named) for h, a in (judged or {}).items()}
-    right = {h: r for h, r in tries.items() if r is not None}
-    return replace(score, tries=right if right else score.tries, scorer=scorer if named else "")
 
 
 #: Set to 1 (the test suite does) and an internal error raises instead of becoming a crash record.

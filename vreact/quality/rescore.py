@@ -4,7 +4,7 @@ The run's records are copied (SQLite's backup, from a source opened by nothing e
 is never written, not even migrated), and the copy gains one score row per ended attempt under
 the new scorer (``is_primary`` 0: the run's own scorer still decides what is correct), with its
 judged tries scored too, exactly as a run scores them when an attempt ends
-(``vreact.experiment.runner.score_outcome``). ``vreact report`` on the copy then shows both
+(``vreact.families.score_outcome``). ``vreact report`` on the copy then shows both
 scorers side by side. Everything is checked before anything is made: a run of another family, a
 scorer the family does not have or that the run already holds, tasks the scorer has no data for
 (code: a problem that is not HumanEval+'s), a ``--out`` that is not empty, no sandbox, a shipped
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vreact.families import family_of
+from vreact.families import family_of, score_outcome
 from vreact.records import DB_NAME, read_run
 from vreact.records.store import Store
 
@@ -59,7 +59,6 @@ def rescore(
 ) -> tuple[int, str]:
     """Score run ``run_id`` (default: the latest) of ``run_dir`` by ``scorer`` into a copy of its
     records in ``out``; returns the run's id and the sandbox the programs ran in."""
-    from vreact.experiment.runner import score_outcome
     from vreact.sandbox import unavailable, use
 
     source = run_dir / DB_NAME
