@@ -96,12 +96,17 @@ def sandbox_python(kind: Kind) -> str:
     return done.stdout.strip() or "unknown"
 
 
-def _sandbox(limits: Limits) -> Sandbox:
-    kind = chosen()
+@functools.cache
+def _checked(kind: Kind) -> Kind:
+    """``kind``, once it was seen to start in this process (a failure is checked again)."""
     why = unavailable(kind)
     if why is not None:
         raise SandboxUnavailable(f"HumanEval+ runs programs only in a sandbox: {why}")
-    return Sandbox(limits, kind)
+    return kind
+
+
+def _sandbox(limits: Limits) -> Sandbox:
+    return Sandbox(limits, _checked(chosen()))
 
 
 def _entry(problem: Any, digest: str, cache_dir: Path | None) -> Path:
