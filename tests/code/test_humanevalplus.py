@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -132,14 +133,21 @@ def test_outputs_are_compared_as_evalplus_compares():
     )
 
 
+def scored(problems, oracles, pairs: list[tuple[str, str]]) -> list[bool]:
+    """HumanEval+'s verdict on each (task id, program), two sandboxes at a time (two cores)."""
+    with ThreadPoolExecutor(2) as pool:
+        return list(pool.map(lambda pair: plus.passes(problems[pair[0]], pair[1], oracles), pairs))
+
+
 def test_humanevals_canonical_solutions_and_a_stub_agree_with_evalplus(problems, oracles):
     canonical = [r for r in VERDICTS if r["source"] == "canonical"]
     assert len(canonical) == 164
-    ours = {r["task_id"]: plus.passes(problems[r["task_id"]], r["solution"], oracles) for r in canonical}
+    verdicts = scored(problems, oracles, [(r["task_id"], r["solution"]) for r in canonical])
+    ours = {r["task_id"]: v for r, v in zip(canonical, verdicts, strict=True)}
     assert {t: p for t, p in ours.items() if p != r_passed(canonical, t)} == {}
     assert sum(ours.values()) == sum(r["passed"] for r in canonical) == 142
-    stub = {t: plus.passes(p, p.prompt + "    return None\n", oracles) for t, p in problems.items()}
-    assert sum(stub.values()) == 0
+    stubs = scored(problems, oracles, [(t, p.prompt + "    return None\n") for t, p in problems.items()])
+    assert sum(stubs) == 0
 
 
 def r_passed(rows: list[dict], task: str) -> bool:
@@ -154,11 +162,8 @@ def test_the_evidence_programs_agree_with_evalplus(problems, oracles):
     assert len(evidence) == 576
     chosen = [r for i, r in enumerate(evidence) if (r["base_status"] == "pass") != r["passed"] or i % 3 == 0]
     assert any(r["base_status"] == "pass" and not r["passed"] for r in chosen)
-    wrong = [
-        (r["task_id"], r["source"])
-        for r in chosen
-        if plus.passes(problems[r["task_id"]], r["solution"], oracles) != r["passed"]
-    ]
+    verdicts = scored(problems, oracles, [(r["task_id"], r["solution"]) for r in chosen])
+    wrong = [(r["task_id"], r["source"]) for r, v in zip(chosen, verdicts, strict=True) if v != r["passed"]]
     assert wrong == []
 
 
