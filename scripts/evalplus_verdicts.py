@@ -106,13 +106,43 @@ def sandboxed(evalplus: Path, work: Path, user: int) -> list[str]:
     ]
 
 
+def check(path: Path) -> None:
+    """vreact's verdict on every program of the committed verdicts against EvalPlus's."""
+    from vreact.code import plus
+    from vreact.code.data import SHIPPED_PLUS, read_problems
+
+    problems = {p.id: p for p in read_problems(SHIPPED_PLUS)}
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
+    differ = 0
+    for i, r in enumerate(rows, 1):
+        ours = plus.passes(problems[r["task_id"]], r["solution"])
+        if ours != r["passed"]:
+            differ += 1
+            print(
+                f"differs: {r['task_id']} ({r['source']}): vreact {ours}, "
+                f"EvalPlus {r['base_status']}/{r['plus_status']}"
+            )
+        if i % 100 == 0:
+            print(f"{i}/{len(rows)} programs", file=sys.stderr)
+    canonical = [r for r in rows if r["source"] == "canonical"]
+    print(
+        f"{len(rows) - differ} of {len(rows)} programs agree with EvalPlus 0.3.1 "
+        f"({sum(r['passed'] for r in canonical)} of {len(canonical)} canonical solutions pass HumanEval+)"
+    )
+    sys.exit(1 if differ else 0)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--evalplus", type=Path, required=True, help="a virtual environment with evalplus 0.3.1"
-    )
+    parser.add_argument("--evalplus", type=Path, help="a virtual environment with evalplus 0.3.1")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--check", action="store_true", help="vreact's verdicts against the committed ones")
     args = parser.parse_args()
+    if args.check:
+        check(args.out)
+    if args.evalplus is None:
+        parser.error("--evalplus is required (or --check)")
     programs, seen = [], set()
     for p in [*canonical(), *evidence_programs()]:
         key = (p["task_id"], digest(p["solution"]))
