@@ -17,10 +17,9 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from vreact.controller import Outcome
 from vreact.families import family_of, score_outcome
 from vreact.records import DB_NAME, read_run
 from vreact.records.store import Store
@@ -28,15 +27,6 @@ from vreact.records.store import Store
 
 class RescoreError(ValueError):
     """What stops a rescore before anything is made: one line."""
-
-
-@dataclass(frozen=True)
-class _Ended:
-    """An attempt's end as a scorer reads it (``score_outcome``)."""
-
-    kind: str
-    answer: str | None
-    evidence: list[str]
 
 
 def _copy(source: Path, to: Path) -> None:
@@ -75,7 +65,7 @@ def rescore(
             if records.run is None:
                 raise RescoreError(f"{run_dir}: no run {run_id}" if run_id else f"{run_dir}: no run")
             family = family_of(records.run.family or "qa")
-            known = _scorers(family)
+            known = family.scorer_names
             if scorer not in known:
                 has = ", ".join(known) if known else "one scorer, its own"
                 raise RescoreError(f"the {family.name} family has no scorer {scorer!r} (it has {has})")
@@ -100,7 +90,7 @@ def rescore(
                     for v in a.verdicts
                     if v.artifact_hash and v.artifact is not None
                 }
-                outcome = _Ended(a.outcome, a.answer, list(a.evidence))
+                outcome = Outcome(a.outcome, answer=a.answer, evidence=list(a.evidence))  # type: ignore[arg-type]
                 scores[a.id] = score_outcome(family, scorer, tasks[a.task_id], outcome, judged)
                 if progress is not None and (i % 10 == 0 or i == len(ended)):
                     progress(f"rescored {i}/{len(ended)} attempts")
@@ -116,8 +106,3 @@ def rescore(
         out.mkdir(parents=True, exist_ok=True)
         shutil.move(str(copy), out / DB_NAME)
     return int(records.id), kind  # type: ignore[arg-type]
-
-
-def _scorers(family: Any) -> tuple[str, ...]:
-    """The scorers a family names (none: it has one, its own)."""
-    return tuple(family.scorer_names)
