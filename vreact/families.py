@@ -588,4 +588,4 @@ def score_outcome(
     score = family.score(task, answer, list(outcome.evidence) if answer is not None else [], **named)
     tries = {h: family.score_try(task, a, answer, **named) for h, a in (judged or {}).items()}
     right = {h: r for h, r in tries.items() if r is not None}
-    return replace(score, tries=right if right else score.tries, scorer=scorer if named else "")
+    return replace(score, tries=right, scorer=scorer if named else "")

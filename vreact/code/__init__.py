@@ -429,18 +429,16 @@ class Code(TaskFamily):
         plus = selection.path == SHIPPED_PLUS or selection.record_format == PLUS
         return (PLUS, HIDDEN) if plus else (HIDDEN,)
 
-    def score(
-        self, task: Problem, answer: str | None, evidence: list[str], scorer: str = "humaneval"
-    ) -> Score:
+    def score(self, task: Problem, answer: str | None, evidence: list[str], scorer: str = HIDDEN) -> Score:
         """Right: the program passes the hidden test (``humaneval``), or answers every HumanEval+
         input as the reference does (``humanevalplus``), run in the sandbox now."""
         if answer is None:
-            return Score(None, {}, scorer=scorer)
+            return Score(None, {})
         passed = self._passes(task, answer, scorer)
-        return Score(passed, {"pass": float(passed)}, scorer=scorer)
+        return Score(passed, {"pass": float(passed)})
 
     def score_try(
-        self, task: Problem, artifact: Any, answer: str | None = None, scorer: str = "humaneval"
+        self, task: Problem, artifact: Any, answer: str | None = None, scorer: str = HIDDEN
     ) -> bool | None:
         """A judged program, right when it passes the scorer (an abstention: not scored); in a
         plan, the function with the helpers it was written on; a helper, put into the attempt's
