@@ -1,7 +1,7 @@
 """The declarative files' page names every field there is, so the docs cannot drift from the
 schemas: docs/files.md has a section for each schema in schemas/; every field (property) of a
 kind of file vreact reads (spec, verifiers, roles, experiment, models) is named in backticks in
-its own section, and every field of the JSON it prints (report, reports, probe, replay) on some
+its own section, and every field of the JSON it prints (report, reports, probe, replay, audit) on some
 page of docs/; each table of fields there names the fields of one object of its schemas and
 none it lacks (for the files read: all of its fields, with the schema's defaults, and every
 object has its table); and the page's complete examples are valid files, its copies of shipped
@@ -34,6 +34,7 @@ SECTIONS = {
     "reports": "The report's JSON",
     "probe": "The probe's and the replay's JSON",
     "replay": "The probe's and the replay's JSON",
+    "audit": "The audit's JSON",
 }
 #: The kinds of file vreact reads; the other schemas describe what it prints.
 INPUTS = frozenset(KINDS)

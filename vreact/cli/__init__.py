@@ -26,6 +26,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "with its failure-index row, each ledger row with its accept, each attempt's model calls); "
         "print what is wrong by row id (exit 1), else one OK line.",
     ),
+    "audit": (
+        "vreact.cli._audit",
+        "Check a dataset against its own gold, with no model: what the family's gates read from each "
+        "record that the record's gold contradicts (code: a stated example the canonical solution "
+        "fails). The gates run every example as stated either way.",
+    ),
     "demo": (
         "vreact.cli._run",
         "Answer a few built-in sample questions (default N and VG+chain) on the embedded model; end "

@@ -56,6 +56,7 @@ def print_report(
         TABLES,
         compute,
         provenance_lines,
+        reading_lines,
         render,
         run_lines,
         runs_heading,
@@ -77,6 +78,8 @@ def print_report(
         if said:
             style = "bold red" if report.sandbox == "none" else ""
             console.print(said, style=style, highlight=False, markup=False, soft_wrap=True)
+        for line in reading_lines(report.reading):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
         made = provenance_lines(report)
         warn = report.provenance is not None and (report.provenance.several or report.provenance.dirty)
         for i, line in enumerate(made):

@@ -33,6 +33,14 @@ from vreact.cli._common import console, err, judge_model, plugin_option, show_me
 @click.option(
     "--cache-dir", type=click.Path(path_type=Path), default=None, help="the response cache's folder"
 )
+@click.option(
+    "--examples",
+    type=click.Choice(["as-run", "stated"]),
+    default="as-run",
+    show_default=True,
+    help="code: the examples an entry point's program is checked with, those it ran with or those"
+    " its prompt states",
+)
 @click.option("--json", "as_json", is_flag=True, help="print the tables as JSON (schemas/replay.schema.json)")
 @click.option("--markdown", "as_markdown", is_flag=True, help="print the tables as Markdown")
 @plugin_option
@@ -41,7 +49,11 @@ def replay(**options: Any) -> None:
     each verdict: each check's flips, and each configuration's final answers filtered post hoc
     (coverage, selective accuracy, silent errors) beside the run's own point. The source is read
     only; the replay is a folder of its own. With the run's own set, any verdict that differs
-    names a non-deterministic gate (exit 1)."""
+    names a non-deterministic gate (exit 1).
+
+    With --examples stated (code), each entry point's program is checked with the examples its
+    prompt states, as the parser reads them now; each answer the set rejects is listed with its
+    verdict under each scorer the run records."""
     _replay(**options)
 
 
@@ -56,6 +68,7 @@ def _replay(
     base_url: str | None,
     no_cache: bool,
     cache_dir: Path | None,
+    examples: str,
     as_json: bool,
     as_markdown: bool,
 ) -> None:
@@ -83,6 +96,7 @@ def _replay(
             load_verifiers(verifiers) if verifiers else own_verifiers,
             rid,
             judge,
+            "stated" if examples == "stated" else None,
         )
         result = compute(setup)
         folder = out or run_dir.parent / f"{run_dir.name}-replay-{time.strftime('%Y%m%d-%H%M%S')}"

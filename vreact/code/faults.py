@@ -135,13 +135,17 @@ def _equals_everything(fn: ast.FunctionDef) -> bool:
     return True
 
 
-def program_of(problem: Any) -> str:
+def program_of(problem: Any) -> str | None:
+    """The canonical solution under its prompt (None: the problem has none)."""
+    if not str(problem.canonical_solution).strip():
+        return None
     return problem.prompt + str(problem.canonical_solution)
 
 
 def _mutant(change: Callable[[ast.FunctionDef], bool]) -> Callable[[Any], str | None]:
     def make(problem: Any) -> str | None:
-        return _mutate(program_of(problem), problem.entry_point, change)
+        program = program_of(problem)
+        return None if program is None else _mutate(program, problem.entry_point, change)
 
     return make
 
@@ -162,6 +166,8 @@ def _hardcoded(problem: Any) -> str | None:
 def _syntax_error(problem: Any) -> str | None:
     """The colon that ends the entry point's ``def`` line, removed."""
     program = program_of(problem)
+    if program is None:
+        return None
     at = program.find(f"def {problem.entry_point}(")
     if at < 0:
         return None
@@ -177,7 +183,8 @@ def _syntax_error(problem: Any) -> str | None:
 
 def _reformatted(problem: Any) -> str | None:
     """The canonical solution as ``ast.unparse`` writes it: the same program, other text."""
-    return ast.unparse(ast.parse(program_of(problem))) + "\n"
+    program = program_of(problem)
+    return None if program is None else ast.unparse(ast.parse(program)) + "\n"
 
 
 CLASSES: tuple[FaultClass, ...] = (
@@ -233,11 +240,21 @@ def build(
     skipped: dict[str, tuple[str, int]] = {}
     for c in classes:
         program = BY_NAME[c.name].make(problem)
-        if program is None:
-            skipped[c.name] = ("no such node" if c.name != "hardcoded_examples" else "no visible example", 1)
+        settled = c.name not in MUTANTS or c.name in ("syntax_error", "wrong_name", "hardcoded_examples")
+        why = None
+        if c.name == "hardcoded_examples":
+            why = "no visible example" if program is None else None
+        elif program_of(problem) is None:
+            why = "no canonical solution"
+        elif program is None:
+            why = "no such node"
+        elif not settled and not str(problem.test).strip():
+            why = "no hidden test to tell an equivalent mutant"
+        if why is not None:
+            skipped[c.name] = (why, 1)
             built[c.name] = []
             continue
-        if c.name in MUTANTS and c.name not in ("syntax_error", "wrong_name", "hardcoded_examples"):
+        if not settled:
             result = sandbox.run(
                 program, entry_point=problem.entry_point, setup=problem.prompt, test=str(problem.test)
             )

@@ -112,7 +112,7 @@ def run_attempt(
 
 def scored(
     experiment: ResolvedExperiment, task: Task, outcome: Outcome, judged: dict[str, Any] | None = None
-) -> list[Score]:
+) -> list[Score | None]:
     """An ended attempt's scores under the run's family (none for a crash), one per scorer the
     run records (``TaskFamily.scorers``), its primary first: its answer (None for an
     abstention) and the evidence it cited; and each try ``judged`` (artifacts by hash) that the

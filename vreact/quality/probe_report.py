@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from vreact.families import DEFAULT, family_of
+from vreact.families import DEFAULT, UnknownFamily, family_of
 from vreact.records import Store
 
 Role = Literal["gold", "control", "fault"]
@@ -48,6 +48,10 @@ class CheckRow(BaseModel):
 
 
 class FalseRejection(BaseModel):
+    """A gold or control artifact a check rejected; ``audit``: what the dataset audit lists on
+    its task (each a stated example the task's own gold contradicts, and what the gold gives):
+    where it lists one, the rejection is the dataset's, not the gate's."""
+
     verifier: str
     check: str
     source: str
@@ -55,6 +59,7 @@ class FalseRejection(BaseModel):
     task_id: str
     cause: str
     detail: str
+    audit: list[str] = []
 
 
 class ClassRow(BaseModel):
@@ -141,6 +146,7 @@ def compute_probe(store: Store, run_id: int) -> ProbeReport:
     ):
         verdicts[v["attempt_id"]].append(v)
     order = _check_order(levels, identity.get("verifiers") or {}, verdicts)
+    audit = _audit(store, run_id, identity.get("family") or DEFAULT)
     classes = list(dict.fromkeys([*identity.get("classes", []), *(a["config"] for a in attempts.values())]))
     skipped = _skipped(store, run_id)
 
@@ -180,6 +186,7 @@ def compute_probe(store: Store, run_id: int) -> ProbeReport:
                             task_id=a["task_id"],
                             cause=v["cause"] or "",
                             detail=v["detail"] or "",
+                            audit=audit.get(a["task_id"], []),
                         )
                     )
         rejects = sorted(
@@ -257,6 +264,23 @@ def compute_probe(store: Store, run_id: int) -> ProbeReport:
         false_rejections=false,
         judges=judge_rows,
     )
+
+
+def _audit(store: Store, run_id: int, family: str) -> dict[str, list[str]]:
+    """What the dataset audit lists on each probed task, from the tasks' records as the family
+    reads them (nothing for a family that lists nothing, or one not loaded here)."""
+    try:
+        reader = family_of(family)
+    except UnknownFamily:
+        return {}
+    rows = store.query(
+        "select record from tasks where id in (select task_id from attempts where run_id = ?)", [run_id]
+    )
+    reading = reader.reading([json.loads(r["record"] or "{}") for r in rows])
+    out: dict[str, list[str]] = defaultdict(list)
+    for f in reading.findings if reading is not None else []:
+        out[f.task].append(f"{f.read}: {f.gold}")
+    return dict(out)
 
 
 def _rate(n: int, d: int) -> float | None:
@@ -399,7 +423,8 @@ def tables(r: ProbeReport) -> list[tuple[str, list[str], list[list[str]]]]:
         for c in r.checks
     ]
     false = [
-        [_name(f.verifier, f.check, f.source), f.fault_class, f.task_id, f.cause] for f in r.false_rejections
+        [_name(f.verifier, f.check, f.source), f.fault_class, f.task_id, f.cause, "; ".join(f.audit) or "-"]
+        for f in r.false_rejections
     ]
     out = [
         (
@@ -424,9 +449,10 @@ def tables(r: ProbeReport) -> list[tuple[str, list[str], list[list[str]]]]:
             checks,
         ),
         (
-            "False rejections of gold and controls",
-            ["check", "class", "task", "cause"],
-            false or [["none", "", "", ""]],
+            "False rejections of gold and controls, with what the dataset audit lists on the task (a"
+            " stated example the task's own gold contradicts: the dataset's error, not the check's)",
+            ["check", "class", "task", "cause", "the audit lists"],
+            false or [["none", "", "", "", ""]],
         ),
     ]
     if r.judge:

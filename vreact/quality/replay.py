@@ -7,7 +7,11 @@ recorded one (accept -> reject, reject -> accept, unchanged, newly run, no longe
 each final answer, what the new set would have kept, with gold correctness, so each
 configuration gets a post-hoc point (coverage, selective accuracy, silent errors) beside the
 point it reached as run. It never claims to know what a retry would have produced: an added
-rejection says only what the controller would have done next."""
+rejection says only what the controller would have done next.
+
+With ``examples="stated"`` (code), each entry point's recorded input is checked with the examples
+its prompt states, as the parser reads them now, instead of those it was run with: what the gates
+reject when nothing filtered the examples."""
 
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 from vreact.config import Configuration
 from vreact.controller._context import AttemptContext, Recorder
 from vreact.controller._outcome import Outcome
-from vreact.families import DEFAULT, Score, family_of
+from vreact.families import DEFAULT, Score, TaskFamily, family_of
 from vreact.memory import ContextAssembler
 from vreact.metrics import best_em
 from vreact.model import Model
@@ -34,11 +38,13 @@ from vreact.records import (
     AttemptRecord,
     Store,
     TaskRecord,
+    config_order,
     correct_answer,
     exclusive,
     open_to_read,
     provenance,
     read_run,
+    unscored,
 )
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
 from vreact.v import V, judge_name
@@ -73,6 +79,7 @@ class Replayed:
     flips: list[dict[str, Any]] = field(default_factory=list)
     final_kept: bool | None = None  # None: no final answer to filter (an abstention, a crash)
     final_reject: str = ""  # "R3.multi_hop:single_hop"
+    final_detail: str = ""  # that rejection's detail
     #: each check's verdict as a whole (any gate's reject rejects), recorded -> replayed, where it
     #: changed: (verifier, "accept->reject" | "reject->accept", the artifact right by gold or None)
     turned: list[tuple[str, str, bool | None]] = field(default_factory=list)
@@ -168,8 +175,12 @@ class Replay:
     verifiers: VerifierSet
     run_id: int | None = None
     judge: str | None = None  # the judges' model (None: gates only)
+    #: the examples each entry point's input is checked with: None, those it was run with;
+    #: ``stated``, those its prompt states (``TaskFamily.with_stated_examples``)
+    examples: Literal["stated"] | None = None
 
     def identity(self, run_id: int) -> dict[str, Any]:
+        stated = {"examples": self.examples} if self.examples else {}
         return {
             "kind": KIND,
             "source": str(self.source.resolve()),
@@ -177,6 +188,7 @@ class Replay:
             "spec": self.spec.model_dump(mode="json"),
             "verifiers": self.verifiers.model_dump(mode="json"),
             "judge": self.judge,
+            **stated,
         }
 
 
@@ -221,7 +233,12 @@ def stored(config: Any) -> Replay | None:
         return None
     spec, verifiers = _sets(config, f"replay of {config.get('source')}")
     return Replay(
-        Path(str(config["source"])), spec, verifiers, int(config["source_run"]), config.get("judge")
+        Path(str(config["source"])),
+        spec,
+        verifiers,
+        int(config["source_run"]),
+        config.get("judge"),
+        config.get("examples"),
     )
 
 
@@ -261,12 +278,36 @@ def compute(setup: Replay, judged: Judged | None = None) -> Result:
     judges = _Judges(judged or {}, names, setup.verifiers)
     family = records.run.family if records.run else None
     unit = unit_of(family)
+    restate = _restate(setup, family)
     replayed = [
-        _attempt(a, records.tasks.get(a.task_id), gates, inputs, unstable, judges, unit)
+        _attempt(a, records.tasks.get(a.task_id), gates, inputs, unstable, judges, unit, restate)
         for a in records.attempts
     ]
     dataset = records.run.dataset if records.run else ""
+    order = config_order(records)
+    replayed.sort(key=lambda r: order.index(r.attempt.config))  # the run's order, not its finishing
     return Result(setup, records.id, dataset or "", records.tasks, replayed, unstable, family)
+
+
+Restate = Callable[[str, dict[str, Any], "TaskRecord | None"], dict[str, Any]]
+
+
+def _restate(setup: Replay, family: str | None) -> Restate | None:
+    """How a recorded input is checked again: as recorded (None), or with the examples its task
+    states (``--examples stated``: a family whose tasks state none is refused)."""
+    if setup.examples is None:
+        return None
+    found = family_of(family or DEFAULT)
+    if type(found).with_stated_examples is TaskFamily.with_stated_examples:
+        raise ReplayError(
+            f"{setup.source}: a run of the {found.name} family, whose tasks state no examples:"
+            " --examples stated re-checks the code family's programs"
+        )
+
+    def restate(verifier: str, data: dict[str, Any], task: TaskRecord | None) -> dict[str, Any]:
+        return found.with_stated_examples(verifier, data, (task.question if task else "") or "")
+
+    return restate
 
 
 def _before_inputs(db: Path, started: float | None) -> bool:
@@ -386,32 +427,38 @@ def _attempt(
     unstable: list[str],
     judges: _Judges,
     unit: Unit | None = None,
+    restate: Restate | None = None,
 ) -> Replayed:
     r = Replayed(a)
     for e in events(a):
         data = inputs.get(e.input_hash)
         if data is None or e.verifier not in gates:
             continue
+        recorded = data
+        data = restate(e.verifier, data, task) if restate is not None else data
         new = check(gates[e.verifier], input_of(data, unit))
         r.checks.append((e.verifier, e.component, data, new))
         new = new + judges.of(a, e.verifier, e.component, data, new)
-        r.flips += _flips(a, e, new, unstable)
+        # a verdict on another input than the recorded one is no sign of a non-deterministic gate
+        r.flips += _flips(a, e, new, unstable if data == recorded else [])
         was = "reject" if any(v.decision == "reject" for v in e.verdicts) else "accept"
         now = "reject" if any(d == "reject" for _, d, _, _ in new) else "accept"
         if was != now:
             r.turned.append((e.verifier, f"{was}->{now}", _right(data, task)))
     final = final_input(a)
     if final is not None:
-        artifact = input_of(final, unit)
         first = None
         for verifier in FINAL:
-            verdicts = check(gates.get(verifier, ()), artifact)
-            r.checks.append((verifier, "final", final, verdicts))
-            verdicts = verdicts + judges.of(a, verifier, "final", final, verdicts)
-            first = first or next(
-                (f"{verifier}.{g.name}:{c}" for g, d, c, _ in verdicts if d == "reject"), None
-            )
-        r.final_kept, r.final_reject = first is None, first or ""
+            data = restate(verifier, final, task) if restate is not None else final
+            verdicts = check(gates.get(verifier, ()), input_of(data, unit))
+            r.checks.append((verifier, "final", data, verdicts))
+            verdicts = verdicts + judges.of(a, verifier, "final", data, verdicts)
+            if first is None:
+                first = next(
+                    ((f"{verifier}.{g.name}:{c}", t) for g, d, c, t in verdicts if d == "reject"), None
+                )
+        r.final_kept = first is None
+        r.final_reject, r.final_detail = first or ("", "")
     return r
 
 
@@ -617,6 +664,19 @@ class Turned(BaseModel):
     reject_to_accept: dict[str, int]
 
 
+class Rejected(BaseModel):
+    """A final answer of the run the set rejects post hoc: which attempt, the first check that
+    rejects it and why, and whether it is right under each scorer the run records (None: not
+    scored)."""
+
+    config: str
+    task_id: str
+    attempt: int
+    rejected_by: str  # "R1.examples_pass:example_failed"
+    detail: str
+    right: dict[str, bool | None]
+
+
 class ReplayReport(BaseModel):
     """``vreact replay --json`` (and ``vreact report --json`` of a replay folder)."""
 
@@ -624,7 +684,12 @@ class ReplayReport(BaseModel):
     source: str
     source_run: int
     verifiers: str
+    #: the examples each entry point's input was checked with: None, as run; ``stated``, as its
+    #: prompt states them
+    examples: str | None = None
     configs: list[ConfigReplay]
+    #: each answer the set rejects post hoc
+    rejected: list[Rejected] = []
     verdicts: list[Turned]
     checks: list[CheckReplay]
     nondeterministic: list[str]
@@ -657,12 +722,14 @@ def report(result: Result) -> ReplayReport:
     for r in result.replayed:
         if r.attempt.outcome != "crash" and r.attempt.task_id in result.tasks:
             configs[r.attempt.config].append(r)
-    rows = []
+    rows, rejected = [], []
     for name, rs in configs.items():
         asrun, post, before, after = [], [], [], []
         rejected_right = rejected_wrong = 0
         for r in rs:
             task = result.tasks[r.attempt.task_id]
+            if unscored(r.attempt, task):  # nothing says right or wrong: out of the points
+                continue
             answered = r.attempt.outcome == "answer"
             right = answered and correct_answer(r.attempt, task) is True
             kept = answered and r.final_kept is not False
@@ -673,6 +740,7 @@ def report(result: Result) -> ReplayReport:
             if answered and not kept:
                 rejected_right += right
                 rejected_wrong += not right
+                rejected.append(_rejected(r, right))
         diff, p = mcnemar(before, after)
         rows.append(
             ConfigReplay(
@@ -708,10 +776,25 @@ def report(result: Result) -> ReplayReport:
         source=str(result.setup.source),
         source_run=result.run_id,
         verifiers=result.setup.verifiers.name,
+        examples=result.setup.examples,
         configs=rows,
+        rejected=rejected,
         verdicts=list(turned.values()),
         checks=list(checks.values()),
         nondeterministic=result.unstable,
+    )
+
+
+def _rejected(r: Replayed, right: bool) -> Rejected:
+    a = r.attempt
+    by = {name: s.correct for name, s in a.scores.items()} or {"": right}
+    return Rejected(
+        config=a.config,
+        task_id=a.task_id,
+        attempt=a.attempt_index,
+        rejected_by=r.final_reject,
+        detail=r.final_detail,
+        right=by,
     )
 
 
@@ -758,9 +841,19 @@ def tables(r: ReplayReport) -> list[tuple[str, list[str], list[list[str]]]]:
     turned = [
         [t.config, t.verifier, *counts(t.accept_to_reject), *counts(t.reject_to_accept)] for t in r.verdicts
     ]
+
+    def right(x: bool | None) -> str:
+        return "-" if x is None else "right" if x else "wrong"
+
+    scorers = list(dict.fromkeys(k for x in r.rejected for k in x.right))
+    rejects = []
+    for x in r.rejected:
+        scored = [right(x.right.get(k)) for k in scorers]
+        rejects.append([x.config, x.task_id, str(x.attempt), x.rejected_by, *scored, x.detail])
+    stated = ", each entry point's examples as its prompt states them" if r.examples == "stated" else ""
     out = [
         (
-            f"Replay of run {r.source_run} ({r.source}) with the verifier set {r.verifiers}: each"
+            f"Replay of run {r.source_run} ({r.source}) with the verifier set {r.verifiers}{stated}: each"
             " configuration as run and with its final answers filtered post hoc",
             ["config", "point", "scoreable", "answered", "coverage", "sel. acc", "silent err"],
             points,
@@ -770,6 +863,12 @@ def tables(r: ReplayReport) -> list[tuple[str, list[str], list[list[str]]]]:
             " with McNemar's exact p",
             ["config", "right rejected", "wrong rejected", "diff", "p"],
             rejected,
+        ),
+        (
+            "Each answer the set rejects post hoc: the first check that rejects it, and the answer by"
+            " each scorer the run records",
+            ["config", "task", "attempt", "rejected by", *(k or "score" for k in scorers), "why"],
+            rejects or [["-", "none", "", "", *("" for _ in scorers), ""]],
         ),
         (
             "Verdicts that changed, by the gold correctness of the answer checked (unscored: a plan, a chain,"

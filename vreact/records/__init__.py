@@ -17,11 +17,13 @@ from vreact.records.reader import (
     StepRecord,
     TaskRecord,
     VerdictRecord,
+    config_order,
     correct_answer,
     crash_kinds,
     latest_run_id,
     read_run,
     run_list,
+    unscored,
 )
 from vreact.records.store import (
     DamagedRecords,
@@ -59,6 +61,7 @@ __all__ = [
     "Store",
     "TaskRecord",
     "VerdictRecord",
+    "config_order",
     "correct_answer",
     "crash_kinds",
     "exclusive",
@@ -68,4 +71,5 @@ __all__ = [
     "open_to_read",
     "read_run",
     "run_list",
+    "unscored",
 ]

@@ -378,6 +378,22 @@ def _open(store_or_path: Store | str | Path) -> Store:
     return open_to_read(path / DB_NAME if path.is_dir() else path)
 
 
+def config_order(records: RunRecords) -> list[str]:
+    """The run's configurations in the order it named them (concurrent attempts finish in any
+    order), then any others in the order of their first attempt."""
+    resolved = records.run.config if records.run else {}
+    declared = [c.get("name") for c in resolved.get("configs", [])]
+    present = dict.fromkeys(a.config for a in records.attempts)
+    return [n for n in declared if n in present] + [n for n in present if n not in declared]
+
+
+def unscored(attempt: AttemptRecord, task: TaskRecord) -> bool:
+    """Whether an ended attempt has no score because its task has nothing its run's scorer
+    needs (code: a problem without a hidden test): its family wrote none. Question answering's
+    tasks are scored from their gold when an old run recorded no score, so none is unscored."""
+    return attempt.outcome in ("answer", "abstain") and attempt.score is None and not task.qa
+
+
 def correct_answer(attempt: AttemptRecord, task: TaskRecord, answer: str | None = None) -> bool | None:
     """Whether ``answer`` (default: the attempt's own) is right: its family's score when it is
     the answer the attempt ended with (written when it ended), else, for question answering,
@@ -571,7 +587,7 @@ def _attempt(a: dict[str, Any], children: dict[str, list[Any]]) -> AttemptRecord
     """An attempt with its verdicts, calls, steps, ledger rows, events and diagnoses."""
     evidence, fallback = _list(a["evidence"]), bool(a.get("plan_fallback"))
     scores = sorted(children.pop("scores", []), key=lambda s: not s.primary)  # the primary first
-    score = scores[0].score if scores else None
+    score = scores[0].score if scores and scores[0].primary else None  # None: not by the primary
     by_scorer = {s.score.scorer: s.score for s in scores}
     return _record(
         AttemptRecord, a, evidence=evidence, plan_fallback=fallback, score=score, scores=by_scorer, **children

@@ -482,8 +482,9 @@ class Store:
         calls = self._calls.pop(attempt_id, 0)
         with self._transaction() as conn:
             _set(conn, "attempts", attempt_id, {"calls": calls, **fields, "finished": time.time()})
-            for i, score in enumerate(s for s in scores if s is not None):
-                self._score(conn, attempt_id, score, primary=i == 0)
+            for i, score in enumerate(scores):  # None: that scorer had nothing to score by
+                if score is not None:
+                    self._score(conn, attempt_id, score, primary=i == 0)
 
     @staticmethod
     def _score(conn: sqlite3.Connection, attempt_id: int, score: Score, primary: bool) -> None:
@@ -501,12 +502,14 @@ class Store:
             ],
         )
 
-    def add_scores(self, scores: dict[int, Score]) -> None:
-        """A scorer's scores of ended attempts (by attempt id), none of them primary: what
-        ``vreact rescore`` adds to a copy of a run's records, in one transaction."""
+    def add_scores(self, scores: dict[int, Score | None]) -> None:
+        """A scorer's scores of ended attempts (by attempt id; None: nothing to score by), none of
+        them primary: what ``vreact rescore`` adds to a copy of a run's records, in one
+        transaction."""
         with self._transaction() as conn:
             for attempt_id, score in scores.items():
-                self._score(conn, attempt_id, score, primary=False)
+                if score is not None:
+                    self._score(conn, attempt_id, score, primary=False)
 
     def discard_unfinished(self) -> int:
         """Delete attempts a killed process left running, and those that crashed without a fair

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from vreact.families import recorded_reading
 from vreact.metrics import (
     GroupMember,
     answerability,
@@ -31,8 +32,10 @@ from vreact.records import (
     Store,
     TaskRecord,
     VerdictRecord,
+    config_order,
     correct_answer,
     read_run,
+    unscored,
 )
 from vreact.report import dereact
 from vreact.report.model import (
@@ -300,6 +303,10 @@ def compute(
         corrections=correction_list(attempts, tasks, names),
         attacks=_attacks(attempts, tasks, names),
         provenance=provenance_of(records),
+        reading=recorded_reading(
+            records.run.family if records.run else None,
+            (tasks[t].record for t in dict.fromkeys(a.task_id for a in attempts) if t in tasks),
+        ),
     )
 
 
@@ -393,15 +400,6 @@ def _plain_config(records: RunRecords, names: list[str]) -> str | None:
     return "N" if "N" in plain else next(iter(plain), None)
 
 
-def config_order(records: RunRecords) -> list[str]:
-    """The run's configurations in the order it named them (concurrent attempts finish in any
-    order), then any others in the order of their first attempt."""
-    resolved = records.run.config if records.run else {}
-    declared = [c.get("name") for c in resolved.get("configs", [])]
-    present = dict.fromkeys(a.config for a in records.attempts)
-    return [n for n in declared if n in present] + [n for n in present if n not in declared]
-
-
 def success(attempt: AttemptRecord, task: TaskRecord) -> bool:
     """A correct outcome: a right answer (``correct_answer``), or an abstention on a task with
     no answer (an unanswerable question). A crash is a failure."""
@@ -411,10 +409,12 @@ def success(attempt: AttemptRecord, task: TaskRecord) -> bool:
 
 
 def _successes(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> dict[str, list[bool]]:
-    """Per task, the success of each attempt in attempt order."""
+    """Per task, the success of each attempt in attempt order (an unscored one's task left out:
+    nothing says whether it succeeded)."""
     out: dict[str, list[bool]] = defaultdict(list)
     for a in sorted(attempts, key=lambda a: (a.task_id, a.attempt_index)):
-        out[a.task_id].append(success(a, tasks[a.task_id]))
+        if not unscored(a, tasks[a.task_id]):
+            out[a.task_id].append(success(a, tasks[a.task_id]))
     return out
 
 
@@ -527,9 +527,17 @@ class _Tally:
             self.c["crash"] += 1
             self.c["internal_errors"] += a.crash_kind == "internal"
             return
-        self._quality(a, task)
         self._cost(a)
-        if a.outcome == "answer":
+        if unscored(a, task):  # in coverage and cost; nothing says right or wrong
+            self.c["unscored"] += 1
+            self.c["answered" if a.outcome == "answer" else "abstained"] += 1
+            self.c["unscored_answers"] += a.outcome == "answer"
+            if a.outcome == "abstain":
+                level = a.abstain_level or ""
+                self.by_level[level] = self.by_level.get(level, 0) + 1
+        else:
+            self._quality(a, task)
+        if a.outcome == "answer" and not unscored(a, task):
             self.answers.append((sum(v.rejected for v in a.verdicts), success(a, task)))
         seen = {
             (v.component, v.level, attributed(v), v.check_name, v.artifact_hash, v.cause)
@@ -620,7 +628,8 @@ def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> Hop
         false_abstention=c["false_abstention"],
         abstained_by_level=t.by_level,
         coverage=_mean(c["answered"], scoreable),
-        selective_accuracy=_mean(c["correct_answer"], c["answered"]),
+        selective_accuracy=_mean(c["correct_answer"], c["answered"] - c["unscored_answers"]),
+        unscored=c["unscored"],
         em=_mean(t.em, t.n_qa),
         f1=_mean(t.f1, t.n_qa),
         **{k: _mean(t.cost[k], scoreable) for k in ("llm_calls", "exec_steps", *COST_FIELDS[1:])},

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vreact.families import Reading
+
 
 class _Figures(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", serialize_by_alias=True, validate_by_name=True)
@@ -128,6 +130,10 @@ class HopsReport(_Figures):
     silent_error: int
     false_abstention: int
     abstained_by_level: dict[str, int]
+    #: attempts on tasks with nothing the run's scorer needs (code: a problem without a hidden
+    #: test): counted in answered, abstained, coverage and cost, left out of correct, silent
+    #: errors, false abstentions, selective accuracy, Pass@k and the comparisons
+    unscored: int = 0
     coverage: float | None
     selective_accuracy: float | None
     em: float | None
@@ -420,5 +426,9 @@ class Report(_Figures):
     corrections: list[Correction] = []
     #: what made the run's attempts: the report's header prints it (None: no run)
     provenance: Provenance | None = None
+    #: what the family's gates read from the run's tasks (code: the examples the prompts state,
+    #: the dataset audit's findings, the problems that run unscored); left out for a family
+    #: that says nothing
+    reading: Reading | None = Field(None, exclude_if=lambda v: v is None)
     #: per configuration, the attacks through the data; left out of the JSON of a run without them
     attacks: dict[str, AttackReport] | None = Field(None, exclude_if=lambda v: v is None)

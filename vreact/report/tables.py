@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from vreact.families import Reading
 from vreact.records import provenance
 from vreact.report.compute import ALWAYS_ANSWER, DEFENCE_CHECKS
 from vreact.report.model import ConfigReport, Provenance, ProvenanceState, Report
@@ -913,6 +914,14 @@ def sandbox_line(report: Report) -> str | None:
     )
 
 
+def reading_lines(reading: Reading | None) -> list[str]:
+    """What the family's gates read from the run's tasks, then each finding of the dataset audit
+    on them, indented (empty: the family says nothing)."""
+    if reading is None:
+        return []
+    return [*reading.lines, *(f"  {f.task}: {f.read}: {f.gold}" for f in reading.findings)]
+
+
 def provenance_lines(report: Report) -> list[str]:
     """What made the run's attempts, for the report's header: the state of the code (vreact's
     version, the commit and whether it was clean, Python), the libraries, the models and the
@@ -996,9 +1005,9 @@ def render_markdown(report: Report, which: tuple[Table, ...] = TABLES) -> str:
     line = sandbox_line(report)
     if line:
         parts += ["", f"**{line}**" if report.sandbox == "none" else line, ""]
-    said = provenance_lines(report)
-    if said:
-        parts += ["", *(f"- {x.strip()}" if x.startswith("  ") else x for x in said), ""]
+    for said in (reading_lines(report.reading), provenance_lines(report)):
+        if said:
+            parts += ["", *(f"- {x.strip()}" if x.startswith("  ") else x for x in said), ""]
     for t in tables(report, which):
         parts.append(f"## {t.title}")
         parts.append("| " + " | ".join(t.columns) + " |")

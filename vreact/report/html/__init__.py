@@ -97,6 +97,17 @@ def _provenance(report: Report) -> str:
     )
 
 
+def _reading(report: Report) -> str:
+    """What the family's gates read from the run's tasks, and the dataset audit's findings."""
+    r = report.reading
+    if r is None:
+        return ""
+    lines = "".join(f"<p>{h(line)}</p>" for line in r.lines)
+    found = "".join(f"<li><b>{h(f.task)}</b>: <code>{h(f.read)}</code>: {h(f.gold)}</li>" for f in r.findings)
+    listed = f'<ul class="note">{found}</ul>' if found else ""
+    return f'<section class="card" id="reading"><h3>What the gates read</h3>{lines}{listed}</section>'
+
+
 def _runs(runs: list[RunSummary], shown: int | None) -> str:
     """The folder's runs, the one this page shows in bold (a page shows one run)."""
     if not runs:
@@ -167,7 +178,7 @@ def render_html(store: Store, run_id: int | None = None) -> str:
         f'<span class="meta">{" · ".join(_meta(records))}</span>'
         '<nav><a href="#summary">Summary</a><a href="#attempts">Attempts</a></nav></div></header>'
         f'<main class="wrap"><div id="main"><div id="summary">{_runs(run_list(store), rid)}'
-        f"{_provenance(report)}"
+        f"{_provenance(report)}{_reading(report)}"
         f"{_summary(report, records, colours)}</div>"
         f'{attempt.attempt_list(attempts)}</div><div id="page"></div></main>'
         f'<script type="application/gzip+base64" id="{PAGES_ID}">{pack_pages(pages)}</script>'
