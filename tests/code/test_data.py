@@ -108,6 +108,17 @@ def test_a_bad_record_is_one_line_naming_its_file_line_and_field(tmp_path, line,
         read_problems(str(path))
 
 
+def test_a_file_that_is_missing_or_no_text_is_one_line_naming_it(tmp_path):
+    with pytest.raises(DatasetError, match=r"nope.jsonl: no such dataset file$"):
+        read_problems(str(tmp_path / "nope.jsonl"))
+    binary = tmp_path / "mine.jsonl"
+    binary.write_bytes(b'{"task_id": "x"}\x00\n')
+    with pytest.raises(DatasetError, match=r"mine.jsonl:1: \(file\): a NUL byte"):
+        read_problems(str(binary))
+    with pytest.raises(DatasetError, match=r":0: \(file\): cannot read: a directory"):
+        read_problems(str(tmp_path))
+
+
 @pytest.mark.parametrize(
     ("prompt", "found"),
     [

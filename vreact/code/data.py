@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vreact.code.examples import examples
-from vreact.inputs import DatasetError, check_file, decode_text
+from vreact.inputs import DatasetError, InputFileError, check_file, decode_text
 from vreact.origin import tag
 
 #: The dataset audit of the shipped sets: set name -> task id -> the stated examples the
@@ -134,9 +134,15 @@ def rows(path: str) -> list[tuple[int, dict[str, Any]]]:
     if path == SHIPPED_PLUS:
         return plus_rows()
     file = Path(path)
-    check_file(file)
+    try:
+        check_file(file)
+        text = decode_text(file.read_bytes())
+    except InputFileError as e:
+        if not file.exists() and not file.is_symlink():
+            raise DatasetError(f"{path}: no such dataset file") from None
+        raise DatasetError(f"{path}:{e.line}: (file): {e.message}") from None
     out = []
-    for n, line in enumerate(decode_text(file.read_bytes()).splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
