@@ -570,9 +570,15 @@ class TaskFamily:
         raise NotImplementedError(f"the {self.name} family has no probe classes")
 
 
+def provides(family: TaskFamily, hook: str) -> bool:
+    """Whether ``family`` gives an optional hook of its own (``reading``, ``audit``,
+    ``with_stated_examples``) rather than ``TaskFamily``'s default."""
+    return getattr(type(family), hook) is not getattr(TaskFamily, hook)
+
+
 def reading_of(family: TaskFamily, tasks: list[Any]) -> Reading | None:
     """``family.reading`` of tasks not yet recorded (their records as ``row`` stores them)."""
-    if type(family).reading is TaskFamily.reading:  # says nothing: no record is made for it
+    if not provides(family, "reading"):  # says nothing: no record is made for it
         return None
     return family.reading([json.loads(family.row(t).get("record") or "{}") for t in tasks])
 
@@ -584,9 +590,7 @@ def recorded_reading(name: str | None, records: Iterable[Mapping[str, Any] | Non
         family = family_of(name or DEFAULT)
     except UnknownFamily:
         return None
-    if type(family).reading is TaskFamily.reading:
-        return None
-    return family.reading([r or {} for r in records])
+    return family.reading([r or {} for r in records]) if provides(family, "reading") else None
 
 
 _FAMILIES: dict[str, TaskFamily] = {}

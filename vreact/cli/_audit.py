@@ -35,7 +35,7 @@ def _audit(
     as_markdown: bool,
 ) -> None:
     from vreact.cli._probe import _selection
-    from vreact.families import TaskFamily, family_of, read_selection
+    from vreact.families import family_of, provides, read_selection
     from vreact.inputs import DatasetError
     from vreact.quality import audit as audited
     from vreact.quality import markdown_tables, render_tables
@@ -43,7 +43,7 @@ def _audit(
 
     selection = _selection(dataset, family, format, None, field_map(fields))
     of = family_of(selection.family)
-    if type(of).audit is TaskFamily.audit:
+    if not provides(of, "audit"):
         raise UserError(f"--family: the {of.name} family has no dataset audit")
     with user_errors(DatasetError, FileNotFoundError, ValueError, SandboxUnavailable):
         tasks = read_selection(of, selection, limit)

@@ -19,6 +19,7 @@ import dataclasses
 import json
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -600,7 +601,7 @@ def reading(records: list[Any]) -> Reading | None:
         for f in findings(str(r.get("id")), str(r.get("entry_point")), r.get("audit") or [])
     ]
     if found:
-        per = {f.task: sum(1 for g in found if g.task == f.task) for f in found}
+        per = Counter(f.task for f in found)
         listed = ", ".join(f"{k} ({v})" for k, v in per.items())
         lines.append(
             f"dataset audit: the reference solution contradicts {len(found)} of them, on"

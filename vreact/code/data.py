@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +78,13 @@ class Problem(BaseModel):
         """Whether the problem has what ``scorer`` needs: the hidden test (``humaneval``), or
         HumanEval+'s inputs with a reference solution (``humanevalplus``)."""
         if scorer == SHIPPED_PLUS:
-            return bool(self.plus) and bool(json.loads(self.plus).get("canonical_solution"))
+            return self._plus_reference
         return bool(str(self.test).strip())
+
+    @cached_property
+    def _plus_reference(self) -> bool:
+        """Whether HumanEval+'s part holds a reference solution (read once: it is large)."""
+        return bool(self.plus) and bool(json.loads(self.plus).get("canonical_solution"))
 
 
 def shipped_files(name: str = SHIPPED) -> list[Path]:

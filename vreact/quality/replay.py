@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 from vreact.config import Configuration
 from vreact.controller._context import AttemptContext, Recorder
 from vreact.controller._outcome import Outcome
-from vreact.families import DEFAULT, Score, TaskFamily, family_of
+from vreact.families import DEFAULT, Score, family_of, provides
 from vreact.memory import ContextAssembler
 from vreact.metrics import best_em
 from vreact.model import Model
@@ -298,7 +298,7 @@ def _restate(setup: Replay, family: str | None) -> Restate | None:
     if setup.examples is None:
         return None
     found = family_of(family or DEFAULT)
-    if type(found).with_stated_examples is TaskFamily.with_stated_examples:
+    if not provides(found, "with_stated_examples"):
         raise ReplayError(
             f"{setup.source}: a run of the {found.name} family, whose tasks state no examples:"
             " --examples stated re-checks the code family's programs"

@@ -528,16 +528,14 @@ class _Tally:
             self.c["internal_errors"] += a.crash_kind == "internal"
             return
         self._cost(a)
-        if unscored(a, task):  # in coverage and cost; nothing says right or wrong
-            self.c["unscored"] += 1
-            self.c["answered" if a.outcome == "answer" else "abstained"] += 1
-            self.c["unscored_answers"] += a.outcome == "answer"
-            if a.outcome == "abstain":
-                level = a.abstain_level or ""
-                self.by_level[level] = self.by_level.get(level, 0) + 1
-        else:
+        self._ended(a)
+        scored = not unscored(a, task)
+        if scored:
             self._quality(a, task)
-        if a.outcome == "answer" and not unscored(a, task):
+        else:  # in coverage and cost; nothing says right or wrong
+            self.c["unscored"] += 1
+            self.c["unscored_answers"] += a.outcome == "answer"
+        if a.outcome == "answer" and scored:
             self.answers.append((sum(v.rejected for v in a.verdicts), success(a, task)))
         seen = {
             (v.component, v.level, attributed(v), v.check_name, v.artifact_hash, v.cause)
@@ -558,6 +556,15 @@ class _Tally:
                 and _by_scorer(tries, accept.artifact_hash) is True
             )
 
+    def _ended(self, a: AttemptRecord) -> None:
+        """An answer or an abstention (by the level it named), scored or not."""
+        if a.outcome == "answer":
+            self.c["answered"] += 1
+        else:
+            self.c["abstained"] += 1
+            level = a.abstain_level or ""
+            self.by_level[level] = self.by_level.get(level, 0) + 1
+
     def _quality(self, a: AttemptRecord, task: TaskRecord) -> None:
         answerable = task.answerable
         answered = a.outcome == "answer"
@@ -572,16 +579,12 @@ class _Tally:
         for name, value in (a.score.metrics if a.score is not None else {}).items():
             self.metrics[name].append(value)
         if answered:
-            self.c["answered"] += 1
             right = correct_answer(a, task) is True
             self.c["correct_answer" if right else "silent_error"] += 1
             if answerable and task.qa:
                 self.em += best_em(a.answer or "", golds)
                 self.f1 += answer_f1
         else:
-            self.c["abstained"] += 1
-            level = a.abstain_level or ""
-            self.by_level[level] = self.by_level.get(level, 0) + 1
             self.c["false_abstention" if answerable else "correct_abstention"] += 1
         self.n_answerable += answerable
         self.n_qa += answerable and task.qa
