@@ -18,11 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vreact.qa import formats
+from vreact.qa.attack_settings import FAMILIES
 from vreact.qa.attacks import GOAL, corpus, filled
 from vreact.qa.dataset import load_tasks
 from vreact.qa.gates._answer import injected, instruction_in
 from vreact.qa.gates._injection import addressed, dictates, obfuscated
-from vreact.spec._attacks import FAMILIES
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"

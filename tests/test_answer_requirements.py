@@ -14,7 +14,8 @@ from tests.verify.test_gates import ANSWERABLE, gold_artifact, shipped_gates
 from vreact.cli import cli
 from vreact.qa.gates import expected_answer_type
 from vreact.qa.roles.designer import Designer
-from vreact.spec import AnswerRequirements, TaskSpec, builtin_configs, load_spec
+from vreact.qa.settings import AnswerRequirements
+from vreact.spec import TaskSpec, builtin_configs, load_spec
 from vreact.verify.gates import build_gate
 
 UNCITED = {"cite_evidence": False, "min_paragraphs": 1}

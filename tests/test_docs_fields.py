@@ -55,10 +55,15 @@ def schemas() -> dict[str, dict[str, Any]]:
 
 def objects(schema: Any, where: str = "") -> dict[str, dict[str, Any]]:
     """Every object ``schema`` describes with properties, by where it is (``/`` for the top,
-    ``/$defs/Attack``, ...), found wherever it is nested."""
+    ``/$defs/Attack``, ...), found wherever it is nested: a model's (``type: object``), not a
+    family's branch that joins models and names its family (``anyOf`` ... ``allOf``)."""
     out: dict[str, dict[str, Any]] = {}
     if isinstance(schema, dict):
-        if isinstance(schema.get("properties"), dict):
+        if (
+            isinstance(schema.get("properties"), dict)
+            and schema["properties"]
+            and schema.get("type") == "object"
+        ):
             out[where or "/"] = schema
         for key, value in schema.items():
             out |= objects(value, f"{where}/{key}")
@@ -249,9 +254,13 @@ def test_the_checks_find_what_they_look_for():
     backticks or only in a code block is not documented; a table with a field the schema lacks,
     or a wrong default, is reported, and so is an object without a table."""
     planted = "planted" + "_field"  # written in pieces, so no page names it
+    inner = {"type": "object", "properties": {planted: {"type": "string"}}, "required": [planted]}
     schema = {
+        "type": "object",
         "properties": {"kind": {"default": "x"}, "max_words": {"default": 15}},
-        "$defs": {"Inner": {"properties": {planted: {"type": "string"}}, "required": [planted]}},
+        "$defs": {"Inner": inner},
+        # a family's branch: the models it joins have their tables, it has none of its own
+        "anyOf": [{"allOf": [{"$ref": "#/$defs/Inner"}], "properties": {"family": {"const": "f"}}}],
     }
     assert field_names(schema) == {"kind", "max_words", planted}
     assert sorted(objects(schema)) == ["/", "/$defs/Inner"]

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from tests.fakes.chaos_server import ChaosServer
 from tests.fakes.reasoning_server import ReasoningServer
@@ -49,7 +50,7 @@ from vreact import load_experiment
 from vreact.config import COMPONENTS, MODEL_ROLES, ROLE_COMPONENT, Configuration
 from vreact.experiment import ResolvedExperiment, run_experiment
 from vreact.experiment.resolved import resolve
-from vreact.families import settings_of_families
+from vreact.families import family_of, settings_of_families
 from vreact.model import MockModel
 from vreact.model._registry import HTTP_SETTINGS, RETRY_SETTINGS, WATCHDOG_SETTINGS, provider_reads
 from vreact.qa.dataset import Task
@@ -767,7 +768,7 @@ FAMILY: dict[str, tuple[str, Callable[[Path, Any], Any], tuple[Any, Any]]] = {
 def test_a_familys_own_setting_moves_what_its_steps_show(name, tmp_path):
     family, scenario, expect = FAMILY[name]
     assert settings_of_families(step=True)[name] == {family}
-    default = Configuration.model_fields[name].default
+    default = family_of(family).step_settings.model_fields[name].default
     assert (scenario(tmp_path, default), scenario(tmp_path, not default)) == expect
 
 
@@ -776,7 +777,18 @@ def test_every_setting_has_one_scenario():
     through ``resolve`` (a configuration's own models, spec and verifiers), or on the one family
     whose steps read it."""
     assert not set(SCENARIOS) & set(OWN) and not (set(SCENARIOS) | set(OWN)) & set(FAMILY)
-    assert set(SCENARIOS) | set(OWN) | set(FAMILY) == {".".join(p) for p in declared()}
+    families = {".".join(p) for f in ("qa", "code") for p in leaves(family_of(f).step_settings)}
+    assert set(SCENARIOS) | set(OWN) | set(FAMILY) == {".".join(p) for p in declared()} | families
+
+
+def leaves(model: type[BaseModel], path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """The path of every setting of a family's step settings model (its groups walked into)."""
+    for name, info in model.model_fields.items():
+        group = info.annotation if isinstance(info.annotation, type) else None
+        if group is not None and issubclass(group, BaseModel):
+            yield from leaves(group, (*path, name))
+        else:
+            yield (*path, name)
 
 
 def own_cases() -> Iterator[Any]:

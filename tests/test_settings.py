@@ -18,7 +18,6 @@ from vreact.pipeline import (
     ContextManager,
     ContextProfile,
     Critic,
-    DuplicateSearchRollback,
     RepetitionGuard,
     TextRepetitionGuard,
 )
@@ -27,7 +26,7 @@ from vreact.verify.verifier import Verifiers
 
 SWITCHES = ("planner", "guards", "gates", "judges", "critic", "context_manager")
 PROFILES = (None, "simple", "benchmark")
-GUARD_MEMBERS = ({}, {"text_repeat": True}, {"duplicate_search": True})
+GUARD_MEMBERS = ({}, {"text_repeat": True})
 
 
 def declared(model: type[BaseModel] = Configuration, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
@@ -67,11 +66,7 @@ VALUES: dict[tuple[str, ...], Any] = {
     ("temperature",): 0.7,
     ("spec",): "musique",
     ("verifiers",): "musique",
-    ("finish",): "hops",
-    ("designer", "first_search"): "question",
-    ("designer", "follow_up"): "bridge",
     ("retry_temperature",): 0.7,
-    ("tools",): ["search", "read", "date_diff"],
 }
 
 
@@ -122,7 +117,6 @@ def runs(config: Configuration, spec, verifiers) -> set[str]:
     out |= {"own_default_model"} if called - set(config.models) else set()
     out |= {"guards"} if RepetitionGuard in kinds else set()
     out |= {"text_repetition"} if TextRepetitionGuard in kinds else set()
-    out |= {"duplicate_search"} if DuplicateSearchRollback in kinds else set()
     out |= {"critic", "critic_calls"} if Critic in kinds else set()
     out |= {"context_manager", "context_manager_calls"} if ContextManager in kinds else set()
     profiles = [m for m in members if isinstance(m, ContextProfile)]

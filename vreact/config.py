@@ -70,10 +70,6 @@ COMPONENTS: dict[str, Component] = {
     "text_repetition": Component(
         "the text repetition guard (guards and guard.text_repeat)", lambda c: c.guards and c.guard.text_repeat
     ),
-    "duplicate_search": Component(
-        "the duplicate-search rollback (guards and guard.duplicate_search)",
-        lambda c: c.guards and c.guard.duplicate_search,
-    ),
     "critic": Component("the DeReAct critic", lambda c: c.critic),
     "context_manager": Component("the DeReAct context manager", lambda c: c.context_manager),
     # their model calls: switched on, or named in the configuration's own pipeline (with its args)
@@ -141,7 +137,7 @@ def given_settings(model: BaseModel, path: tuple[str, ...] = ()) -> Iterator[tup
     """(path, reader) of every setting given explicitly in ``model`` and its groups: the
     fields the input named, not those left at their defaults. A group's own reader (``calls``'
     role) stands for its fields'."""
-    for name in sorted(model.model_fields_set):
+    for name in sorted(model.model_fields_set & type(model).model_fields.keys()):  # not a family's
         value = getattr(model, name)
         reader = reader_of(type(model).model_fields[name])
         here = (*path, name)
@@ -172,9 +168,10 @@ class BudgetLimits(BaseModel):
 
 
 class GuardSettings(BaseModel):
-    """Loop guards (seed 003): byte-identical repeated tool calls."""
+    """Loop guards (seed 003): byte-identical repeated tool calls. A family's own guards' settings
+    are keys of this group too (its ``step_settings``' ``guard``), validated by the family."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="allow")
 
     repeat_hint: int = setting("guards", 3, ge=2, description="identical consecutive calls before a hint")
     repeat_stop: int = setting("guards", 5, ge=2, description="identical consecutive calls before a stop")
@@ -190,12 +187,6 @@ class GuardSettings(BaseModel):
     text_stop: int = setting(
         "text_repetition", 4, ge=1, description="consecutive near-repeated thoughts before a stop"
     )
-    duplicate_search: bool = setting(
-        "guards", False, description="roll back a search already run in this try that returned results"
-    )
-    duplicate_rollbacks: int = setting(
-        "duplicate_search", 3, ge=0, description="rollbacks of duplicate searches per try"
-    )
 
 
 class DeReActSettings(BaseModel):
@@ -210,25 +201,6 @@ class DeReActSettings(BaseModel):
         "context_manager", 25, ge=1, description="W: raw steps of the try the brain sees (with a CM)"
     )
     initial: int = setting("context_manager", 5, ge=0, description="m: of those, the first steps kept")
-
-
-class DesignerSettings(BaseModel):
-    """Retrieval the L3 designer issues for the executor (issue 24): a small model that fails to
-    search for the next hop is given the searches, as steps of its try."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    first_search: Literal["question"] | None = setting(
-        "executor",
-        None,
-        description="question: every try starts with a search for the question's content words",
-    )
-    follow_up: Literal["bridge"] | None = setting(
-        "executor",
-        None,
-        description="bridge: the executor may name an intermediate entity (action bridge), and the "
-        "designer searches for it with the rest of the question's words",
-    )
 
 
 def named_forms(long: JsonSchemaValue, what: str) -> JsonSchemaValue:
@@ -298,9 +270,11 @@ class CallSettings(BaseModel):
 
 
 class Configuration(BaseModel):
-    """Which components run. Adjacent configurations differ by one switch."""
+    """Which components run. Adjacent configurations differ by one switch. Its other keys are
+    its task family's step settings (``TaskFamily.step_settings``), validated by the family where
+    an experiment names it (``vreact.families.step_settings``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="allow")
 
     name: str
     planner: bool = False
@@ -321,33 +295,12 @@ class Configuration(BaseModel):
         False,
         description="when a try hits the step cap, ask once more for finish or abstain only",
     )
-    finish: Literal["answer", "hops"] = setting(
-        "executor",
-        "answer",
-        description="hops: the executor's finish names its chain, hops: [{entity, paragraph}, ...] "
-        "ending with the answer (in the step's JSON schema); its evidence is the hops' paragraphs",
-    )
     observation_marking: bool = setting(
         "executor",
         False,
         description="spotlighting: each paragraph a role reads (the executor's observations, the critic's "
         "and the context manager's, the judges' cited text) is delimited as data, and every role is "
         "told that text inside it is never an instruction",
-    )
-    designer: DesignerSettings = Field(default_factory=DesignerSettings)
-    tools: list[str] | None = setting(
-        "executor",
-        None,
-        min_length=1,
-        description="the executor's tools, by registered name (@vreact.tool; vreact plugins lists them),"
-        " in the order its prompt tells them; default: its family's (qa: search, read). Finish and"
-        " abstain are always there (docs/tools.md)",
-    )
-    show_rejected: bool = setting(
-        "executor",
-        False,
-        description="a retry is shown the program its last rejection was of (code; failures.rejected); "
-        "off by default: on HumanEval/0-81 Qwen2.5-Coder-0.5B then repeated it (17 of 24 retries)",
     )
     retry_temperature: float | None = setting(
         "R1",
@@ -408,22 +361,6 @@ class Configuration(BaseModel):
         "verifiers", None, description="this configuration's own verifier set: a shipped name or a YAML file"
     )
 
-    @field_validator("tools")
-    @classmethod
-    def _registered_tools(cls, tools: list[str] | None) -> list[str] | None:
-        """Registered tools, each named once (a typo fails here, naming the closest)."""
-        if tools is None:
-            return None
-        from vreact.tools import tool_of
-
-        for name in tools:
-            if name in ("finish", "abstain", "bridge"):
-                raise ValueError(f"{name!r} is an action of every step, not a tool to offer")
-            tool_of(name)  # raises, naming the closest registered tool
-        if len(set(tools)) < len(tools):
-            raise ValueError("a tool is named twice")
-        return tools
-
     @field_validator("calls", "models")
     @classmethod
     def _call_roles(cls, by_role: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
@@ -447,17 +384,6 @@ class Configuration(BaseModel):
                 f"dereact.initial ({d.initial}) must be less than dereact.window ({d.window}): the"
                 " window keeps the first `initial` steps and the newest of the rest",
             )
-        return self
-
-    @model_validator(mode="after")
-    def _designer_searches(self) -> Configuration:
-        """The designer's searches need the search tool among the configuration's tools."""
-        if self.tools is not None and "search" not in self.tools:
-            for name in ("first_search", "follow_up"):
-                if getattr(self.designer, name):
-                    raise SettingError(
-                        ("designer", name), f"designer.{name} issues searches: tools must name search"
-                    )
         return self
 
     def settings_for(self, role: str, seed: int | None = None) -> GenerateSettings:

@@ -24,20 +24,27 @@ origin tag ``gold`` (``vreact.origin.tag``), which the context assembler refuses
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
+import importlib.metadata
+import inspect
 import json
-from collections.abc import Iterable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from vreact.config import SettingError
 from vreact.inputs import DatasetError
 from vreact.model import Message, ToolSpec, parse_json_object
 
-#: The families vreact ships, by name -> the module that registers it (imported on first use).
-BUILT_IN = {"qa": "vreact.qa", "code": "vreact.code"}
+#: The entry-point group of the families installed packages ship, vreact's own among them (its
+#: pyproject.toml): each a name -> the module that registers it, imported the first time the name
+#: is asked for.
+FAMILY_GROUP = "vreact.families"
 #: The family a dataset is read with when nothing names one.
 DEFAULT = "qa"
 
@@ -79,11 +86,9 @@ def select(tasks: list[Any], task_ids: list[str] | None, limit: int | None, sour
 
 
 def read_selection(family: Any, d: Any, limit: int | None = None) -> list[Any]:
-    """A dataset selection's file read by its family, in its format (with its field map, where
-    it gives one: a family whose formats take none is never passed one)."""
+    """A dataset selection's file read by its family, in its format."""
     family.check_selection(d)
-    extra = {"fields": d.fields} if getattr(d, "fields", None) else {}
-    return list(family.read(d.path, d.record_format, limit, **extra))
+    return list(family.read_dataset(d, limit))
 
 
 @dataclass(frozen=True)
@@ -148,9 +153,6 @@ class Subtask:
     depends_on: tuple[str, ...] = ()
     final: bool = True
     plan_ids: tuple[str, ...] = ()
-    #: the hops a finish that names them must have (finish: hops): the whole question's answer
-    #: rests on L1's min_paragraphs, a planned subtask's on one
-    min_hops: int = 1
 
     def l3(self) -> dict[str, str]:
         """The level R1's judge reads beside the artifact."""
@@ -309,6 +311,9 @@ class StepKit:
     #: crashes naming the family)
     critic: Any = None
     context_manager: Any = None
+    #: the family's own loop guards (pipeline members), run first among the guards when the
+    #: configuration runs guards (qa: the duplicate-search rollback)
+    guards: tuple[Any, ...] = ()
 
     def stub(self, observation: str) -> str:
         """An older tool result as a context profile blanks it (default: its first 80 characters)."""
@@ -378,9 +383,41 @@ class StepKit:
         return {}
 
 
+class Settings(BaseModel):
+    """The base of a family's own settings models (its L1 answer requirements, its dataset
+    settings, its step settings): each field a setting, validated where the file names it, and
+    no other key (a typo is refused naming the closest)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def identity(self) -> dict[str, Any]:
+        """What of these settings a run's identity keeps (default: nothing): a family's dataset
+        settings may name what makes two runs' tasks differ."""
+        return {}
+
+    @classmethod
+    def said(cls, key: str) -> Callable[[Any], str] | None:
+        """How a part ``identity`` adds to a run's identity reads in a message (``key``'s value
+        -> words), when a run folder's run differs in it (None: it adds no such part)."""
+        return None
+
+
+class Acceptable(Settings):
+    """L1's answer requirements every family has: whether the agent may decline (R3's gate
+    ``abstention_allowed`` reads it). A family's L1 model (``TaskFamily.requirements``) adds its
+    own; the gates take their conditions from it by name."""
+
+    abstention_allowed: bool = Field(True, description="the agent may decline to answer")
+
+
+class NoSettings(Settings):
+    """A family that declares no settings of this kind."""
+
+
 class TaskFamily:
-    """A kind of task. Subclass it, set ``name`` (and ``version``, ``formats``, ``settings``,
-    ``metrics``), implement ``read`` and ``score``, and register it with ``@vreact.families``."""
+    """A kind of task. Subclass it, set ``name`` (and ``version``, ``formats``, its settings
+    models, ``metrics``), implement ``read`` and ``score``, and register it with
+    ``@vreact.families``."""
 
     #: its registered name (``dataset: {family: NAME}``, ``--family NAME``)
     name: ClassVar[str] = ""
@@ -388,18 +425,24 @@ class TaskFamily:
     version: ClassVar[str] = "1"
     #: the record formats its readers take (``--format``), the default first
     formats: ClassVar[tuple[str, ...]] = ()
-    #: the dataset settings it declares beyond the core's (path, task_ids, limit)
-    settings: ClassVar[tuple[str, ...]] = ()
-    #: the L1 spec and verifier set its runs and probes take when none is named (shipped names)
-    default_spec: ClassVar[str] = "musique"
-    default_verifiers: ClassVar[str] = "musique"
+    #: its L1 answer requirements (a spec's ``requirements.answer``): ``Acceptable`` and its own
+    #: (a ``Settings`` with ``abstention_allowed``)
+    requirements: ClassVar[type[Settings]] = Acceptable
+    #: its dataset settings beyond the core's (family, format, path, task_ids, limit): flat keys of
+    #: an experiment's ``dataset``, used with another family each refused naming its line
+    dataset_settings: ClassVar[type[Settings]] = NoSettings
+    #: its step settings beyond the core's: flat keys of a configuration (a key of its ``guard``
+    #: group too), which its kits receive typed (``kit``'s ``settings``)
+    step_settings: ClassVar[type[Settings]] = NoSettings
+    #: the L1 spec and verifier set its runs and probes take when none is named (shipped names;
+    #: None: a run of its records names its own, ``spec:`` and ``verifiers:``)
+    default_spec: ClassVar[str | None] = None
+    default_verifiers: ClassVar[str | None] = None
 
-    def spec_for(self, format: str) -> str:
+    def spec_for(self, format: str) -> str | None:
         """The L1 spec its runs and probes of records in ``format`` take when none is named."""
         return self.default_spec
 
-    #: the configuration settings its step kit reads (used with another family, each is refused)
-    step_settings: ClassVar[tuple[str, ...]] = ()
     #: the names of the metrics ``score`` gives, in the order a report shows them
     metrics: ClassVar[tuple[str, ...]] = ()
     #: whether its step kit offers its actions as a provider's native tools (``StepKit.native_tools``),
@@ -418,9 +461,13 @@ class TaskFamily:
     def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
         """The tasks of the file ``path`` (a family may take names such as ``sample``), in
         ``format`` (the first ``limit`` only, when given); a bad record raises a ``ValueError``
-        that names its file, line and field. A family with a ``fields`` setting (qa's field map)
-        also takes ``fields=``."""
+        that names its file, line and field."""
         raise NotImplementedError
+
+    def read_dataset(self, selection: Any, limit: int | None = None) -> list[Any]:
+        """A dataset selection's file read in its format (the first ``limit`` tasks, when given);
+        a family whose dataset settings shape reading (qa's field map) applies them."""
+        return list(self.read(selection.path, selection.record_format, limit))
 
     def check_selection(self, selection: Any) -> None:
         """Refuse, with a ``DatasetError`` of one line, a dataset selection whose settings
@@ -518,8 +565,9 @@ class TaskFamily:
     # --- what an attempt asks of it -------------------------------------------------------
 
     def l1(self, task: Any, spec: Any) -> dict[str, Any]:
-        """L1 as the roles and judges read it: the task's text and the spec's requirements."""
-        return {"question": task.text, "task": spec.requirements.task}
+        """L1 as the roles and judges read it: the task's text and the spec's requirements (qa
+        calls the text the question, code adds the entry point)."""
+        return {"text": task.text, "task": spec.requirements.task}
 
     def designer(self, l1: dict[str, Any], checks: tuple[str, ...]) -> Any:
         """The L3 designer, from L1 as the designer reads it and R1's checks: its
@@ -527,9 +575,11 @@ class TaskFamily:
         ``design(plan, n)`` the subtasks of the ``n``-th plan."""
         raise NotImplementedError
 
-    def kit(self, ctx: Any, subtask: Any, retry: bool) -> StepKit:
+    def kit(self, ctx: Any, subtask: Any, retry: bool, settings: Any) -> StepKit:
         """A new try's step kit, for ``subtask`` of the attempt ``ctx`` (``retry``: not the
-        unit's first try)."""
+        unit's first try), under the configuration's step settings as the family declares them
+        (``settings``: a ``step_settings`` instance). A family's ``kit(ctx, subtask, retry)``
+        without ``settings`` still works, with one ``DeprecationWarning``."""
         raise NotImplementedError
 
     def unit(self, data: dict[str, Any]) -> Artifact:
@@ -540,8 +590,9 @@ class TaskFamily:
         """The final answer from the accepted units, in plan order: the last one's by default."""
         return accepted[-1]
 
-    def planner(self) -> Any:
-        """L2's kit (a ``PlanKit``): the planner's schema and messages, its reply as the plan
+    def planner(self, settings: Any = None) -> Any:
+        """L2's kit (a ``PlanKit``), under the configuration's step settings: the planner's
+        schema, the tools it is told the executor has, its messages, its reply as the plan
         artifact the plan gates check, and that artifact as the plan the designer designs from.
         A family without one runs no planner."""
         raise NotImplementedError(f"the {self.name} family has no planner")
@@ -568,6 +619,29 @@ class TaskFamily:
     def probe(self, task: Any, classes: tuple[FaultClass, ...], spec: Any) -> Probed:
         """Each of ``classes``' artifacts for ``task``, built without a model, under ``spec``."""
         raise NotImplementedError(f"the {self.name} family has no probe classes")
+
+
+#: each family class -> whether its ``kit`` takes the step settings (looked at once)
+_KIT_TAKES_SETTINGS: dict[type, bool] = {}
+
+
+def open_kit(family: TaskFamily, ctx: Any, subtask: Any, retry: bool) -> StepKit:
+    """A new try's step kit from ``family``, handed the attempt's step settings (``ctx.steps``);
+    a family whose ``kit`` takes no ``settings`` (the door before families declared them) is
+    called without, and warned once."""
+    cls = type(family)
+    takes = _KIT_TAKES_SETTINGS.get(cls)
+    if takes is None:
+        takes = _KIT_TAKES_SETTINGS[cls] = "settings" in inspect.signature(cls.kit).parameters
+        if not takes:
+            warnings.warn(
+                f"family {family.name!r}: kit(ctx, subtask, retry) is deprecated; take the step"
+                " settings too, kit(ctx, subtask, retry, settings) (docs/families.md, Migrating a"
+                " family)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+    return family.kit(ctx, subtask, retry, ctx.steps) if takes else family.kit(ctx, subtask, retry)  # type: ignore[call-arg]
 
 
 def provides(family: TaskFamily, hook: str) -> bool:
@@ -603,15 +677,39 @@ def family(cls: type[TaskFamily]) -> type[TaskFamily]:
         raise TypeError("@vreact.families decorates a TaskFamily subclass with a name")
     if not cls.formats:
         raise TypeError(f"family {cls.name!r} names no record format (formats = ('...',))")
+    for kind in ("requirements", "dataset_settings", "step_settings"):
+        model = getattr(cls, kind)
+        if not (isinstance(model, type) and issubclass(model, Settings)):
+            raise TypeError(
+                f"family {cls.name!r}: {kind} is a model class (a subclass of vreact.families.Settings),"
+                f" not {model!r} (docs/families.md, Migrating a family)"
+            )
+    if "abstention_allowed" not in cls.requirements.model_fields:
+        raise TypeError(
+            f"family {cls.name!r}: its requirements have no abstention_allowed (every family's: subclass"
+            " vreact.families.Acceptable, or declare it)"
+        )
+    if "settings" in vars(cls):
+        raise TypeError(
+            f"family {cls.name!r}: settings (a tuple of names) is now dataset_settings, a model class"
+            " (docs/families.md, Migrating a family)"
+        )
     _FAMILIES[cls.name] = cls()
     return cls
 
 
+@functools.cache
+def built_in() -> dict[str, str]:
+    """The installed families, by name -> the module that registers each (the entry points of
+    ``FAMILY_GROUP``: vreact's own, and any an installed package declares)."""
+    return {ep.name: ep.value for ep in importlib.metadata.entry_points(group=FAMILY_GROUP)}
+
+
 def family_of(name: str) -> TaskFamily:
-    """The family registered as ``name`` (a built-in one is loaded now); ``UnknownFamily``
+    """The family registered as ``name`` (an installed one is loaded now); ``UnknownFamily``
     names the registered ones and the closest."""
-    if name not in _FAMILIES and name in BUILT_IN:
-        importlib.import_module(BUILT_IN[name])
+    if name not in _FAMILIES and name in built_in():
+        importlib.import_module(built_in()[name])
     if name not in _FAMILIES:
         known = family_names()
         close = difflib.get_close_matches(name, known, n=1)
@@ -622,26 +720,61 @@ def family_of(name: str) -> TaskFamily:
 
 def family_names() -> list[str]:
     """Every family's name: the built-in ones and those registered so far."""
-    return sorted({*BUILT_IN, *_FAMILIES})
+    return sorted({*built_in(), *_FAMILIES})
 
 
 def load_built_in() -> None:
     """Load the built-in families (each registers its gates, judge prompts and members as it
     loads): the registries call it before they say a name is unknown, and plugins are loaded
     after it, so a plugin's registration of a name replaces a built-in one."""
-    for name in BUILT_IN:
+    for name in built_in():
         family_of(name)
 
 
 def settings_of_families(step: bool = False) -> dict[str, set[str]]:
-    """Each dataset setting (``step``: configuration setting) a family declares -> the families
-    that declare it (the built-in ones are loaded)."""
+    """Each dataset setting (``step``: step setting) a family declares -> the families that
+    declare it (the built-in ones are loaded)."""
     load_built_in()
     out: dict[str, set[str]] = {}
     for f in _FAMILIES.values():
-        for s in f.step_settings if step else f.settings:
+        for s in (f.step_settings if step else f.dataset_settings).model_fields:
             out.setdefault(s, set()).add(f.name)
     return out
+
+
+def given_steps(config: Any) -> dict[str, Any]:
+    """The step settings a configuration gives its family: its keys beyond the core's, and its
+    ``guard`` group's (as the family's ``guard``)."""
+    given = dict(config.model_extra or {})
+    if config.guard.model_extra:
+        given["guard"] = dict(config.guard.model_extra)
+    return given
+
+
+def steps_of(family: TaskFamily, config: Any, where: tuple[str | int, ...] = ()) -> Any:
+    """A configuration's step settings as ``family`` reads them (its ``step_settings``)."""
+    return validated(family.step_settings, given_steps(config), where)
+
+
+def validated(model: type[Settings], given: Mapping[str, Any], where: tuple[str | int, ...] = ()) -> Any:
+    """``given`` as a family's settings ``model`` reads it; else a ``SettingError`` at the first
+    wrong key's path below ``where`` (a file's loader names its line), an unknown key with the
+    closest known one."""
+    try:
+        return model.model_validate(dict(given))
+    except ValidationError as e:
+        err = e.errors()[0]
+        cause = (err.get("ctx") or {}).get("error")
+        loc = (*err["loc"], *(cause.path if isinstance(cause, SettingError) else ()))
+        message = (
+            str(cause) if isinstance(cause, SettingError) else str(err["msg"]).removeprefix("Value error, ")
+        )
+        if err["type"] == "extra_forbidden":
+            key = str(loc[-1])
+            close = difflib.get_close_matches(key, list(model.model_fields), n=1)
+            message = "unknown field" + (f"; did you mean {close[0]!r}?" if close else "")
+        kind = type(cause) if isinstance(cause, SettingError) else SettingError
+        raise kind((*where, *loc), message) from None
 
 
 def score_outcome(

@@ -15,8 +15,8 @@ from tests.attacks.test_experiment import Obedient, vreact
 from tests.conftest import FULL
 from tests.fakes.scripted_server import ScriptedServer
 from vreact.experiment.resolved import experiment_tasks
+from vreact.qa.attack_settings import FAMILIES
 from vreact.spec import load_experiment
-from vreact.spec._attacks import FAMILIES
 
 ATTACKS = "[" + ", ".join(f"{{kind: inject, family: {f}}}" for f in FAMILIES) + "]"
 SETS = {"dataset.path": str(FULL), "dataset.limit": "20", "dataset.attacks": ATTACKS}

@@ -15,6 +15,7 @@ import pytest
 from tests.attacks.obedient import goal_answer, obedient
 from tests.helpers import attempt, by_role, verdicts
 from vreact.config import Configuration
+from vreact.families import family_of, steps_of
 from vreact.metrics import normalize_answer
 from vreact.qa.attacks import STYLES, Attack, with_attacks
 from vreact.spec import load_verifiers
@@ -53,7 +54,7 @@ def run(config, tasks, pool, attack, store, spec, verifiers, roles):
     attempt row, model) each."""
     out = []
     for task in with_attacks(tasks, [attack], pool)[1::2]:
-        model = by_role(executor=obedient(task, hops=config.finish == "hops"))
+        model = by_role(executor=obedient(task, hops=steps_of(family_of("qa"), config).finish == "hops"))
         outcome, row, _ = attempt(config, task, model, store, spec, verifiers, roles)
         out.append((task, outcome, row, model))
     return out

@@ -235,3 +235,17 @@ def test_show_rejected_is_a_setting_of_the_code_familys_steps(tmp_path):
     )
     with pytest.raises(SpecError, match=r"qa.yaml:5: configurations.0.show_rejected: a setting of the code"):
         vreact.load_experiment(str(path))
+
+
+def test_observation_marking_is_the_cores_and_a_code_configuration_takes_it(tmp_path):
+    """Read by the core for every family (a program's cited runs are marked as data), so a code
+    configuration is not refused it; qa's own step settings are."""
+    path = tmp_path / "code.yaml"
+    body = "kind: experiment\nname: c\ndataset: {family: code, limit: 1}\nmodels: {default: mock/x}\n"
+    path.write_text(body + "configurations:\n  - {name: VG, gates: true, observation_marking: true}\n")
+    [config] = vreact.load_experiment(str(path)).configurations
+    assert config.observation_marking and not config.model_extra
+    path.write_text(body + "configurations:\n  - {name: VG, gates: true, finish: hops}\n")
+    refused = r"code.yaml:6: configurations.0.finish: a setting of the qa family's steps"
+    with pytest.raises(SpecError, match=refused):
+        vreact.load_experiment(str(path))

@@ -16,10 +16,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 import vreact
-from vreact.families import FaultClass, Probed, Score, Step, StepKit, Subtask, TaskFamily
+from vreact.families import (
+    FaultClass,
+    Probed,
+    Score,
+    Settings,
+    Step,
+    StepKit,
+    Subtask,
+    TaskFamily,
+    read_selection,
+    select,
+)
 from vreact.marking import mark
 from vreact.model import parse_json_object
 from vreact.origin import tag
@@ -134,12 +145,27 @@ SYSTEM = (
 )
 
 
+class Dataset(Settings):
+    """The family's own dataset setting (an experiment's ``dataset:`` key beside the core's)."""
+
+    containing: str | None = Field(None, min_length=1, description="keep only problems whose text has this")
+
+
+class Steps(Settings):
+    """The family's own step setting (a configuration's key beside the core's)."""
+
+    decimals: int | None = Field(
+        None, ge=0, le=12, description="calc rounds what it computes to this many decimals (None: as is)"
+    )
+
+
 class CalcKit(StepKit):
     """One try: the calc tool, and a finish that becomes a ``Worked``."""
 
-    def __init__(self, subtask: Subtask) -> None:
+    def __init__(self, subtask: Subtask, decimals: int | None = None) -> None:
         super().__init__(SCHEMA, subtask.checks, "Reply now with ONE JSON object: finish or abstain.")
         self.subtask = subtask
+        self.decimals = decimals
 
     def parse(self, text: str) -> Step | None:
         data = parse_json_object(text)
@@ -163,7 +189,8 @@ class CalcKit(StepKit):
 
     def act(self, step: Step) -> tuple[str, bool]:
         try:
-            value = number(evaluate(step.input))
+            computed = evaluate(step.input)
+            value = number(round(computed, self.decimals) if self.decimals is not None else computed)
         except (ValueError, SyntaxError, ZeroDivisionError) as e:
             return f"cannot compute: {e}", False
         assert value is not None
@@ -222,6 +249,8 @@ class Arithmetic(TaskFamily):
     version = "0.1"
     formats = ("jsonl",)
     metrics = ("exact", "abs_error")
+    dataset_settings = Dataset
+    step_settings = Steps
 
     def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
         problems = []
@@ -236,6 +265,13 @@ class Arithmetic(TaskFamily):
                 raise ValueError(f"{path}:{n}: {where}: {error['msg']}") from None
         return problems[:limit]
 
+    def tasks(self, selection: Any) -> list[Any]:
+        """The file's problems, those ``containing`` a text when it is given, then ``task_ids``
+        and ``limit``."""
+        containing = selection.settings.containing
+        kept = [p for p in read_selection(self, selection) if containing is None or containing in p.question]
+        return select(kept, selection.task_ids, selection.limit, selection.path)
+
     def score(self, task: Problem, answer: str | None, evidence: list[str]) -> Score:
         if answer is None:
             return Score(None, {})
@@ -246,8 +282,8 @@ class Arithmetic(TaskFamily):
     def designer(self, l1: dict[str, Any], checks: tuple[str, ...]) -> Designer:
         return Designer(checks)
 
-    def kit(self, ctx: Any, subtask: Subtask, retry: bool) -> StepKit:
-        return CalcKit(subtask)
+    def kit(self, ctx: Any, subtask: Subtask, retry: bool, settings: Steps) -> StepKit:
+        return CalcKit(subtask, settings.decimals)
 
     def unit(self, data: dict[str, Any]) -> Worked:
         return Worked.from_input(data)

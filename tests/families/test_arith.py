@@ -396,3 +396,154 @@ def test_a_family_plugin_that_raises_on_load_is_one_line(tmp_path):
         " (formats = ('...',))"
     ], done.stderr
     assert not (tmp_path / "run").exists()
+
+
+# --- the family's own settings: declared in its module, no edit to the core -------------------
+
+
+def own_settings_experiment(
+    tmp_path: Path, dataset: str, config: str, base_url: str = "http://127.0.0.1:9/v1"
+) -> Path:
+    experiment = tmp_path / "arith.yaml"
+    experiment.write_text(
+        f"kind: experiment\nname: arith\nplugins: [{PLUGIN}]\n"
+        f"dataset:\n  family: arith\n  path: {DATA / 'problems.jsonl'}\n{dataset}"
+        f"spec: {DATA / 'spec.yaml'}\nverifiers: {DATA / 'verifiers.yaml'}\n"
+        f"configurations:\n  - name: VG\n    gates: true\n{config}"
+        f"models: {{default: openai/arith}}\nbase_url: {base_url}\nconcurrency: 1\ncache: false\n"
+    )
+    return experiment
+
+
+def test_the_familys_own_dataset_and_step_settings_are_read(server, tmp_path):
+    """``containing`` (a dataset setting) keeps one problem; ``decimals`` (a step setting)
+    reaches the family's kit, typed, through the kit's ``settings``."""
+    experiment = own_settings_experiment(
+        tmp_path, "  containing: apples\n", "    decimals: 2\n", server.base_url
+    )
+    out = tmp_path / "run"
+    done = vreact("experiment", str(experiment), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    records = read_run(out)
+    assert list(records.tasks) == ["arith-1"]  # the apples problem alone
+    assert all(a.score is not None and a.score.correct for a in records.attempts)
+    stored = json.loads(rows(out, "select config_json from runs")[0][0])
+    assert stored["configs"][0]["decimals"] == 2  # the run records its family's step setting
+
+    from tests.families import arith
+    from vreact.config import Configuration
+    from vreact.families import family_of, steps_of
+
+    family = family_of("arith")
+    settings = steps_of(family, Configuration(name="VG", decimals=2))
+    assert isinstance(settings, arith.Steps) and settings.decimals == 2
+    kit = family.kit(None, arith.Designer(()).single_task("10/3"), False, settings)
+    assert kit.act(arith.Step(action="calc", input="10/3")) == ("= 3.33", False)
+
+
+@pytest.mark.parametrize(
+    ("dataset", "config", "line", "message"),
+    [
+        ("  containing: ''\n", "", 7, "dataset.containing: String should have at least 1 character"),
+        (
+            "  contain: apples\n",
+            "",
+            7,
+            "dataset.contain: unknown field; did you mean 'containing'?",
+        ),
+        (
+            "",
+            "    decimals: -1\n",
+            12,
+            "configurations.0.decimals: Input should be greater than or equal to 0",
+        ),
+        (
+            "",
+            "    decimal: 2\n",
+            12,
+            "configurations.0.decimal: unknown field; did you mean 'decimals'?",
+        ),
+    ],
+)
+def test_a_bad_value_of_the_familys_own_setting_is_one_line_with_its_line(
+    tmp_path, dataset, config, line, message
+):
+    experiment = own_settings_experiment(tmp_path, dataset, config)
+    done = vreact("experiment", str(experiment), "--out", str(tmp_path / "run"))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"error: {experiment}:{line}: {message}"], done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_kit_without_settings_still_works_with_one_deprecation_warning():
+    """The door before families declared their settings: ``kit(ctx, subtask, retry)``."""
+    import warnings
+
+    from tests.families import arith
+    from vreact.config import Configuration
+    from vreact.families import open_kit
+
+    class OldDoor(arith.Arithmetic):
+        name = "arith-old-door"
+
+        def kit(self, ctx: Any, subtask: Any, retry: bool) -> Any:  # type: ignore[override]
+            return arith.CalcKit(subtask)
+
+    class Ctx:
+        steps = arith.Steps()
+        config = Configuration(name="N")
+
+    subtask = arith.Designer(()).single_task("1+1")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kits = [open_kit(OldDoor(), Ctx(), subtask, False) for _ in range(3)]
+    assert all(isinstance(k, arith.CalcKit) for k in kits)
+    assert [str(w.message) for w in caught if w.category is DeprecationWarning] == [
+        "family 'arith-old-door': kit(ctx, subtask, retry) is deprecated; take the step settings too,"
+        " kit(ctx, subtask, retry, settings) (docs/families.md, Migrating a family)"
+    ]
+
+
+@pytest.mark.parametrize("command", ["run", "probe"])
+def test_a_family_without_a_default_spec_never_gets_musiques(tmp_path, command):
+    """No ``default_spec``: a run or probe of its records names its spec, or is refused in one line."""
+    args = [command, "--plugin", PLUGIN, "--family", "arith", "--dataset", str(DATA / "problems.jsonl")]
+    if command == "run":
+        args += ["--configs", "N", "--model", "openai/arith", "--base-url", "http://127.0.0.1:9/v1"]
+    done = vreact(*args, "--out", str(tmp_path / "out"))
+    assert done.returncode == 2
+    said = (
+        "name its spec (an experiment's spec: FILE, or --spec FILE)"
+        if command == "run"
+        else "give --spec FILE"
+    )
+    assert done.stderr.strip().splitlines() == [
+        f"error: --spec: the arith family has no default spec: {said}"
+    ], done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_schema_command_gives_a_plugin_familys_settings_a_branch(tmp_path):
+    import jsonschema
+
+    out = tmp_path / "schemas"
+    done = vreact("schema", "--plugin", PLUGIN, "--write", str(out))
+    assert done.returncode == 0, done.stderr
+    schema = json.loads((out / "experiment.schema.json").read_text())
+    titles = [b["title"] for b in schema["properties"]["dataset"]["anyOf"]]
+    assert titles == [f"a dataset of the {f} family" for f in ("arith", "code", "qa")]
+    shipped = json.loads((REPO / "schemas" / "experiment.schema.json").read_text())
+    assert "arith" not in json.dumps(shipped["properties"]["dataset"])  # the shipped: built-in families only
+    validator = jsonschema.Draft202012Validator(schema)
+    body = {
+        "kind": "experiment",
+        "name": "a",
+        "dataset": {"family": "arith", "path": "p.jsonl", "containing": "x"},
+    }
+    assert validator.is_valid({**body, "configurations": [{"name": "VG", "gates": True, "decimals": 2}]})
+    assert not validator.is_valid({**body, "configurations": [{"name": "VG", "decimalz": 2}]})
+    assert not validator.is_valid({**body, "configurations": [{"name": "VG", "decimals": -1}]})
+    spec = json.loads((out / "spec.schema.json").read_text())
+    assert [b["title"] for b in spec["anyOf"]] == [
+        f"a spec of the {f} family" for f in ("arith", "code", "qa")
+    ]

@@ -121,11 +121,12 @@ def test_a_native_reply_is_one_call_of_an_offered_tool_with_its_arguments() -> N
     from vreact.config import Configuration
     from vreact.qa._kit import QAKit
     from vreact.qa.roles.designer import Subtask
+    from vreact.qa.settings import QASteps
 
     task = TASKS[next(iter(TASKS))]
     ctx = SimpleNamespace(config=Configuration(name="x"), task=task, family=None, acts_natively=lambda: True)
     ctx.family = SimpleNamespace(native_actions=True)
-    kit = QAKit(ctx, Subtask("s", task.question, "", (), "answer"))
+    kit = QAKit(ctx, Subtask("s", task.question, "", (), "answer"), QASteps())
 
     def reply(name: Any, arguments: Any) -> str:
         return json.dumps({"content": "why", "tool_calls": [{"name": name, "arguments": arguments}]})

@@ -48,8 +48,8 @@ def test_an_inject_attack_may_draw_its_templates_from_a_family(full_tasks) -> No
     corpus, with the attacker's target in it, drawn by the seed (the same draw twice)."""
     import pytest
 
+    from vreact.qa.attack_settings import FAMILIES, Attack
     from vreact.qa.attacks import corpus, with_attacks
-    from vreact.spec._attacks import FAMILIES, Attack
 
     tasks = full_tasks[:12]
     attacks = [Attack(kind="inject", family=f) for f in FAMILIES]
@@ -89,8 +89,8 @@ def test_an_inject_attack_may_draw_from_a_users_templates_file(full_tasks, tmp_p
     attack is named by the file's stem; a bad file is refused naming the file and the line."""
     import pytest
 
+    from vreact.qa.attack_settings import Attack
     from vreact.qa.attacks import with_attacks
-    from vreact.spec._attacks import Attack
 
     mine = tmp_path / "lab-attacks.jsonl"
     lines = [

@@ -163,8 +163,13 @@ def _probe(
         if shared is not None:
             tasks = shared.place(tasks, dataset)
     with user_errors(*errors):
-        loaded_spec = load_spec(spec or of.spec_for(selection.record_format))
-        loaded_verifiers = load_verifiers(verifiers or of.default_verifiers)
+        spec = spec or of.spec_for(selection.record_format)
+        verifiers = verifiers or of.default_verifiers
+        if spec is None or verifiers is None:
+            flag = "--spec" if spec is None else "--verifiers"
+            raise UserError(f"{flag}: the {of.name} family has no default {flag[2:]}: give {flag} FILE")
+        loaded_spec = load_spec(spec, of.name)
+        loaded_verifiers = load_verifiers(verifiers)
         model = judge_model(judge, models_file, base_url, no_cache, cache_dir)
         setup = Probe(
             tasks,

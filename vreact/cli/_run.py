@@ -128,9 +128,6 @@ def experiment_of_flags(
     given = {k: settings.pop(k) for k in RunLimits.model_fields if k in settings}
     limits = {k: v for k, v in given.items() if v != LIMITS_OF[k]}
     settings = {k: v for k, v in settings.items() if v is not None}
-    for k in ("spec", "verifiers"):  # at their defaults they set nothing (a set one may be unread)
-        if settings.get(k) == Experiment.model_fields[k].default:
-            del settings[k]
     models = {"default": model_name} if model_name else {}
     data = {
         "name": "run",

@@ -31,17 +31,19 @@ def validate(files: tuple[Path, ...]) -> None:
 
 
 def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
-    """The JSON Schema of each kind of declarative file, of ``vreact report --json``
-    (``report``) and of ``vreact report --run all --json`` (``reports``, a list of reports),
-    generated from the models."""
+    """The JSON Schema of each kind of declarative file (a spec's and an experiment's with a
+    branch per registered family: the built-in ones and those of plugins loaded), of ``vreact
+    report --json`` (``report``) and of ``vreact report --run all --json`` (``reports``, a list
+    of reports), generated from the models."""
     from pydantic import TypeAdapter
 
     from vreact.quality import ProbeReport, ReplayReport
     from vreact.quality.audit import AuditReport
     from vreact.report import Report
     from vreact.spec import KINDS
+    from vreact.spec._schemas import family_schemas
 
-    schemas = {kind: model.model_json_schema() for kind, model in KINDS.items()}
+    schemas = {kind: model.model_json_schema() for kind, model in KINDS.items()} | family_schemas()
     reports = TypeAdapter(list[Report]).json_schema(mode="serialization")
     return {
         **schemas,
@@ -60,12 +62,18 @@ def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
     default=None,
     help="write one KIND.schema.json file per schema into this folder",
 )
+@plugin_option
 def schema(write: Path | None) -> None:
     """Print (or write) the JSON Schemas of the declarative files and of the report.
 
     Ten schemas: the five kinds of declarative file (spec, verifiers, roles, experiment,
     models), report (vreact report --json), reports (its --run all list), probe (vreact probe
-    --json), replay (vreact replay --json) and audit (vreact audit --json)."""
+    --json), replay (vreact replay --json) and audit (vreact audit --json). A spec's and an
+    experiment's have a branch per task family: the built-in ones, and with --plugin a plugin
+    family's own settings."""
+    from vreact.families import load_built_in
+
+    load_built_in()
     schemas = json_schemas()
     if write is None:
         click.echo(json.dumps(schemas, indent=2))

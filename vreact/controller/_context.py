@@ -11,7 +11,7 @@ from typing import Any
 from vreact.budget import Budgets, BudgetStop
 from vreact.config import Configuration
 from vreact.families import DEFAULT as DEFAULT_FAMILY
-from vreact.families import TaskFamily, family_of
+from vreact.families import TaskFamily, family_of, steps_of
 from vreact.memory import ContextAssembler, Scope
 from vreact.model import (
     MAX_REPLY_CHARS,
@@ -173,12 +173,15 @@ class AttemptContext:
     family: TaskFamily = field(default_factory=lambda: family_of(DEFAULT_FAMILY))
     budgets: Budgets = field(init=False)
     cutoff: Cutoff | None = field(init=False)
+    #: the configuration's step settings as its family reads them (``TaskFamily.step_settings``)
+    steps: Any = field(init=False)
     #: the check whose rejection caused the work now under way (a try, a plan, a re-descent), as
     #: VERIFIER:SOURCE:CHECK: every call made for it is charged to it (None: nothing caused it)
     caused_by: str | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.budgets = Budgets(self.config.budgets)
+        self.steps = steps_of(self.family, self.config)
         deadline = self.budgets.deadline
         self.cutoff = Cutoff(deadline, self.stop) if deadline is not None or self.stop is not None else None
 

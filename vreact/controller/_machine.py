@@ -118,10 +118,8 @@ class Controller:
             budget.spend()
             self._plans += 1
             l1 = self.family.l1(self.task, self.spec)
-            planning = self.family.planner()
-            # the configuration's tools when it names them (and the actions every step has)
-            tools = (*self.config.tools, "finish", "abstain") if self.config.tools else planning.tools
-            scope = self.ctx.scope((PLANNER,), {"l1": l1, "tools": tools})
+            planning = self.family.planner(self.ctx.steps)
+            scope = self.ctx.scope((PLANNER,), {"l1": l1, "tools": planning.tools})
             messages = planning.messages(self.ctx.assembler.build("planner", scope))
             completion = self._call("planner", PLANNER, messages, planning.schema)
             proposal = planning.proposal(self.task.text, completion.text)

@@ -9,14 +9,13 @@ from typing import Any
 from vreact.budget import Budget, BudgetStop
 from vreact.config import Configuration
 from vreact.controller._context import AttemptContext
-from vreact.families import Artifact, Subtask
+from vreact.families import Artifact, Subtask, open_kit
 from vreact.marking import told
 from vreact.model import ReasoningRunaway
 from vreact.pipeline import (
     ContextManager,
     ContextProfile,
     Critic,
-    DuplicateSearchRollback,
     Member,
     ParseGate,
     Phase,
@@ -34,11 +33,11 @@ from vreact.verdict import Verdict, artifact_hash
 ANSWER = "answer"
 
 
-def pipeline_of(config: Configuration) -> Pipeline:
+def pipeline_of(config: Configuration, guards: tuple[Member, ...] = ()) -> Pipeline:
     """A new try's members: the context profile (if named), the DeReAct context manager, the
-    parse gate, the loop guards (with guards on: the duplicate-search rollback if switched on,
-    repeated calls, repeated thoughts if switched on), the DeReAct critic, then the
-    configuration's own, in order."""
+    parse gate, the loop guards (with guards on: the family's kit's own first, ``guards``, such
+    as qa's duplicate-search rollback; repeated calls, repeated thoughts if switched on), the
+    DeReAct critic, then the configuration's own, in order."""
     g = config.guard
     members: list[Member] = []
     if config.profile:
@@ -49,8 +48,7 @@ def pipeline_of(config: Configuration) -> Pipeline:
         members.append(ContextManager(d.window, d.initial))
     members.append(ParseGate(strict=config.gates))
     if config.guards:  # a rollback first, so the other guards never count a dropped step
-        if g.duplicate_search:
-            members.append(DuplicateSearchRollback(g.duplicate_rollbacks))
+        members += guards
         members.append(RepetitionGuard(g.repeat_hint, g.repeat_stop))
         if g.text_repeat:
             members.append(TextRepetitionGuard(g.text_similarity, g.text_hint, g.text_stop))
@@ -69,11 +67,11 @@ class ExecutorTry:
         self.ctx, self.subtask, self.tries = ctx, subtask, tries
         config = ctx.config
         self.verified = config.verified
-        self.pipeline = pipeline_of(config)
+        #: the family's kit for this try: the step's schema, its tools, the designer's steps
+        self.kit = open_kit(ctx.family, ctx, subtask, tries.used > 1)
+        self.pipeline = pipeline_of(config, tuple(self.kit.guards))
         # the designer's steps pass the guards, not the critic (no model proposed them)
         self.designer_pipeline = Pipeline([m for m in self.pipeline.members if not isinstance(m, Critic)])
-        #: the family's kit for this try: the step's schema, its tools, the designer's steps
-        self.kit = ctx.family.kit(ctx, subtask, tries.used > 1)
         self.marked = config.observation_marking
         # a try after a rejection routed like R1's is re-sampled (retry_temperature)
         self.temperature = config.retry_temperature if tries.used > 1 else None

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from vreact.config import RESOLVED, calls_role
-from vreact.spec._attacks import Attack
+from vreact.families import DEFAULT as DEFAULT_FAMILY
+from vreact.families import UnknownFamily, family_of
 
 
 class RunMismatch(RuntimeError):
@@ -101,23 +102,27 @@ def refusal(
             # role it does not call (the default every configuration here replaces) is no difference
             now = {r: v for r, v in now.items() if r not in _new_roles(stored, identity, key)}
             was = {r: v for r, v in (was or {}).items() if r in now} if isinstance(was, dict) else was
-        found = _difference(key, f"run {run_id}", was, now)
+        found = _difference(key, f"run {run_id}", was, now, str(identity.get("family") or DEFAULT_FAMILY))
         if found is not None:
             kind, text = found
             return kind(f"{out_dir}: {text}: give it another --out")
     return None
 
 
-def _difference(key: str, run: str, was: Any, now: Any) -> tuple[type[RunMismatch], str] | None:
-    """How this run differs from ``run`` in one part of its identity (None: it does not)."""
+def _difference(
+    key: str, run: str, was: Any, now: Any, family: str = DEFAULT_FAMILY
+) -> tuple[type[RunMismatch], str] | None:
+    """How this run differs from ``run`` in one part of its identity (None: it does not); a part
+    its family's dataset settings add is said as the family says it."""
     if key == "configs":
         return _configuration(run, was, now)
     if was == now:
         return None
     if key == "corpus":
         return CorpusMismatch, f"{run} searched {_searched(was)}; this one searches {_searched(now)}"
-    if key == "attacks":
-        return RunMismatch, f"{run} was made with {_attacked(was)}; this one has {_attacked(now)}"
+    said = _said(family, key)
+    if said is not None:
+        return RunMismatch, f"{run} was made with {said(was)}; this one has {said(now)}"
     if key == "endpoints":
         role, a, b = _first_role(was, now)
         return (
@@ -183,10 +188,12 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:59] + "…"
 
 
-def _attacked(attacks: Any) -> str:
-    """A run's ``dataset.attacks`` (as its identity keeps them) by name, or none."""
-    names = [Attack.model_validate(a).label for a in attacks or []]
-    return f"the attacks {', '.join(names)}" if names else "no attacks"
+def _said(family: str, key: str) -> Any:
+    """How ``family`` says its dataset settings' identity part ``key`` (None: it adds none)."""
+    try:
+        return family_of(family).dataset_settings.said(key)
+    except UnknownFamily:
+        return None
 
 
 def _searched(corpus: Any) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 from vreact.config import RESOLVED, Configuration
 from vreact.experiment.models import build_models
 from vreact.families import DEFAULT as DEFAULT_FAMILY
-from vreact.families import Shared, Task, family_of
+from vreact.families import Shared, Task, family_of, steps_of
 from vreact.inputs import DatasetError
 from vreact.model import Model, ModelConfigError, ResponseCache, acts_natively, endpoint_of
 from vreact.spec import (
@@ -113,11 +113,12 @@ class ResolvedExperiment:
     def identity(self) -> dict[str, Any]:
         """The run's resolved configuration: a folder's run with the same one, or one that
         differs only in which configurations it lists, is resumed (vreact.experiment.history)."""
-        attacks = [a.model_dump() for a in self.source.dataset.attacks] if self.source is not None else []
+        # the family's dataset settings' part: none for most (qa: its attacks, when it has any)
+        settings = self.source.dataset.settings.identity() if self.source is not None else {}
         # nothing shared: as before corpora existed, so those run folders still resume
         where = self.shared.identity() if self.shared is not None else {}
         return {
-            "configs": [_identity(c, self.setups.get(c.name)) for c in self.configs],
+            "configs": [_identity(c, self.setups.get(c.name), self.family) for c in self.configs],
             "spec": self.spec.model_dump(),
             "verifiers": self.verifiers.model_dump(),
             "roles": self.roles.model_dump(),
@@ -129,8 +130,7 @@ class ResolvedExperiment:
             # as before families existed for question answering, so those run folders still resume
             **({"family": self.family} if self.family != DEFAULT_FAMILY else {}),
             **where,
-            # as before attacks existed when there are none, so those run folders still resume
-            **({"attacks": attacks} if attacks else {}),
+            **settings,
             # as before scorers were named when a run has one, so those run folders still resume
             **({"scorers": list(self.scorers)} if len(self.scorers) > 1 else {}),
             # as before plugins existed when there are none, so those run folders still resume
@@ -207,18 +207,44 @@ def _native(models: dict[str, Model]) -> dict[str, str]:
     return {role: "native" for role, m in models.items() if acts_natively(m)}
 
 
-def _identity(config: Configuration, setup: Setup | None) -> dict[str, Any]:
+#: The step settings every configuration recorded before task families declared their own (qa's
+#: finish, designer, tools, duplicate-search guard; code's show_rejected), at the values each then
+#: had unless it gave one: a configuration's identity keeps them, in their places, so run folders
+#: made before still resume. ``None``: recorded only when given.
+_BEFORE_FAMILIES: dict[str, Any] = {
+    "finish": "answer",
+    "designer": {"first_search": None, "follow_up": None},
+    "tools": None,
+    "show_rejected": False,
+}
+_GUARD_BEFORE_FAMILIES = {"duplicate_search": False, "duplicate_rollbacks": 3}
+
+
+def _identity(config: Configuration, setup: Setup | None, family: str = DEFAULT_FAMILY) -> dict[str, Any]:
     """A configuration as a run's resolved configuration records it: without the fields made
     after run folders existed (per-role calls; its own models, spec and verifiers) when it sets
-    none, so those folders still resume; with what its own ones resolved to (``resolved``: the
-    models each role calls and where, the spec's and the verifiers' contents) when it does."""
+    none, so those folders still resume; its family's step settings as the family reads them;
+    with what its own ones resolved to (``resolved``: the models each role calls and where, the
+    spec's and the verifiers' contents) when it does."""
     unset = {"calls": not config.calls, "models": not config.models}
-    unset |= {
-        "spec": config.spec is None,
-        "verifiers": config.verifiers is None,
-        "tools": config.tools is None,
-    }
-    body = config.model_dump(exclude={k for k, empty in unset.items() if empty})
+    unset |= {"spec": config.spec is None, "verifiers": config.verifiers is None}
+    core = config.model_dump(
+        exclude={*(k for k, empty in unset.items() if empty), *(config.model_extra or {})}
+    )
+    steps = steps_of(family_of(family), config).model_dump()
+    own_guard = steps.pop("guard", {}) if isinstance(steps.get("guard"), dict) else {}
+    before = {k: steps.pop(k, v) for k, v in _BEFORE_FAMILIES.items()}
+    body: dict[str, Any] = {}
+    for key, value in core.items():
+        body[key] = {**value, **_GUARD_BEFORE_FAMILIES, **own_guard} if key == "guard" else value
+        if key == "final_answer_recovery":
+            body["finish"] = before["finish"]
+        elif key == "observation_marking":
+            body["designer"] = before["designer"]
+            if before["tools"] is not None:
+                body["tools"] = before["tools"]
+            body["show_rejected"] = before["show_rejected"]
+    body |= steps  # a family's own step settings beyond those
     if setup is None:
         return body
     resolved: dict[str, Any] = {}
@@ -296,7 +322,11 @@ def resolve(
     if loaded is not None:
         spec, verifiers, roles = loaded.spec, loaded.verifiers, loaded.roles
     else:
-        spec, verifiers, roles = load_spec(exp.spec), load_verifiers(exp.verifiers), load_roles()
+        spec, verifiers, roles = (
+            load_spec(exp.spec, exp.dataset.family),
+            load_verifiers(exp.verifiers),
+            load_roles(),
+        )
     own_files = loaded.own if loaded is not None else {}
     if cache_only:
         _cached_only(exp, [*names.values(), *(n for m in own.values() for n in m.values())], catalog)
@@ -325,7 +355,7 @@ def resolve(
                 own_files[c.name]
                 if c.name in own_files
                 else (
-                    load_spec(c.spec) if c.spec else spec,
+                    load_spec(c.spec, exp.dataset.family) if c.spec else spec,
                     load_verifiers(c.verifiers) if c.verifiers else verifiers,
                 )
             ),

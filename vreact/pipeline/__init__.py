@@ -11,7 +11,7 @@ Members are registered by name (``@member("name")``) and named in a configuratio
 """
 
 from vreact.pipeline import _builtin, _dereact, _profiles  # noqa: F401  (register the built-in members)
-from vreact.pipeline._builtin import DuplicateSearchRollback, ParseGate, RepetitionGuard, TextRepetitionGuard
+from vreact.pipeline._builtin import ParseGate, RepetitionGuard, TextRepetitionGuard
 from vreact.pipeline._core import (
     PASS,
     PHASES,
@@ -41,7 +41,6 @@ __all__ = [
     "ContextManager",
     "ContextProfile",
     "Critic",
-    "DuplicateSearchRollback",
     "Member",
     "ParseGate",
     "Phase",

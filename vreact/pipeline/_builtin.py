@@ -1,5 +1,5 @@
 """The built-in members: the parse gate, and the loop guards of seed 003 (repeated calls, repeated
-thoughts, duplicate searches)."""
+thoughts)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from difflib import SequenceMatcher
 from typing import ClassVar
 
-from vreact.pipeline._core import PASS, Member, StepOutcome, Turn, block, hint, member, rollback, stop
+from vreact.pipeline._core import PASS, Member, StepOutcome, Turn, block, hint, member, stop
 from vreact.v import Source
 
 
@@ -74,7 +74,7 @@ class RepetitionGuard(Member):
         return PASS
 
 
-def _normalised(text: str) -> str:
+def normalised(text: str) -> str:
     """Lower case, punctuation and extra spaces removed."""
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
@@ -92,7 +92,7 @@ class TextRepetitionGuard(Member):
     def proposal(self, turn: Turn) -> StepOutcome:
         if turn.step is None or turn.final:
             return PASS
-        thought = _normalised(turn.step.thought)
+        thought = normalised(turn.step.thought)
         near = (
             bool(thought and self._last)
             and SequenceMatcher(None, thought, self._last).ratio() >= self.similarity
@@ -108,37 +108,4 @@ class TextRepetitionGuard(Member):
             )
         if self.run >= self.hint_at:
             return hint("(Your thought repeats the last ones: try something else, or finish.)")
-        return PASS
-
-
-@member("duplicate_search")
-class DuplicateSearchRollback(Member):
-    """A search whose normalised query already ran in this try and returned results is not run:
-    the step is rolled back (not spent) with a note naming the earlier search, at most
-    ``budget`` times a try; then every call goes through (the repetition guard is the backstop)."""
-
-    NO_RESULTS = "no results"
-
-    def __init__(self, budget: int = 3) -> None:
-        self.left = budget
-        self._done: dict[str, int] = {}  # normalised query -> the step (1-based) that ran it
-
-    def proposal(self, turn: Turn) -> StepOutcome:
-        step = turn.step
-        if step is None or step.action != "search" or self.left <= 0:
-            return PASS
-        earlier = self._done.get(_normalised(step.input))
-        if earlier is None:
-            return PASS
-        self.left -= 1
-        return rollback(
-            f"You already searched {step.input!r} at step {earlier}; its results are above. "
-            "Search other words for the missing fact, read an id, or finish."
-        )
-
-    def result(self, turn: Turn) -> StepOutcome:
-        step = turn.step
-        found = turn.observation is not None and not turn.observation.startswith(self.NO_RESULTS)
-        if step is not None and step.action == "search" and found:
-            self._done.setdefault(_normalised(step.input), turn.index + 1)
         return PASS

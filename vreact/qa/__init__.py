@@ -1,6 +1,6 @@
 """Question answering over paragraphs: vreact's built-in task family ``qa`` (multi-hop QA with
 abstention; MuSiQue's records). It registers itself when this module loads: the core never
-imports it, it finds it by name (``vreact.families.BUILT_IN``)."""
+imports it, it finds it by name (its entry point in pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ from vreact.qa.faults import CLASSES, build
 from vreact.qa.gates import Artifact, ChainArtifact, PlanArtifact
 from vreact.qa.roles import planner
 from vreact.qa.roles.designer import Designer, Subtask
+from vreact.qa.settings import AnswerRequirements, QADataset, QASteps
 from vreact.qa.tools import OpenCorpus, load_corpus
-from vreact.spec import AnswerRequirements, TaskSpec
+from vreact.spec import TaskSpec
 
 
 @family
@@ -31,8 +32,11 @@ class QuestionAnswering(TaskFamily):
     name = "qa"
     version = "1"
     formats = ("musique", *formats.FORMATS)
-    settings = ("hops", "answerable", "corpus", "attacks", "fields")
-    step_settings = ("finish", "designer", "observation_marking", "tools")
+    requirements = AnswerRequirements
+    dataset_settings = QADataset
+    step_settings = QASteps
+    default_spec = "musique"
+    default_verifiers = "musique"
     native_actions = True
     judged = MappingProxyType(
         {
@@ -69,25 +73,36 @@ class QuestionAnswering(TaskFamily):
             return list(load_tasks(path, limit))
         return formats.read(path, format, limit, fields)
 
+    def read_dataset(self, selection: Any, limit: int | None = None) -> list[Any]:
+        """The file read in its format, through the dataset's field map (``fields``) if it has one."""
+        return self.read(selection.path, selection.record_format, limit, selection.settings.fields)
+
     def tasks(self, selection: Any) -> list[Any]:
         """The file's records filtered by hop count and answerability, then ``task_ids`` and
         ``limit``; each followed by its attacked copies (``attacks``)."""
-        d = selection
+        d, own = selection, selection.settings
         loaded = read_selection(self, d)
         kept = select_tasks(
-            loaded, hops=d.hops, answerable=d.answerable, task_ids=d.task_ids, limit=d.limit, source=d.path
+            loaded,
+            hops=own.hops,
+            answerable=own.answerable,
+            task_ids=d.task_ids,
+            limit=d.limit,
+            source=d.path,
         )
-        return with_attacks(kept, d.attacks, loaded) if kept else kept
+        return with_attacks(kept, own.attacks, loaded) if kept else kept
 
     def shared(self, selection: Any) -> OpenCorpus | None:
         """The ``corpus`` every task is searched in, read and indexed once for the run."""
-        return load_corpus(selection.corpus) if selection.corpus else None
+        corpus = selection.settings.corpus
+        return load_corpus(corpus) if corpus else None
 
     def data_files(self, selection: Any) -> list[Path]:
         """The records' file (``sample``: the shipped sample's) and the corpus, when named."""
         named = [sample_path() if str(selection.path) == "sample" else Path(selection.path)]
-        if getattr(selection, "corpus", None):
-            named.append(Path(selection.corpus))
+        corpus = getattr(getattr(selection, "settings", None), "corpus", None)  # a probe's: its file alone
+        if corpus:
+            named.append(Path(corpus))
         return [f for f in named if f.is_file()]
 
     def row(self, task: Task) -> dict[str, Any]:
@@ -123,8 +138,8 @@ class QuestionAnswering(TaskFamily):
     def designer(self, l1: dict[str, Any], checks: tuple[str, ...]) -> Designer:
         return Designer(AnswerRequirements.model_validate(l1["answer"]), checks)
 
-    def kit(self, ctx: Any, subtask: Subtask, retry: bool) -> StepKit:
-        return QAKit(ctx, subtask)
+    def kit(self, ctx: Any, subtask: Subtask, retry: bool, settings: QASteps) -> StepKit:
+        return QAKit(ctx, subtask, settings)
 
     def unit(self, data: dict[str, Any]) -> Any:
         """An artifact read back from its gate input: an answer or abstention, a plan, a chain."""
@@ -142,10 +157,12 @@ class QuestionAnswering(TaskFamily):
         return CLASSES
 
     def probe(self, task: Task, classes: tuple[FaultClass, ...], spec: TaskSpec) -> Probed:
-        return build(task, classes, spec.requirements.answer.max_words)
+        answer = spec.requirements.answer
+        assert isinstance(answer, AnswerRequirements)  # a spec of the qa family (spec_model)
+        return build(task, classes, answer.max_words)
 
-    def planner(self) -> _levels.Planner:
-        return _levels.Planner()
+    def planner(self, settings: QASteps | None = None) -> _levels.Planner:
+        return _levels.Planner(settings.tools if settings is not None else None)
 
     def substitute(self, objective: str, plan_ids: list[str], answers: dict[str, str]) -> str:
         return planner.substitute(objective, plan_ids, answers)

@@ -14,6 +14,7 @@ from vreact.families import Step as CoreStep
 from vreact.families import StepKit
 from vreact.model import ToolSpec
 from vreact.qa.gates import Artifact
+from vreact.qa.guards import DuplicateSearchRollback
 from vreact.qa.roles import context_manager, critic
 from vreact.qa.roles.designer import Subtask, bridge_query, first_query
 from vreact.qa.roles.executor import (
@@ -26,6 +27,7 @@ from vreact.qa.roles.executor import (
     render_messages,
     step_schema,
 )
+from vreact.qa.settings import QASteps
 from vreact.qa.tools import DEFAULT_TOOLS, Corpus, CorpusView, corpus_of
 from vreact.tools import ToolContext
 
@@ -72,16 +74,18 @@ class QAKit(StepKit):
     """One try's tools over the task's corpus, and its step format (the configuration's
     ``finish``, the designer's ``first_search`` and ``follow_up``)."""
 
-    def __init__(self, ctx: Any, subtask: Subtask) -> None:
-        config = ctx.config
+    def __init__(self, ctx: Any, subtask: Subtask, settings: QASteps) -> None:
         self.corpus: Corpus = corpus_of(ctx.task)
         self.subtask = subtask
-        self.hops = config.finish == "hops"
-        self.bridge = config.designer.follow_up == "bridge"
-        self.first_search = config.designer.first_search
-        self.marked = config.observation_marking
+        self.hops = settings.finish == "hops"
+        self.bridge = settings.designer.follow_up == "bridge"
+        self.first_search = settings.designer.first_search
+        self.marked = ctx.config.observation_marking
+        guard = settings.guard
+        if guard.duplicate_search:  # run with the guards (pipeline_of)
+            self.guards = (DuplicateSearchRollback(guard.duplicate_rollbacks),)
         #: the configuration's tools (search and read when it names none), and every action
-        self.tools: tuple[str, ...] = tuple(config.tools) if config.tools is not None else DEFAULT_TOOLS
+        self.tools: tuple[str, ...] = tuple(settings.tools) if settings.tools is not None else DEFAULT_TOOLS
         self.actions = actions_of(self.tools, self.bridge)
         self._tools = {t.name: t for t in offered(self.tools)}
         self.native = ctx.family.native_actions and ctx.acts_natively()

@@ -63,7 +63,11 @@ class Planner:
     """L2 for question answering: a plan of hops, each a sub-question naming the hops it needs."""
 
     schema = planner.PLAN_SCHEMA
-    tools = tuple(planner.TOOL_NAMES)
+
+    def __init__(self, tools: list[str] | None = None) -> None:
+        #: what the planner is told the executor has: the configuration's tools (and the actions
+        #: every step has) when it names them, else the built-in inventory
+        self.tools = (*tools, "finish", "abstain") if tools else tuple(planner.TOOL_NAMES)
 
     def messages(self, context: dict[str, Any]) -> list[Message]:
         return planner.render_messages(context)

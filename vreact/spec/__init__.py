@@ -20,7 +20,6 @@ from vreact.spec._models import (
     MAX_CONCURRENCY,
     MAX_PLANNED,
     ORIGINS,
-    AnswerRequirements,
     DatasetSelection,
     Experiment,
     GateRef,
@@ -35,6 +34,7 @@ from vreact.spec._models import (
     VerifierSet,
     VerifierSpec,
     model_names,
+    spec_model,
 )
 from vreact.spec._plugins import GROUP, Plugin, PluginError, load_entry_points, load_plugin, loaded, sources
 
@@ -46,7 +46,6 @@ __all__ = [
     "MAX_CONCURRENCY",
     "MAX_PLANNED",
     "ORIGINS",
-    "AnswerRequirements",
     "DatasetSelection",
     "Experiment",
     "GateRef",
@@ -80,6 +79,7 @@ __all__ = [
     "parse_overrides",
     "resolve_configs",
     "sources",
+    "spec_model",
     "validate_files",
     "warn",
 ]

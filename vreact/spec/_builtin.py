@@ -8,8 +8,17 @@ from typing import Any
 from pydantic import ValidationError
 
 from vreact.config import Configuration
+from vreact.families import DEFAULT as DEFAULT_FAMILY
+from vreact.families import family_of
 from vreact.spec._loader import SpecError, load_file, located
-from vreact.spec._models import Experiment, ModelsFile, RoleSchema, TaskSpec, VerifierSet, with_calls
+from vreact.spec._models import (
+    Experiment,
+    ModelsFile,
+    RoleSchema,
+    TaskSpec,
+    VerifierSet,
+    with_calls,
+)
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -51,12 +60,24 @@ def _resolve(kind: str, name_or_path: str) -> Path:
     return found
 
 
-def load_spec(name_or_path: str = "musique") -> TaskSpec:
-    return load_file(_resolve("specs", name_or_path), TaskSpec)  # type: ignore[return-value]
+def load_spec(name_or_path: str | None = None, family: str | None = None) -> TaskSpec:
+    """A spec by its path or shipped name (None: the default family's own), its answer
+    requirements read as its family's: the one it names, else ``family`` (the experiment's),
+    else the default family's. A spec that names another family than ``family`` is refused."""
+    path = _resolve("specs", name_or_path or _default("spec"))
+    return load_file(path, TaskSpec, context={"family": family})  # type: ignore[return-value]
 
 
-def load_verifiers(name_or_path: str = "musique") -> VerifierSet:
-    return load_file(_resolve("verifiers", name_or_path), VerifierSet)  # type: ignore[return-value]
+def load_verifiers(name_or_path: str | None = None) -> VerifierSet:
+    """A verifier set by its path or shipped name (None: the default family's own)."""
+    found = _resolve("verifiers", name_or_path or _default("verifiers"))
+    return load_file(found, VerifierSet)  # type: ignore[return-value]
+
+
+def _default(kind: str) -> str:
+    """The default family's own spec or verifier set (``kind``), by its shipped name."""
+    family = family_of(DEFAULT_FAMILY)
+    return str(family.default_spec if kind == "spec" else family.default_verifiers)
 
 
 def load_roles(path: str | None = None) -> RoleSchema:

@@ -192,12 +192,16 @@ def _apply(data: dict[str, Any], key: str, value: Any) -> Loc:
 
 
 def load_file(
-    path: str | Path, expect: type[M] | None = None, overrides: dict[str, Any] | None = None
+    path: str | Path,
+    expect: type[M] | None = None,
+    overrides: dict[str, Any] | None = None,
+    context: dict[str, Any] | None = None,
 ) -> M | BaseModel:
     """Load and validate one declarative file; raise SpecError with FILE:LINE lines.
 
     ``overrides`` (dotted key -> value, from ``--set``) are applied before validation; an
-    error in an overridden field names the ``--set`` instead of a line."""
+    error in an overridden field names the ``--set`` instead of a line. ``context`` is the
+    validation's (a spec's ``family``: the experiment's)."""
     path = Path(path)
     name = str(path)
     try:
@@ -236,7 +240,9 @@ def load_file(
             )
         model = KINDS[kind]
     try:
-        loaded = model.model_validate(data, context={"base": path.parent})  # plugins: beside it
+        loaded = model.model_validate(
+            data, context={**(context or {}), "base": path.parent}
+        )  # plugins: beside it
     except ValidationError as e:
         out = []
         for err in e.errors():

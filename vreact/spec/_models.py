@@ -10,7 +10,9 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationInfo,
+    create_model,
     field_validator,
     model_serializer,
     model_validator,
@@ -26,11 +28,20 @@ from vreact.config import (
     Configuration,
     IdleSetting,
     SettingError,
+    given_settings,
     known_roles,
     named_forms,
 )
 from vreact.families import DEFAULT as DEFAULT_FAMILY
-from vreact.families import UnknownFamily, family_of, settings_of_families
+from vreact.families import (
+    Acceptable,
+    Settings,
+    UnknownFamily,
+    family_of,
+    settings_of_families,
+    steps_of,
+    validated,
+)
 from vreact.model import (
     DEFAULT_MODEL,
     CallPolicy,
@@ -40,7 +51,6 @@ from vreact.model import (
     providers_reading,
     refused_by,
 )
-from vreact.spec._attacks import Attack, unique_names
 from vreact.spec._plugins import PluginError, load_plugin
 from vreact.verify.gates import check_gate_args, gate_factory, prompt_of
 
@@ -52,52 +62,63 @@ class _Strict(BaseModel):
 # --- L1: specs/*.yaml -------------------------------------------------------------------
 
 
-class AnswerRequirements(_Strict):
-    """What an acceptable answer is (L1). The gates (R1's and R3's) take their conditions from here by
-    name (vreact.verify.gates.build_gate), and the designer's contract says them."""
-
-    max_words: int = Field(15, ge=1, description="longest acceptable answer, in words")
-    type_from_wh_word: bool = Field(
-        True, description="the answer type must fit the wh-word (R3's answer_type and the contract)"
-    )
-    cite_evidence: bool = Field(
-        True,
-        description="the answer must cite retrieved paragraphs (false: evidence_retrieved, supported "
-        "and multi_hop accept an uncited answer, and the contract asks for no citation)",
-    )
-    abstention_allowed: bool = Field(True, description="the agent may decline to answer")
-    min_paragraphs: int = Field(
-        1, ge=1, description="fewest distinct paragraphs the final answer must cite (2 for multi-hop)"
-    )
-    yes_no: bool = Field(
-        False,
-        exclude_if=lambda v: not v,  # off, L1 reads as it did before it existed (prompts, records)
-        description="a yes/no question may be answered yes or no (HotpotQA's and 2Wiki's comparisons),"
-        " citing the paragraphs of both things it compares (R1's supported); false: such an answer is"
-        " held to a paragraph stating it, as any other",
-    )
-
-    @field_validator("min_paragraphs")
-    @classmethod
-    def _cited(cls, n: int, info: ValidationInfo) -> int:
-        """More than one paragraph can only be counted among cited ones."""
-        if n > 1 and info.data.get("cite_evidence") is False:
-            raise ValueError(f"min_paragraphs {n} counts cited paragraphs: it needs cite_evidence: true")
-        return n
-
-
 class Requirements(_Strict):
     task: str = Field(description="the task, as the agent's requirements state it")
-    answer: AnswerRequirements = Field(default_factory=AnswerRequirements)
+    answer: Acceptable = Field(
+        default_factory=Acceptable,
+        description="what an acceptable answer is: abstention_allowed, and its task family's own"
+        " requirements (docs/families.md)",
+    )
 
 
 class TaskSpec(_Strict):
-    """An L1 requirements spec (specs/*.yaml)."""
+    """An L1 requirements spec (specs/*.yaml). Its ``requirements.answer`` is its task family's
+    (``family``, else the family of the experiment that reads it): ``spec_model`` is the model
+    that validates it."""
 
     kind: Literal["spec"] = "spec"
     name: str
+    family: str | None = Field(
+        None,
+        exclude_if=lambda v: v is None,  # unnamed, a spec dumps as before families had L1 models
+        description="the task family whose L1 it states (default: the experiment's dataset's)",
+    )
     description: str = ""
     requirements: Requirements
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _as_its_family(cls, data: Any, handler: Any, info: ValidationInfo) -> Any:
+        """Validated as ``TaskSpec``, a spec is its family's (``spec_model``): the one it names,
+        else the validation context's ``family``, else the default family's."""
+        if cls is TaskSpec and isinstance(data, dict):
+            named, reader = data.get("family"), (info.context or {}).get("family")
+            if isinstance(named, str) and reader is not None and named != reader:
+                raise SettingError(
+                    ("family",), f"a spec of the {named} family, not of {reader!r} (the dataset's)"
+                )
+            family = named if isinstance(named, str) else reader
+            try:
+                model = spec_model(family)
+            except UnknownFamily as e:
+                raise SettingError(("family",), str(e)) from None
+            return model.model_validate(data, context=info.context)
+        return handler(data)
+
+
+_SPEC_MODELS: dict[type[Settings], type[TaskSpec]] = {}
+
+
+def spec_model(family: str | None = None) -> type[TaskSpec]:
+    """The model of a spec of ``family`` (None: the default family): its answer requirements the
+    family's own (``TaskFamily.requirements``)."""
+    answer = family_of(family or DEFAULT_FAMILY).requirements
+    if answer not in _SPEC_MODELS:
+        req = create_model(
+            "Requirements", __base__=Requirements, answer=(answer, Field(default_factory=answer))
+        )
+        _SPEC_MODELS[answer] = create_model("TaskSpec", __base__=TaskSpec, requirements=(req, ...))
+    return _SPEC_MODELS[answer]
 
 
 # --- verifiers/*.yaml -------------------------------------------------------------------
@@ -294,9 +315,12 @@ class RoleSchema(_Strict):
     roles: dict[str, RoleRow]
 
 
-class DatasetSelection(_Strict):
+class DatasetSelection(BaseModel):
     """Which tasks an experiment runs: a file of a task family's records and a filter, applied in
-    this order. ``hops``, ``answerable``, ``corpus``, ``fields`` and ``attacks`` are the ``qa`` family's."""
+    this order. Its other keys are its family's dataset settings (``TaskFamily.dataset_settings``:
+    qa's ``hops``, ``answerable``, ``corpus``, ``fields``, ``attacks``), read as ``settings``."""
+
+    model_config = ConfigDict(extra="allow")
 
     family: str = Field(
         DEFAULT_FAMILY, description="the task family of its records ('vreact plugins' lists them)"
@@ -307,36 +331,14 @@ class DatasetSelection(_Strict):
         description="a file of the family's records (qa: MuSiQue, HotpotQA, 2Wiki or a user's JSON"
         " lines, by format; or 'sample')",
     )
-    hops: list[int] | None = Field(None, description="keep only these hop counts, e.g. [2, 3]")
-    answerable: bool | None = Field(None, description="keep only answerable (true) or unanswerable (false)")
     task_ids: list[str] | None = Field(None, description="keep only these ids, in this order")
     limit: int | None = Field(None, ge=1, description="then keep the first N")
-    corpus: str | None = Field(
-        None,
-        description="a corpus (JSON array or JSON lines of {title, text}; ids are positions): search"
-        " runs over it instead of each task's own paragraphs (docs/corpus.md)",
-    )
-    fields: dict[str, str] | None = Field(
-        None,
-        description="format jsonl: which field of a record holds each part (id, question, answer,"
-        " aliases, paragraphs, support, title, text), those that differ from the part's name"
-        " (docs/datasets.md)",
-    )
-    attacks: list[Attack] = Field(
-        default_factory=list,
-        description="attacked copies of the tasks, beside them (ids <id>~<attack name>): poison"
-        " (false statements) or inject (instructions) paragraphs added to each (README, Attacks)",
-    )
-
-    @field_validator("attacks")
-    @classmethod
-    def _named(cls, attacks: list[Attack]) -> list[Attack]:
-        unique_names(attacks)
-        return attacks
+    _settings: Settings = PrivateAttr()
 
     @model_validator(mode="after")
     def _of_its_family(self) -> DatasetSelection:
-        """A known family, one of its formats, and no setting another family declares."""
+        """A known family, one of its formats, and its own settings (one another family
+        declares is refused naming that family)."""
         try:
             family = family_of(self.family)
         except UnknownFamily as e:
@@ -347,27 +349,36 @@ class DatasetSelection(_Strict):
                 f"the {family.name} family reads no format {self.format!r} (its formats:"
                 f" {', '.join(family.formats)})",
             )
+        given = dict(self.model_extra or {})
         declared = settings_of_families()
-        for name in sorted(self.model_fields_set & declared.keys()):
-            if family.name not in declared[name]:
+        for name in sorted(given):
+            if name not in family.dataset_settings.model_fields and name in declared:
                 owners = " and ".join(sorted(declared[name]))
                 raise IdleSetting((name,), f"a setting of the {owners} family, not of {family.name!r}")
+            if name not in family.dataset_settings.model_fields:
+                known = [*type(self).model_fields, *family.dataset_settings.model_fields]
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise SettingError((name,), f"unknown field{hint}")
+        self._settings = validated(family.dataset_settings, given)
         return self
+
+    @property
+    def settings(self) -> Any:
+        """Its family's dataset settings, typed (``TaskFamily.dataset_settings``)."""
+        return self._settings
+
+    def __getattr__(self, name: str) -> Any:
+        """A family's setting read as the selection's own (``selection.hops``), typed."""
+        settings = (self.__pydantic_private__ or {}).get("_settings")
+        if settings is not None and name in type(settings).model_fields:
+            return getattr(settings, name)
+        return super().__getattr__(name)  # type: ignore[misc]
 
     @property
     def record_format(self) -> str:
         """The format its records are read in: the one it names, else its family's first."""
         return self.format or family_of(self.family).formats[0]
-
-    @model_validator(mode="after")
-    def _attacks_alone(self) -> DatasetSelection:
-        if self.attacks and self.corpus:
-            raise IdleSetting(
-                ("attacks",),
-                "dataset.attacks cannot be used with dataset.corpus: the added paragraphs would enter"
-                " every task's corpus",
-            )
-        return self
 
 
 #: A configuration's call settings when nothing says otherwise.
@@ -468,8 +479,14 @@ class Experiment(_Plugged):
     def _url(cls, url: str | None) -> str | None:
         return base_url(url)
 
-    spec: str = Field("musique", description="L1 spec: a shipped name or a YAML file")
-    verifiers: str = Field("musique", description="verifier set: a shipped name or a YAML file")
+    spec: str = Field(
+        None,  # type: ignore[assignment]  # the dataset's family's, once validated
+        description="L1 spec: a shipped name or a YAML file (default: the dataset's family's)",
+    )
+    verifiers: str = Field(
+        None,  # type: ignore[assignment]
+        description="verifier set: a shipped name or a YAML file (default: the dataset's family's)",
+    )
     attempts: int = Field(
         1, ge=1, le=MAX_ATTEMPTS, description="attempts per task and configuration (Pass@k uses k = this)"
     )
@@ -524,12 +541,20 @@ class Experiment(_Plugged):
 
     @model_validator(mode="after")
     def _family_defaults(self) -> Experiment:
-        """A spec or verifier set left unnamed is the dataset's family's (qa: musique)."""
+        """A spec or verifier set left unnamed is the dataset's family's (qa: musique); a family
+        that has none needs both named."""
         family = family_of(self.dataset.family)
         spec = family.spec_for(self.dataset.record_format)
         for name, default in (("spec", spec), ("verifiers", family.default_verifiers)):
-            if name not in self.model_fields_set:  # stays unset: the settings rule reads what was named
-                self.__dict__[name] = default
+            if name in self.model_fields_set:
+                continue
+            if default is None:
+                raise SettingError(
+                    (name,),
+                    f"the {family.name} family has no default {name}: name its {name} (an experiment's"
+                    f" {name}: FILE, or --{name} FILE)",
+                )
+            self.__dict__[name] = default  # stays unset: the settings rule reads what was named
         return self
 
     @model_validator(mode="after")
@@ -541,15 +566,32 @@ class Experiment(_Plugged):
 
     @model_validator(mode="after")
     def _steps_of_its_family(self) -> Experiment:
-        """A configuration setting another task family declares for its steps is refused."""
+        """Each configuration's keys beyond the core's are its family's step settings, validated
+        by the family (one another family declares is refused naming that family); each is
+        refused when the component that reads it does not run."""
+        family = family_of(self.dataset.family)
         declared = settings_of_families(step=True)
-        family = self.dataset.family
+        own = family.step_settings.model_fields
         for i, config in enumerate(self.configurations):
-            for name in sorted(config.model_fields_set & declared.keys()):
-                if family not in declared[name]:
+            where: tuple[str | int, ...] = ("configurations", i)
+            for name in sorted(config.model_extra or {}):
+                if name not in own and name in declared:
                     owners = " and ".join(sorted(declared[name]))
-                    why = f"a setting of the {owners} family's steps, not of {family!r}"
-                    raise IdleSetting(("configurations", i, name), why)
+                    why = f"a setting of the {owners} family's steps, not of {family.name!r}"
+                    raise IdleSetting((*where, name), why)
+                if name not in own:
+                    close = difflib.get_close_matches(name, [*Configuration.model_fields, *own], n=1)
+                    hint = f"; did you mean {close[0]!r}?" if close else ""
+                    raise SettingError((*where, name), f"unknown field{hint}")
+            steps = steps_of(family, config, where)
+            for path, component in given_settings(steps):
+                if not COMPONENTS[component].runs(config):
+                    title = COMPONENTS[component].title
+                    setting = ".".join(path)
+                    raise IdleSetting(
+                        (*where, *path),
+                        f"{setting} is read by {title}, which this configuration does not run",
+                    )
         return self
 
     @model_validator(mode="after")

@@ -5,10 +5,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vreact.families import Subtask
+from vreact.families import Subtask as CoreSubtask
 from vreact.qa.gates import Plan, expected_answer_type, polar, reference_ids
+from vreact.qa.settings import AnswerRequirements
 from vreact.qa.tools import tokenize
-from vreact.spec import AnswerRequirements
+
+
+@dataclass(frozen=True)
+class Subtask(CoreSubtask):
+    """A qa subtask: the core's, and the hops a finish that names them must have (``finish:
+    hops``): the whole question's answer rests on L1's ``min_paragraphs``, a planned subtask's on
+    one."""
+
+    min_hops: int = 1
 
 
 @dataclass(frozen=True)
