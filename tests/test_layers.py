@@ -203,3 +203,59 @@ def test_importing_the_core_loads_no_family():
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+# --- the core names no family ------------------------------------------------------------------
+
+#: The built-in families' names (their packages' last part: ``qa``, ``code``).
+FAMILY_NAMES = tuple(f.rpartition(".")[2] for f in FAMILIES)
+#: Where the core may name one: the append-only migrations (history: records made before
+#: families were question answering's), and these assignments of ``vreact.families``: the
+#: default family, and the table of built-in families (to go when they are found by entry points).
+NAMING_MODULES = ("vreact.records.migrations",)
+NAMING_ASSIGNMENTS = {"vreact.families": ("DEFAULT", "BUILT_IN")}
+
+
+def family_names(modules: dict[str, str], named: list[str]) -> list[tuple[str, int, str]]:
+    """Each string constant of a core module that is a built-in family's name: (module, line,
+    name), outside the migrations and the allowed assignments."""
+    out = []
+    for m in sorted(m for m in modules if any(m == c or m.startswith(c + ".") for c in named)):
+        if m in NAMING_MODULES:
+            continue
+        tree = ast.parse(modules[m])
+        allowed = {
+            id(n)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign | ast.AnnAssign)
+            and any(
+                isinstance(t, ast.Name) and t.id in NAMING_ASSIGNMENTS.get(m, ())
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            )
+            for n in ast.walk(node)
+        }
+        out += [
+            (m, node.lineno, node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value in FAMILY_NAMES and id(node) not in allowed
+        ]
+    return sorted(out)
+
+
+def test_the_core_names_no_family():
+    """What differs between families is declared by the family (``TaskFamily``'s class
+    variables and hooks), never decided in the core by a family's name."""
+    assert family_names(sources(), core()) == []
+
+
+def test_the_check_finds_a_family_named_by_the_core():
+    modules = sources()
+    planted = '\n\ndef _planted(report):\n    return report.family == "code"\n'
+    modules["vreact.report.tables"] += planted
+    modules["vreact.records.migrations"] += planted  # history: it may
+    modules["vreact.families"] += '\nFALLBACK = "qa"\n'  # not an allowed assignment
+    lines = {m: len(modules[m].splitlines()) for m in ("vreact.report.tables", "vreact.families")}
+    assert family_names(modules, core()) == [
+        ("vreact.families", lines["vreact.families"], "qa"),
+        ("vreact.report.tables", lines["vreact.report.tables"], "code"),
+    ]

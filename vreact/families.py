@@ -457,6 +457,20 @@ class TaskFamily:
     #: how ``vreact diagnose``'s audit names its task (``task``), what an answer cites
     #: (``cited``) and the task's label (``label``) (None: the wording for any task)
     audited: ClassVar[Mapping[str, str] | None] = None
+    #: what the report calls its tasks in a sentence (qa: question, code: problem)
+    noun: ClassVar[str] = "task"
+    #: the report's tables it has beyond every family's, by name (``vreact.report.tables``):
+    #: ``metrics``, its metrics' means a row each; ``support``, support F1, answerability,
+    #: MuSiQue-Full pairs and the retrieval ceiling; ``hops``, accounting and quality by hop
+    #: count; ``official``, HotpotQA's and 2Wiki's official metrics
+    report_tables: ClassVar[tuple[str, ...]] = ("metrics",)
+
+    def answer_right(self, task: Any, answer: str) -> bool | None:
+        """Whether ``answer``, one no scorer scored when its attempt ended (a judged try's, where
+        the family scores no tries), is right by the recorded task (a
+        ``vreact.records.TaskRecord``): for the report and ``vreact replay``. None: the family
+        cannot say without its scorer (the default)."""
+        return None
 
     def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
         """The tasks of the file ``path`` (a family may take names such as ``sample``), in

@@ -194,6 +194,8 @@ ADDED = {
         "create table scores (attempt_id integer primary key references attempts(id), correct integer,"
         " metrics text, tries text)",
     ],
+    # it adds no column or table: the family and scores it gives records made before families
+    "_m028_scores_before_families": [],
 }
 
 

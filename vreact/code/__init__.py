@@ -396,6 +396,7 @@ class Code(TaskFamily):
     audited = MappingProxyType(
         {"task": "a function written for a programming problem", "cited": "its runs", "label": "Problem"}
     )
+    noun = "problem"
 
     def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
         """The problems, each with the examples its prompt states and, for a user's file, the

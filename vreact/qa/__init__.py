@@ -60,6 +60,13 @@ class QuestionAnswering(TaskFamily):
             "label": "Question",
         }
     )
+    noun = "question"
+    report_tables = ("support", "hops", "official")  # its metrics are in them (EM, F1, support F1)
+
+    def answer_right(self, task: Any, answer: str) -> bool:
+        """MuSiQue's rule, as for a gold answer: an answerable task's gold answer or an alias,
+        after its normalisation (``vreact.metrics.best_em``)."""
+        return task.answerable and best_em(answer, task.golds) == 1.0
 
     def spec_for(self, format: str) -> str:
         """HotpotQA's and 2Wiki's records take ``hotpotqa`` (MuSiQue's L1, and yes/no answers to

@@ -28,9 +28,8 @@ from pydantic import BaseModel, ValidationError
 from vreact.config import Configuration
 from vreact.controller._context import AttemptContext, Recorder
 from vreact.controller._outcome import Outcome
-from vreact.families import DEFAULT, Score, family_of, provides
+from vreact.families import DEFAULT, Score, TaskFamily, family_of, provides
 from vreact.memory import ContextAssembler
-from vreact.metrics import best_em
 from vreact.model import Model
 from vreact.quality.probe import paired
 from vreact.records import (
@@ -253,7 +252,7 @@ class Result:
     tasks: dict[str, TaskRecord]
     replayed: list[Replayed]
     unstable: list[str]
-    family: str | None = None  # the source run's task family (None: made before families, qa)
+    family: str | None = None  # the source run's task family (None: its writer named none)
 
 
 def compute(setup: Replay, judged: Judged | None = None) -> Result:
@@ -279,8 +278,9 @@ def compute(setup: Replay, judged: Judged | None = None) -> Result:
     family = records.run.family if records.run else None
     unit = unit_of(family)
     restate = _restate(setup, family)
+    of = family_of(family or DEFAULT)
     replayed = [
-        _attempt(a, records.tasks.get(a.task_id), gates, inputs, unstable, judges, unit, restate)
+        _attempt(a, records.tasks.get(a.task_id), gates, inputs, unstable, judges, unit, restate, of)
         for a in records.attempts
     ]
     dataset = records.run.dataset if records.run else ""
@@ -428,6 +428,7 @@ def _attempt(
     judges: _Judges,
     unit: Unit | None = None,
     restate: Restate | None = None,
+    family: TaskFamily | None = None,
 ) -> Replayed:
     r = Replayed(a)
     for e in events(a):
@@ -444,7 +445,7 @@ def _attempt(
         was = "reject" if any(v.decision == "reject" for v in e.verdicts) else "accept"
         now = "reject" if any(d == "reject" for _, d, _, _ in new) else "accept"
         if was != now:
-            r.turned.append((e.verifier, f"{was}->{now}", _right(data, task)))
+            r.turned.append((e.verifier, f"{was}->{now}", _right(data, task, family or TaskFamily())))
     final = final_input(a)
     if final is not None:
         first = None
@@ -535,11 +536,13 @@ def judged_in(store: Store, run_id: int) -> Judged:
     }
 
 
-def _right(data: dict[str, Any], task: TaskRecord | None) -> bool | None:
-    """Whether an answer artifact's answer is right by gold (None: not an answer, or no task)."""
-    if task is None or data.get("kind") != "answer" or not task.qa:
-        return None  # another family's answers are scored when an attempt ends, not here
-    return task.answerable and best_em(str(data.get("answer") or ""), task.golds) == 1.0
+def _right(data: dict[str, Any], task: TaskRecord | None, family: TaskFamily) -> bool | None:
+    """Whether an answer artifact's answer is right by gold, as the run's family judges a
+    recorded task's answer (``TaskFamily.answer_right``; None: not an answer, no task, or a
+    family whose answers are scored only when an attempt ends)."""
+    if task is None or data.get("kind") != "answer":
+        return None
+    return family.answer_right(task, str(data.get("answer") or ""))
 
 
 def _flips(a: AttemptRecord, e: Event, new: list[Any], unstable: list[str]) -> list[dict[str, Any]]:

@@ -4,10 +4,13 @@ add new ones at the end (an old run folder is brought up to date when a Store op
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
+from typing import Any
 
 import sqlite_utils
 
+from vreact.metrics import best_em, best_f1, support_f1
 from vreact.v import legacy_verifier
 
 
@@ -425,6 +428,64 @@ def _m027_scorers(db: sqlite_utils.Database) -> None:
     db.table("scores").transform(pk=("attempt_id", "scorer"))
 
 
+def _m028_scores_before_families(db: sqlite_utils.Database) -> None:
+    # Issue 55: the report reads one source, the scores. Runs made before families (family NULL,
+    # question answering, the only family then) get their family and, for each ended attempt,
+    # its score as the report computed it for them until now (``score_before_families``:
+    # MuSiQue's rule on the tasks' columns, keyed as the qa family's own scorer writes it); so
+    # does any ended attempt of a question-answering task that was recorded without a score (a
+    # probe's). Their family_version stays NULL: not recorded
+    score_before_families(db.conn)
+    db.execute("update runs set family = 'qa' where family is null")
+    db.execute("update tasks set family = 'qa' where family is null")
+
+
+def _json_list(text: str | None) -> list[Any]:
+    """A JSON list column, as the reader parses it (anything else: empty)."""
+    try:
+        value = json.loads(text or "[]")
+    except ValueError:
+        return []
+    return value if isinstance(value, list) else []
+
+
+def score_before_families(conn: sqlite3.Connection, attempt_id: int | None = None) -> None:
+    """Score each ended attempt (``attempt_id``'s alone, when given) that has no score and whose
+    task is question answering's (its family NULL or ``qa``) as the report scored such attempts
+    before it read scores only: by MuSiQue's rule on the task's columns (answer and aliases,
+    answerable, support), with the metrics the qa family's scorer writes for MuSiQue's records
+    (``em``, ``f1``, ``support_f1``; an abstention's all 0) and its row (the family's only
+    scorer: ``''``, primary, no tries). Records made before families are scored so by
+    ``_m028_scores_before_families``; an attempt a writer ends without any score (one that
+    scores nothing, as vreact did before families) by ``Store.finish_attempt``."""
+    one = " and a.id = ?" if attempt_id is not None else ""
+    rows = conn.execute(
+        "select a.id, a.outcome, a.answer, a.evidence, t.answer as gold, t.aliases, t.answerable,"
+        " t.support from attempts a join tasks t on t.id = a.task_id"
+        " where a.outcome in ('answer', 'abstain') and coalesce(t.family, 'qa') = 'qa'"
+        f" and not exists (select 1 from scores s where s.attempt_id = a.id){one}",
+        [attempt_id] if attempt_id is not None else [],
+    ).fetchall()
+    scores = []
+    for aid, outcome, answer, evidence, gold, aliases, answerable, support in rows:
+        golds = [gold or "", *_json_list(aliases)]
+        answerable = bool(answerable) if answerable is not None else True
+        answered = outcome == "answer"
+        em = best_em(answer or "", golds) if answered and answerable else 0.0
+        metrics = {
+            "em": em,
+            "f1": best_f1(answer or "", golds) if answered and answerable else 0.0,
+            "support_f1": support_f1(_json_list(evidence) if answered else [], _json_list(support)),
+        }
+        correct = int(answerable and em == 1.0) if answered else None
+        scores.append((aid, "", 1, correct, json.dumps(metrics), json.dumps({})))
+    conn.executemany(
+        "insert into scores (attempt_id, scorer, is_primary, correct, metrics, tries)"
+        " values (?, ?, ?, ?, ?, ?)",
+        scores,
+    )
+
+
 #: Append-only: never edit or reorder an entry, only add new ones at the end.
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial,
@@ -454,4 +515,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m025_step_seconds,
     _m026_provenance,
     _m027_scorers,
+    _m028_scores_before_families,
 ]

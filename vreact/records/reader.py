@@ -12,7 +12,6 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from vreact.metrics import best_em
 from vreact.records.faults import RETRYABLE_CRASHES
 from vreact.records.folder import DB_NAME
 from vreact.records.store import Store, open_to_read
@@ -71,8 +70,10 @@ class RunRow:
     status: str | None
     started: float | None
     finished: float | None
-    family: str | None = None  # the task family that made it (None: made before families, qa)
-    family_version: str | None = None
+    #: the task family that made it (None only for a run its writer named none of: the default
+    #: family's, ``vreact.families.DEFAULT``; runs made before families are question answering's)
+    family: str | None = None
+    family_version: str | None = None  # None: not recorded (runs made before families)
 
 
 @dataclass(frozen=True)
@@ -108,13 +109,8 @@ class TaskRecord:
     goal: str | None = None
     target: str | None = None
     added: list[str] = field(default_factory=list)
-    family: str | None = None  # its task family (None: made before families, qa)
-    record: Any = None  # the task as a family other than qa records it (JSON parsed)
-
-    @property
-    def qa(self) -> bool:
-        """A question-answering task (its question, gold answer and support are the columns)."""
-        return self.family in (None, "qa")
+    family: str | None = None  # its task family (None: its writer named none)
+    record: Any = None  # the task as its family records it beyond these columns (JSON parsed)
 
     @property
     def golds(self) -> list[str]:
@@ -270,8 +266,9 @@ class AttemptRecord:
     ledger: list[LedgerRecord] = field(default_factory=list)
     events: list[EventRecord] = field(default_factory=list)
     diagnoses: list[DiagnosisRecord] = field(default_factory=list)
-    #: its family's score, written when it ended (None: a crash, or records made before families):
-    #: its run's primary scorer's
+    #: its family's score, written when it ended (None: a crash, or a task with nothing its scorer
+    #: needs; records made before families are given theirs by their migration): its run's
+    #: primary scorer's
     score: ScoreRecord | None = None
     #: its score by each scorer recorded, by scorer name, the primary's included (``vreact
     #: rescore`` adds another's)
@@ -389,22 +386,19 @@ def config_order(records: RunRecords) -> list[str]:
 
 def unscored(attempt: AttemptRecord, task: TaskRecord) -> bool:
     """Whether an ended attempt has no score because its task has nothing its run's scorer
-    needs (code: a problem without a hidden test): its family wrote none. Question answering's
-    tasks are scored from their gold when an old run recorded no score, so none is unscored."""
-    return attempt.outcome in ("answer", "abstain") and attempt.score is None and not task.qa
+    needs (code: a problem without a hidden test): its family wrote none. (Records made before
+    families were scored by their migration, ``_m028_scores_before_families``.)"""
+    return attempt.outcome in ("answer", "abstain") and attempt.score is None
 
 
 def correct_answer(attempt: AttemptRecord, task: TaskRecord, answer: str | None = None) -> bool | None:
-    """Whether ``answer`` (default: the attempt's own) is right: its family's score when it is
-    the answer the attempt ended with (written when it ended), else, for question answering,
-    the gold answer (exact match) to an answerable question; None when nothing can say (another
-    family's answer that the attempt did not end with: its scorer does not run at report time)."""
+    """Whether ``answer`` (default: the attempt's own) is right, by its family's score when it
+    is the answer the attempt ended with (written when it ended); None when the scores cannot
+    say: no score, or an answer the attempt did not end with (a judged try's: its family's
+    ``tries``, where it scored them, or ``TaskFamily.answer_right`` say)."""
     own = answer is None or (attempt.outcome == "answer" and answer == (attempt.answer or ""))
     if own and attempt.score is not None:
         return attempt.score.correct is True
-    if task.qa:
-        text = attempt.answer or "" if answer is None else answer
-        return task.answerable and best_em(text, task.golds) == 1.0
     return None
 
 

@@ -26,7 +26,7 @@ from sqlite_utils.db import NotFoundError
 
 from vreact.families import Score
 from vreact.records.faults import RETRYABLE_CRASHES
-from vreact.records.migrations import MIGRATIONS
+from vreact.records.migrations import MIGRATIONS, score_before_families
 from vreact.verdict import Unit, Verdict
 
 
@@ -475,7 +475,11 @@ class Store:
     def finish_attempt(self, attempt_id: int, fields: dict[str, Any], *scores: Score | None) -> None:
         """End an attempt: its outcome's columns, and ``calls``, how many model calls this store
         was given for it (what ``vreact check`` holds its ``model_calls`` rows to); with
-        ``scores``, its family's scores (the first its primary), in the same transaction."""
+        ``scores``, its family's scores (the first its primary), in the same transaction.
+        Without any (a writer that scores nothing, as vreact did before task families: a probe,
+        a test), an ended attempt of a question-answering task is scored as the records made
+        before families are (``migrations.score_before_families``), so the report, which reads
+        scores only, reads it as before."""
         self._failures.pop(attempt_id, None)
         self._seq.pop(attempt_id, None)
         self._units.pop(attempt_id, None)
@@ -485,6 +489,8 @@ class Store:
             for i, score in enumerate(scores):  # None: that scorer had nothing to score by
                 if score is not None:
                     self._score(conn, attempt_id, score, primary=i == 0)
+            if not scores:
+                score_before_families(conn, attempt_id)
 
     @staticmethod
     def _score(conn: sqlite3.Connection, attempt_id: int, score: Score, primary: bool) -> None:

@@ -13,16 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vreact.families import recorded_reading
-from vreact.metrics import (
-    GroupMember,
-    answerability,
-    best_em,
-    best_f1,
-    group_sufficiency,
-    normalize_answer,
-    support_f1,
-)
+from vreact.families import DEFAULT, TaskFamily, UnknownFamily, family_of, recorded_reading
+from vreact.metrics import GroupMember, answerability, group_sufficiency, normalize_answer
 from vreact.records import (
     AttemptRecord,
     CallRecord,
@@ -37,6 +29,7 @@ from vreact.records import (
     read_run,
     unscored,
 )
+from vreact.records.reader import ScoreRecord
 from vreact.report import dereact
 from vreact.report.model import (
     AttackReport,
@@ -134,11 +127,32 @@ def corrections(verdicts: Iterable[VerdictRecord]) -> Counter[tuple[str, str]]:
     return Counter((attributed(rejection), rejection.level) for rejection, _ in corrected(verdicts))
 
 
+def family_named(name: str | None) -> TaskFamily:
+    """The family a run's records name (none: the default family, as a run whose writer named
+    none is read); one not registered here (a plugin's, not loaded) reads as a family that
+    declares nothing of its own (``TaskFamily``'s defaults)."""
+    try:
+        return family_of(name or DEFAULT)
+    except UnknownFamily:
+        return TaskFamily()
+
+
+def answer_right(family: TaskFamily, a: AttemptRecord, task: TaskRecord, answer: str) -> bool | None:
+    """Whether ``answer`` is right: the attempt's score where it is the answer the attempt ended
+    with, else as its family judges a recorded task's answer (``TaskFamily.answer_right``)."""
+    right = correct_answer(a, task, answer)
+    return family.answer_right(task, answer) if right is None else right
+
+
 def correction_list(
-    attempts: list[AttemptRecord], tasks: dict[str, TaskRecord], names: list[str]
+    attempts: list[AttemptRecord],
+    tasks: dict[str, TaskRecord],
+    names: list[str],
+    family: TaskFamily | None = None,
 ) -> list[Correction]:
     """Every correction of a run, each with the rejecting check, the rejected and the accepted
     artifact, and whether the accepted answer is right by gold (when it is the final answer)."""
+    family = family or TaskFamily()
     order = {n: i for i, n in enumerate(names)}
     out = []
     for a in sorted(attempts, key=lambda a: (order.get(a.config, len(order)), a.task_id, a.attempt_index)):
@@ -148,7 +162,7 @@ def correction_list(
         for rejection, accept in corrected(a.verdicts):
             answer = _answer(accept.artifact)
             final = last is not None and accept.artifact_hash == last
-            right = correct_answer(a, task, answer or "") if final else None
+            right = answer_right(family, a, task, answer or "") if final else None
             right = _by_scorer(tries, accept.artifact_hash, right)
             shown = _shown_pair(rejection.artifact, accept.artifact)
             out.append(
@@ -275,8 +289,11 @@ def compute(
     attempts, tasks = records.attempts, records.tasks
     names = config_order(records)
     scorers = scorers_of(attempts)
+    family = family_named(records.run.family if records.run else None)
+    measured = measured_by(family)
     configs = {
-        name: _config_report([a for a in attempts if a.config == name], tasks, scorers) for name in names
+        name: _config_report([a for a in attempts if a.config == name], tasks, scorers, measured)
+        for name in names
     }
     if baseline is not None and baseline not in configs:
         raise ValueError(
@@ -297,10 +314,10 @@ def compute(
         configs=configs,
         comparisons=comparisons,
         veto_yield=yields,
-        references={name: _figures(made, tasks) for name, made in references.items()},
+        references={name: _figures(made, tasks, measured) for name, made in references.items()},
         always_answer_from=plain,
         over_abstaining=over,
-        corrections=correction_list(attempts, tasks, names),
+        corrections=correction_list(attempts, tasks, names, family),
         attacks=_attacks(attempts, tasks, names),
         provenance=provenance_of(records),
         reading=recorded_reading(
@@ -353,11 +370,16 @@ ALWAYS_ANSWER = "always_answer"
 
 def _always_abstain(attempts: list[AttemptRecord]) -> list[AttemptRecord]:
     """A declined attempt for each (task, attempt index) the run ran: what never answering
-    scores (as many attempts as the configurations have, so Pass@k's k is theirs)."""
+    scores (as many attempts as the configurations have, so Pass@k's k is theirs). It is
+    scored where its task is, by some attempt's score (one taken from a crash is unscored
+    only where its task has no score at all)."""
     first = {(a.task_id, a.attempt_index): a for a in attempts}
+    scored = {a.task_id for a in attempts if a.score is not None}
+    declined = ScoreRecord(None, {})
     return [
         replace(
             _bare(a),
+            score=a.score if a.score is not None or a.task_id not in scored else declined,
             config=ALWAYS_ABSTAIN,
             outcome="abstain",
             answer=None,
@@ -483,17 +505,29 @@ def _hops(task: TaskRecord) -> int:
     return task.hops or 0
 
 
+#: The answers' figures the report's own columns show (EM, F1, support F1: the outcomes, the
+#: baselines, support and by hop count), each the mean over the answerable attempts of the
+#: scores' metric of its name, for a family whose scorer gives it (``TaskFamily.metrics``).
+ANSWER_METRICS = ("em", "f1", "support_f1")
+
+
+def measured_by(family: TaskFamily) -> tuple[str, ...]:
+    """The answer figures (of ``ANSWER_METRICS``) the family's scorer gives."""
+    return tuple(name for name in ANSWER_METRICS if name in family.metrics)
+
+
 @dataclass
 class _Tally:
     """What one configuration's attempts add up to, before it becomes figures."""
 
     c: Counter[str] = field(default_factory=Counter)
     by_level: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ABSTAIN_LEVELS, 0))
-    em: float = 0.0
-    f1: float = 0.0
-    sup: float = 0.0
+    #: the answer figures (of ANSWER_METRICS) its family's scorer gives (``measured_by``)
+    measured: tuple[str, ...] = ()
+    #: each measured figure's sum, and how many answerable attempts it is over
+    answer_sums: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    answer_counts: Counter[str] = field(default_factory=Counter)
     n_answerable: int = 0
-    n_qa: int = 0  # the answerable ones that are question answering's (EM, F1, support F1)
     #: each family metric's values over the attempts its scorer gave it for
     metrics: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     money: float = 0.0
@@ -568,27 +602,26 @@ class _Tally:
     def _quality(self, a: AttemptRecord, task: TaskRecord) -> None:
         answerable = task.answerable
         answered = a.outcome == "answer"
-        golds = task.golds
-        # an abstention predicts no support, and unanswerable
-        evidence = a.evidence if answered else []
-        answer_f1 = best_f1(a.answer or "", golds) if answered else 0.0
-        attempt_sup = support_f1(evidence, task.support)
+        metrics = a.score.metrics if a.score is not None else {}
+        # an answer's figures are its score's; an abstention answers nothing and predicts no
+        # support (and unanswerable): 0, whatever its score holds (an always-abstain reference's
+        # is its original attempt's)
+        figure = {name: metrics.get(name, 0.0) if answered else 0.0 for name in ANSWER_METRICS}
         self.answerable_preds.append((answered, answerable))
         pair = (task.pair_id or task.id, a.attempt_index)
-        self.members.append(GroupMember(pair, answerable, answered, answer_f1, attempt_sup))
-        for name, value in (a.score.metrics if a.score is not None else {}).items():
+        self.members.append(GroupMember(pair, answerable, answered, figure["f1"], figure["support_f1"]))
+        for name, value in metrics.items():
             self.metrics[name].append(value)
         if answered:
             right = correct_answer(a, task) is True
             self.c["correct_answer" if right else "silent_error"] += 1
-            if answerable and task.qa:
-                self.em += best_em(a.answer or "", golds)
-                self.f1 += answer_f1
         else:
             self.c["false_abstention" if answerable else "correct_abstention"] += 1
         self.n_answerable += answerable
-        self.n_qa += answerable and task.qa
-        self.sup += attempt_sup if answerable and task.qa else 0.0
+        if answerable:
+            for name in self.measured:
+                self.answer_sums[name] += figure[name]
+                self.answer_counts[name] += 1
         gold = {_pid(g) for g in task.support}
         if answerable and gold:
             found = len(gold & retrieved(a.steps))
@@ -611,9 +644,12 @@ class _Tally:
             self.per_attempt[k].append(mine[k])
 
 
-def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> HopsReport:
-    """The figures of some attempts of one configuration."""
-    t = _Tally()
+def _figures(
+    attempts: list[AttemptRecord], tasks: dict[str, TaskRecord], measured: tuple[str, ...] = ()
+) -> HopsReport:
+    """The figures of some attempts of one configuration; ``measured``: the answer figures its
+    family's scorer gives (``measured_by``; the others are None)."""
+    t = _Tally(measured=measured)
     for a in attempts:
         t.add(a, tasks[a.task_id])
     c, priced = t.c, bool(t.spend["priced_calls"])
@@ -633,8 +669,8 @@ def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> Hop
         coverage=_mean(c["answered"], scoreable),
         selective_accuracy=_mean(c["correct_answer"], c["answered"] - c["unscored_answers"]),
         unscored=c["unscored"],
-        em=_mean(t.em, t.n_qa),
-        f1=_mean(t.f1, t.n_qa),
+        em=_mean(t.answer_sums["em"], t.answer_counts["em"]),
+        f1=_mean(t.answer_sums["f1"], t.answer_counts["f1"]),
         **{k: _mean(t.cost[k], scoreable) for k in ("llm_calls", "exec_steps", *COST_FIELDS[1:])},
         cost_usd=round(t.money, 6) if priced else None,
         cost_usd_per_attempt=_mean(t.money, c["executed"]) if priced else None,
@@ -646,7 +682,7 @@ def _figures(attempts: list[AttemptRecord], tasks: dict[str, TaskRecord]) -> Hop
         tries_scored=c["tries_scored"],
         false_rejections={s: t.right_rejected[s] for s in ATTRIBUTED} if c["tries_scored"] else {},
         confirmed_corrections={s: t.confirmed[s] for s in ATTRIBUTED} if c["tries_scored"] else {},
-        support_f1=_mean(t.sup, t.n_qa),
+        support_f1=_mean(t.answer_sums["support_f1"], t.answer_counts["support_f1"]),
         family_metrics={k: _mean(sum(v), len(v)) for k, v in sorted(t.metrics.items())},
         retrieval_ceiling=_mean(t.gold["found"], t.gold["paragraphs"]),
         all_gold_retrieved=_mean(t.gold["all"], t.gold["attempts"]),
@@ -725,14 +761,17 @@ def _under(a: AttemptRecord, scorer: str) -> AttemptRecord:
 
 
 def by_scorer(
-    attempts: list[AttemptRecord], tasks: dict[str, TaskRecord], scorers: list[str]
+    attempts: list[AttemptRecord],
+    tasks: dict[str, TaskRecord],
+    scorers: list[str],
+    measured: tuple[str, ...] = (),
 ) -> dict[str, ScorerFigures]:
     """One configuration's headline figures under each scorer: Pass@1, selective accuracy,
     silent errors, right tries rejected and confirmed corrections."""
     out = {}
     for name in scorers:
         mine = [_under(a, name) for a in attempts]
-        f = _figures(mine, tasks)
+        f = _figures(mine, tasks, measured)
         out[name] = ScorerFigures(
             scored=sum(a.score is not None for a in mine),
             **{"pass@1": f.pass_.pass1 if f.pass_ is not None else None},
@@ -746,17 +785,22 @@ def by_scorer(
 
 
 def _config_report(
-    attempts: list[AttemptRecord], tasks: dict[str, TaskRecord], scorers: list[str] | None = None
+    attempts: list[AttemptRecord],
+    tasks: dict[str, TaskRecord],
+    scorers: list[str] | None = None,
+    measured: tuple[str, ...] = (),
 ) -> ConfigReport:
     """The figures of one configuration, the same figures per hop count, and its headline
     figures under each of ``scorers``."""
     hops = sorted({_hops(tasks[a.task_id]) for a in attempts})
-    by_hops = {str(h): _figures([a for a in attempts if _hops(tasks[a.task_id]) == h], tasks) for h in hops}
+    by_hops = {
+        str(h): _figures([a for a in attempts if _hops(tasks[a.task_id]) == h], tasks, measured) for h in hops
+    }
     by_role, by_source, by_check = _spending(attempts)
     return ConfigReport(
-        **dict(_figures(attempts, tasks)),
+        **dict(_figures(attempts, tasks, measured)),
         by_hops=by_hops,
-        by_scorer=by_scorer(attempts, tasks, scorers) if scorers else {},
+        by_scorer=by_scorer(attempts, tasks, scorers, measured) if scorers else {},
         cost_by_role=by_role,
         cost_by_source=by_source,
         caused_retries=by_check,
@@ -1058,7 +1102,7 @@ class VerificationDid:
     abstained: int
     stopped: Counter[str]  # "R1.hop_supported" -> wrong answers it rejected
     stopped_right: int  # right answers a check rejected (what verification cost)
-    tasks_are: str = "question"  # what its family's tasks are called (code: problem)
+    tasks_are: str = "task"  # what its family's tasks are called (``TaskFamily.noun``)
 
     def lines(self) -> list[str]:
         """Two lines: the answers kept, then the wrong answers stopped and by which check."""
@@ -1081,7 +1125,7 @@ def what_verification_did(db: Path | str, run_id: int | None = None) -> list[Ver
     artifact counts once per attempt)."""
     records = read_run(db, run_id, transcripts=False, artifacts=True)  # every run ends with it: no transcript
     tasks = records.tasks
-    tasks_are = "problem" if records.run is not None and records.run.family == "code" else "question"
+    family = family_named(records.run.family if records.run is not None else None)
     out: dict[str, VerificationDid] = {}
     # in the run's order of configurations (the attempts end in any order), then any others
     listed = records.run.config.get("configs", []) if records.run is not None else []
@@ -1109,12 +1153,12 @@ def what_verification_did(db: Path | str, run_id: int | None = None) -> list[Ver
                     continue
                 seen.add(v.artifact_hash)
                 scored = a.score.tries if a.score is not None else {}
-                was_right = _by_scorer(scored, v.artifact_hash, correct_answer(a, task, answer))
+                was_right = _by_scorer(scored, v.artifact_hash, answer_right(family, a, task, answer))
                 if was_right:
                     stopped_right += 1
                 elif was_right is not None:  # another family's answer its scorer never saw: unknown
                     stopped[f"{v.verifier}.{v.check_name}"] += 1
         out[config] = VerificationDid(
-            config, len(attempts), right, wrong, abstained, stopped, stopped_right, tasks_are
+            config, len(attempts), right, wrong, abstained, stopped, stopped_right, family.noun
         )
     return list(out.values())

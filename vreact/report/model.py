@@ -164,7 +164,8 @@ class HopsReport(_Figures):
     retrieval_ceiling: float | None = None
     all_gold_retrieved: float | None = None
     #: the means of the task family's own metrics over the attempts its scorer scored (written
-    #: when each ended; qa: em, f1, support_f1); none in records made before families
+    #: when each ended; qa: em, f1, support_f1; records made before families are given theirs by
+    #: their migration)
     family_metrics: dict[str, float | None] = {}
     answerability: Answerability
     pairs: int
@@ -409,7 +410,8 @@ class Report(_Figures):
     run: int | None
     configs: dict[str, ConfigReport]
     comparisons: list[Comparison]
-    #: the task family that made the run (None: records made before families, all qa)
+    #: the task family that made the run (records made before families: qa; None only where the
+    #: records name none, read as the default family's)
     family: str | None = None
     #: where the run's model-written code ran, for a family that runs some: ``bwrap`` (the
     #: sandbox) or ``none`` (no isolation); None for a family that runs none

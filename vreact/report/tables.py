@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from vreact.families import Reading
 from vreact.records import provenance
-from vreact.report.compute import ALWAYS_ANSWER, DEFENCE_CHECKS
+from vreact.report.compute import ALWAYS_ANSWER, DEFENCE_CHECKS, family_named
 from vreact.report.model import ConfigReport, Provenance, ProvenanceState, Report
 from vreact.v import ABSTAIN_LEVELS
 
@@ -107,10 +107,20 @@ def _per_config(report: Report) -> Iterator[Row]:
         yield Row(n, (n,), r)
 
 
+def _of_family(table: str, rows: Callable[[Report], Iterator[Row]]) -> Callable[[Report], Iterator[Row]]:
+    """Rows of one of the tables a family may have (``TaskFamily.report_tables``): none for a
+    run whose family does not declare ``table``."""
+
+    def declared(report: Report) -> Iterator[Row]:
+        if table in family_named(report.family).report_tables:
+            yield from rows(report)
+
+    return declared
+
+
 def _family_metrics(report: Report) -> Iterator[Row]:
-    """A family's own metrics, a row each (qa's are EM, F1 and support F1, in their own tables)."""
-    if report.family in (None, "qa"):
-        return
+    """A family's own metrics, a row each (a family whose tables show them has none: qa's EM, F1
+    and support F1)."""
     for n, r in _configs(report):
         for metric in r.family_metrics:
             yield Row(n, (n, metric), r, {"metric": metric})
@@ -118,23 +128,10 @@ def _family_metrics(report: Report) -> Iterator[Row]:
 
 def _official(report: Report) -> Iterator[Row]:
     """HotpotQA's and 2Wiki's official figures: a row for each configuration whose attempts the
-    qa family scored by them (``vreact.qa.formats.official``)."""
-    if report.family not in (None, "qa"):
-        return
+    family scored by them (``vreact.qa.formats.official``)."""
     for n, r in _configs(report):
         if "sp_f1" in r.family_metrics:
             yield Row(n, (n,), r)
-
-
-def _qa(rows: Callable[[Report], Iterator[Row]]) -> Callable[[Report], Iterator[Row]]:
-    """Rows of a question-answering table (support, answerability, the retrieval ceiling, hop
-    counts): none for a run of another family."""
-
-    def only_qa(report: Report) -> Iterator[Row]:
-        if report.family in (None, "qa"):
-            yield from rows(report)
-
-    return only_qa
 
 
 def _scored_tries(report: Report) -> Iterator[Row]:
@@ -355,7 +352,7 @@ TABLES: tuple[Table, ...] = (
             Column("joint EM", "family_metrics.joint_em", "predicted"),
             Column("joint F1", "family_metrics.joint_f1", "predicted"),
         ),
-        _official,
+        _of_family("official", _official),
         optional=True,
     ),
     Table(
@@ -364,7 +361,7 @@ TABLES: tuple[Table, ...] = (
         "attempts that scorer gave it for.",
         ("config", "metric"),
         (Column("mean", "family_metrics.{metric}"),),
-        _family_metrics,
+        _of_family("metrics", _family_metrics),
         optional=True,
     ),
     Table(
@@ -427,7 +424,7 @@ TABLES: tuple[Table, ...] = (
             Column("grp sup F1", "group_support_sufficiency_f1"),
             Column("plan fb", "plan_fallbacks"),
         ),
-        _qa(_per_config),
+        _of_family("support", _per_config),
         optional=True,
     ),
     Table(
@@ -441,7 +438,7 @@ TABLES: tuple[Table, ...] = (
             Column("all gold", "all_gold_retrieved"),
             Column("sup F1", "support_f1"),
         ),
-        _qa(_per_config),
+        _of_family("support", _per_config),
         optional=True,
     ),
     Table(
@@ -590,7 +587,7 @@ TABLES: tuple[Table, ...] = (
         "The same accounting over the tasks of each hop count.",
         ("config", "hops"),
         _accounting(),
-        _qa(_per_hop),
+        _of_family("hops", _per_hop),
         optional=True,
     ),
     Table(
@@ -606,7 +603,7 @@ TABLES: tuple[Table, ...] = (
             Column("ceiling", "retrieval_ceiling"),
             Column("ans F1", "answerability.f1"),
         ),
-        _qa(_per_hop),
+        _of_family("hops", _per_hop),
         optional=True,
     ),
     Table(
