@@ -213,7 +213,7 @@ FAMILY_NAMES = tuple(f.rpartition(".")[2] for f in FAMILIES)
 #: families were question answering's), and these assignments of ``vreact.families``: the
 #: default family, and the table of built-in families (to go when they are found by entry points).
 NAMING_MODULES = ("vreact.records.migrations",)
-NAMING_ASSIGNMENTS = {"vreact.families": ("DEFAULT", "BUILT_IN")}
+NAMING_ASSIGNMENTS = {"vreact.families": ("DEFAULT",)}
 
 
 def family_names(modules: dict[str, str], named: list[str]) -> list[tuple[str, int, str]]:
