@@ -23,8 +23,9 @@ from pydantic import ValidationError
 
 from vreact.families import Score
 from vreact.inputs import DatasetError, InputFileError, check_file, decode_text
-from vreact.metrics import joint, official_best, sentence_support, support_f1
+from vreact.metrics import support_f1
 from vreact.qa.dataset import Paragraph, Task
+from vreact.qa.official import joint, official_best, sentence_support
 
 #: The formats this module reads, beside ``musique`` (``vreact.qa.dataset``).
 FORMATS = ("hotpotqa", "2wiki", "jsonl")
