@@ -138,7 +138,7 @@ def criticised(decision: str = "accept", confidence: float = 0.9, feedback: str 
 def managed(
     status: str = "continue", facts: list[tuple[str, list[str]]] = (), reason: str = ""
 ) -> dict[str, Any]:
-    state = [{"fact": f, "paragraph_ids": ids} for f, ids in facts]
+    state = [{"fact": f, "paragraph_ids": ids} for f, ids in facts]  # qa's name for what a fact cites
     return {"status": status, "state": state, "reason": reason}
 
 

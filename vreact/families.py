@@ -271,17 +271,19 @@ class CriticKit(Protocol):
 
 class ContextManagerKit(Protocol):
     """DeReAct's context manager for a family's steps: the evidence-only State, each fact citing
-    what the try retrieved. ``certifies_empty`` (optional, default True): whether it may certify
-    a finish on an empty State; False makes "nothing shown yet" a veto whatever the model says
-    (code: no finish before a run)."""
+    what the try retrieved. ``cites`` (optional, default ``cites``): the name its schema and
+    messages give a fact's citations (qa: ``paragraph_ids``; code: ``runs``), under which the
+    roles are shown the State. ``certifies_empty`` (optional, default True): whether it may
+    certify a finish on an empty State; False makes "nothing shown yet" a veto whatever the model
+    says (code: no finish before a run)."""
 
     schema: dict[str, Any]
 
     def messages(self, context: dict[str, Any]) -> list[Message]: ...
 
     def parse(self, text: str) -> Any | None:
-        """The update (``status`` and ``state``: facts with ``fact`` and ``paragraph_ids``), or
-        None when the reply is not one."""
+        """The update (``status`` and ``state``: facts with ``fact`` and ``cites``, read from the
+        kit's name for them: ``vreact.dereact.parse``), or None when the reply is not one."""
         ...
 
 

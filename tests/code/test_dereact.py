@@ -45,7 +45,7 @@ def scripted(credulous: bool = False) -> Callable[[list[dict[str, Any]]], str]:
             if "Step: finish" in user:
                 done = "success" if facts or credulous else "continue"
                 return json.dumps({"status": done, "state": facts, "reason": "run the examples first"})
-            fact = {"fact": "has_close_elements([1.0, 2.0, 3.0], 0.5) printed False", "paragraph_ids": ["r1"]}
+            fact = {"fact": "has_close_elements([1.0, 2.0, 3.0], 0.5) printed False", "runs": ["r1"]}
             return json.dumps({"status": "continue", "state": [*facts, fact], "reason": ""})
         return fenced(next(executor))
 
@@ -104,3 +104,17 @@ def test_a_context_manager_that_certifies_an_untried_finish_is_overruled(tmp_pat
     _, vetoed, tried, certified = attempt.steps
     assert vetoed.observation == "continue: nothing has been shown yet; try it first"
     assert tried.action == "run" and certified.action == "finish" and certified.observation == ""
+
+
+def test_the_code_context_manager_names_what_a_fact_cites_runs():
+    """Its schema and prompt ask for ``runs``, read as the State's ``cites``; the State's own name,
+    or qa's, cites nothing there (the State's gate rejects such a fact as ungrounded)."""
+    from vreact.code.dereact import CONTEXT_MANAGER
+
+    facts = CONTEXT_MANAGER.schema["properties"]["state"]["items"]
+    assert list(facts["properties"]) == ["fact", "runs"] and facts["required"] == ["fact", "runs"]
+    assert '"runs": ["r1"]' in CM_SYSTEM and "paragraph" not in CM_SYSTEM
+    for name, cites in (("runs", ["r1"]), ("cites", []), ("paragraph_ids", [])):
+        reply = {"status": "continue", "state": [{"fact": "f", name: ["r1"]}], "reason": ""}
+        update = CONTEXT_MANAGER.parse(json.dumps(reply))
+        assert update is not None and update.state[0].cites == cites, name

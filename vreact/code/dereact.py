@@ -1,13 +1,14 @@
 """DeReAct on code (seed 000): the critic reads a proposed ``run`` or finish before it runs (code
 that reaches for the network, the file system, other processes or the environment is blocked;
 a finish must be the whole function), and the context manager keeps the State: facts about the
-program, each citing the runs (``r1``, ``r2`` ...) that showed them, and on a proposed finish
-certifies it only when a run showed the function on the prompt's examples (its completion veto).
-Their schemas and how their replies are read are DeReAct's (``vreact.dereact``); only the words
-differ."""
+program, each citing the runs (``r1``, ``r2`` ...) that showed them (``runs``, in its schema and
+messages), and on a proposed finish certifies it only when a run showed the function on the
+prompt's examples (its completion veto). Their schemas and how their replies are read are
+DeReAct's (``vreact.dereact``); only the words differ."""
 
 from __future__ import annotations
 
+import functools
 import json
 from types import SimpleNamespace
 from typing import Any
@@ -31,8 +32,10 @@ CM_SYSTEM = (
     "runs that showed it. If the step is a finish, reply success only if a run showed the function "
     "returning what the prompt's examples expect; otherwise continue, and say which example to run "
     'first. Reply with JSON: {"status": "success|continue", "state": [{"fact": "...", '
-    '"paragraph_ids": ["r1"]}], "reason": "..."}'
+    '"runs": ["r1"]}], "reason": "..."}'
 )
+#: What the context manager is told a fact cites: the ids of runs (the State's ``cites``).
+CITES = "runs"
 
 
 def critic_messages(context: dict[str, Any]) -> list[Message]:
@@ -56,5 +59,9 @@ def cm_messages(context: dict[str, Any]) -> list[Message]:
 CRITIC = SimpleNamespace(schema=dereact.CRITIC_SCHEMA, messages=critic_messages, decide=dereact.decide)
 #: a finish is certified only on facts a run showed (the completion veto's deterministic floor)
 CONTEXT_MANAGER = SimpleNamespace(
-    schema=dereact.CM_SCHEMA, messages=cm_messages, parse=dereact.parse, certifies_empty=False
+    schema=dereact.cm_schema(CITES),
+    messages=cm_messages,
+    parse=functools.partial(dereact.parse, cites=CITES),
+    cites=CITES,
+    certifies_empty=False,
 )

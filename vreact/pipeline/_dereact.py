@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from vreact.dereact import CITES, worded
 from vreact.families import Step
 from vreact.pipeline._core import PASS, Member, StepOutcome, Turn, block, member, veto
 from vreact.v import Source
@@ -26,6 +27,12 @@ def kit_of(turn: Turn, role: str) -> Any:
             f"the {family} family's steps have no {role.replace('_', ' ')} (StepKit.{role})"
         )
     return found
+
+
+def cites_of(turn: Turn) -> str:
+    """The name this try's context manager gives a fact's citations (``ContextManagerKit.cites``:
+    its schema's and messages' word; default the State's own, ``cites``)."""
+    return str(getattr(getattr(turn.kit, "context_manager", None), "cites", CITES))
 
 
 def window(history: list[tuple[str, str]], size: int, initial: int) -> list[tuple[str, str]]:
@@ -69,8 +76,10 @@ class Critic(Member):
 
 @member("context_manager")
 class ContextManager(Member):
-    """The State belongs to this try (one instance per try); each fact must cite paragraphs the
-    try retrieved (``state_grounded``), else the old State is kept and a success is not certified."""
+    """The State belongs to this try (one instance per try): facts, each with the ids it cites
+    (``cites``; the roles are shown them under the family's name, ``ContextManagerKit.cites``),
+    which must be ids the try retrieved (``state_grounded``), else the old State is kept and a
+    success is not certified."""
 
     verifier: ClassVar[str] = "context_manager"
     source: ClassVar[Source] = "judge"
@@ -80,7 +89,7 @@ class ContextManager(Member):
         self.state: list[dict[str, Any]] = []
 
     def context(self, turn: Turn) -> StepOutcome:
-        turn.sources["state"] = list(self.state)
+        turn.sources["state"] = worded(self.state, cites_of(turn))
         turn.history = window(turn.history, self.size, self.initial)
         return PASS
 
@@ -90,13 +99,13 @@ class ContextManager(Member):
         result = (
             turn.observation if not turn.final else f"proposed final: {turn.step.action} {turn.step.input!r}"
         )
+        cm = kit_of(turn, "context_manager")
         sources = {
             "subtask.objective": turn.objective,
-            "state": list(self.state),
+            "state": worded(self.state, cites_of(turn)),
             "proposal": proposal(turn.step),
             "result": result,
         }
-        cm = kit_of(turn, "context_manager")
         update = cm.parse(turn.ask("context_manager", sources, cm.messages, cm.schema))
         if update is None:
             return (
@@ -104,9 +113,9 @@ class ContextManager(Member):
                 if turn.final
                 else PASS
             )
-        facts = [{"fact": f.fact, "paragraph_ids": [str(i) for i in f.paragraph_ids]} for f in update.state]
-        stray = sorted({i for f in facts for i in f["paragraph_ids"]} - turn.retrieved)
-        if stray or any(not f["paragraph_ids"] for f in facts):
+        facts = [{"fact": f.fact, CITES: [str(i) for i in f.cites]} for f in update.state]
+        stray = sorted({i for f in facts for i in f[CITES]} - turn.retrieved)
+        if stray or any(not f[CITES] for f in facts):
             why = f"the State cites {', '.join(stray) or 'no paragraph'} (not retrieved in this try)"
             turn.reject(self, "state_ungrounded", why, check_name="state_grounded", source="gate")
             if turn.final and update.status == "success":

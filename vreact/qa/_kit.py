@@ -40,7 +40,10 @@ RECOVER = (
 #: DeReAct's critic and context manager for question answering's steps.
 CRITIC = SimpleNamespace(schema=critic.CRITIC_SCHEMA, messages=critic.render_messages, decide=critic.decide)
 CONTEXT_MANAGER = SimpleNamespace(
-    schema=context_manager.CM_SCHEMA, messages=context_manager.render_messages, parse=context_manager.parse
+    schema=context_manager.CM_SCHEMA,
+    messages=context_manager.render_messages,
+    parse=context_manager.parse,
+    cites=context_manager.CITES,
 )
 #: A search or read result's line: ``[id] title: text``.
 _HIT = re.compile(r"^\[(\w+)\] ([^:\n]*):", re.M)

@@ -7,10 +7,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from vreact.dereact import CM_SCHEMA, parse
+from vreact.dereact import Update, cm_schema
+from vreact.dereact import parse as parse_update
 from vreact.model import Message
 
-__all__ = ["CM_SCHEMA", "parse", "render_messages"]
+__all__ = ["CITES", "CM_SCHEMA", "parse", "render_messages"]
+
+#: What the context manager is told a fact cites: the ids of paragraphs (the State's ``cites``).
+CITES = "paragraph_ids"
+CM_SCHEMA = cm_schema(CITES)
 
 _SYSTEM = (
     "You keep the verified facts of an agent that answers a question from paragraphs. Given the "
@@ -30,3 +35,8 @@ def render_messages(context: dict[str, Any]) -> list[Message]:
         "It returned: " + str(context["result"])[:1500],
     ]
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+
+
+def parse(text: str) -> Update | None:
+    """The update in a reply, each fact's ``paragraph_ids`` read as what it cites."""
+    return parse_update(text, CITES)
