@@ -451,7 +451,8 @@ class TaskFamily:
     #: so its executor's model may take ``actions: native``
     native_actions: ClassVar[bool] = False
     #: whether its tries run model-written code: then a run needs a sandbox (``vreact.sandbox``)
-    #: unless the experiment says ``sandbox: none``, and its runs record which one they used
+    #: unless the experiment says ``sandbox: none``, and its runs record which one they used;
+    #: ``shared`` and ``rescore_tasks`` take ``sandbox=``, the kind its programs run in
     runs_code: ClassVar[bool] = False
     #: how the built-in judge prompt words what each kind of judge checks (L1, L2, L3,
     #: integration) for its artifacts (None: the generic wording, ``vreact.verify.gates.WHAT``)
@@ -496,7 +497,9 @@ class TaskFamily:
         return select(read_selection(self, d), d.task_ids, d.limit, d.path)
 
     def shared(self, selection: Any) -> Shared | None:
-        """What the selection opens once for the whole run (None: nothing)."""
+        """What the selection opens once for the whole run (None: nothing). A family that runs
+        code (``runs_code``) also takes ``sandbox=``, the kind the experiment names (``bwrap``,
+        ``none``): what it opens is where the run's programs run."""
         return None
 
     #: the libraries beyond the core's (``vreact.records.provenance.LIBRARIES``) whose versions
@@ -523,8 +526,9 @@ class TaskFamily:
 
     def rescore_tasks(self, scorer: str, records: Iterable[Any]) -> dict[str, Any]:
         """The tasks of a recorded run (``TaskRecord``s) as ``scorer`` reads them, by id, for
-        ``vreact rescore`` (code: each problem with its HumanEval+ inputs); a ``ValueError``
-        names the tasks it has nothing to score by."""
+        ``vreact rescore`` (code: each problem with its HumanEval+ inputs; a family that runs code
+        also takes ``sandbox=``, the kind they run in); a ``ValueError`` names the tasks it has
+        nothing to score by."""
         raise ValueError(f"the {self.name} family's runs cannot be scored again")
 
     def scorer_files(self, scorer: str) -> list[Path]:

@@ -18,7 +18,6 @@ import ast
 import dataclasses
 import json
 import re
-import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ from vreact.code.plan import (
     split_objective,
     with_helpers,
 )
+from vreact.code.sandboxes import RunSandbox, of, opened
 from vreact.families import (
     FaultClass,
     Finding,
@@ -62,7 +62,6 @@ from vreact.families import (
 )
 from vreact.marking import mark
 from vreact.model import Message, parse_json_object
-from vreact.sandbox import Limits, Sandbox, SandboxUnavailable, chosen, unavailable
 
 ACTIONS = ("run", "finish", "abstain")
 #: The scorers: HumanEval's hidden test, and HumanEval+'s inputs (``vreact.code.plus``).
@@ -86,30 +85,14 @@ RUN_MARK = re.compile(r"\A\s*#\s*run\b", re.IGNORECASE)
 SHOWN = 1500
 
 
-_SANDBOXES: dict[str, Sandbox] = {}
-_SANDBOX_LOCK = threading.Lock()
-
-
-def sandbox() -> Sandbox:
-    """The sandbox this process runs programs in, of the kind the run chose
-    (``vreact.sandbox.chosen``: bubblewrap unless the experiment says ``sandbox: none``), made
-    once per kind, its start checked; none here is a ``SandboxUnavailable`` naming why."""
-    kind = chosen()
-    with _SANDBOX_LOCK:
-        if kind not in _SANDBOXES:
-            why = unavailable(kind)
-            if why is not None:
-                raise SandboxUnavailable(f"the code family runs model-written code only in a sandbox: {why}")
-            _SANDBOXES[kind] = Sandbox(Limits(), kind)
-        return _SANDBOXES[kind]
-
-
 @dataclass(frozen=True)
 class Program:
     """A try's final: a program (kind ``answer``) or an abstention, with what its gates read:
     the entry point, the prompt's parameters and the visible examples (never the hidden test);
     in a plan, the code it builds on (``setup``: the prompt's imports and the accepted helpers)
-    and, for a helper, its name. Kind ``chain``: the assembled module R2 checks."""
+    and, for a helper, its name. Kind ``chain``: the assembled module R2 checks. ``sandbox``:
+    the run's, where its gates run it (``vreact.code.sandboxes``; None: one read back from its
+    gate input, which runs in the default one); not part of what it is."""
 
     kind: str
     entry_point: str
@@ -120,6 +103,7 @@ class Program:
     evidence: list[str] = field(default_factory=list)
     setup: str = ""
     helper: str = ""
+    sandbox: RunSandbox | None = field(default=None, compare=False, repr=False)
 
     @property
     def module(self) -> str:
@@ -270,6 +254,7 @@ class CodeKit(StepKit):
     ) -> None:
         super().__init__(None, subtask.checks, RECOVER)
         self.problem, self.subtask = problem, subtask
+        self.sandbox = of(problem)  # the run's, where its runs and its programs' gates run
         self.deadline = deadline  # the attempt's wall clock, which a run's time counts against
         self.show_rejected = show_rejected  # a retry sees the program it is a retry of
         self.runs = 0
@@ -326,21 +311,31 @@ class CodeKit(StepKit):
         self.runs += 1
         run = f"r{self.runs}"
         self.retrieved.add(run)
-        result = sandbox().run(step.input, mode="run", deadline=self.deadline)
+        result = self.sandbox.run(step.input, mode="run", deadline=self.deadline)
         return f"[{run}] {observed(result)}", len(result.output) > SHOWN
 
     def artifact(self, step: Step) -> Program:
         p, st = self.problem, self.subtask
         if step.action == "abstain":
-            return Program("abstain", p.entry_point, reason=step.input or step.thought)
+            return Program("abstain", p.entry_point, reason=step.input or step.thought, sandbox=self.sandbox)
         if not isinstance(st, CodeSubtask):  # the problem as one subtask
             parameters = parameters_of(p.prompt, p.entry_point)
-            return Program("answer", p.entry_point, step.input, "", parameters, tuple(p.examples))
+            return Program(
+                "answer", p.entry_point, step.input, "", parameters, tuple(p.examples), sandbox=self.sandbox
+            )
         _, helpers = split_objective(st.objective)
         setup = "\n\n".join(c for c in (imports_of(p.prompt), helpers) if c)
         helper = st.entry_point if st.helper else ""
         return Program(
-            "answer", st.entry_point, step.input, "", st.parameters, st.examples, setup=setup, helper=helper
+            "answer",
+            st.entry_point,
+            step.input,
+            "",
+            st.parameters,
+            st.examples,
+            setup=setup,
+            helper=helper,
+            sandbox=self.sandbox,
         )
 
 
@@ -399,16 +394,21 @@ class Code(TaskFamily):
     noun = "problem"
 
     def read(self, path: str, format: str, limit: int | None = None) -> list[Any]:
-        """The problems, each with the examples its prompt states and, for a user's file, the
-        dataset audit run now in the sandbox (the shipped sets' is shipped)."""
-        audit = None if path in (SHIPPED, SHIPPED_PLUS) else audit_with(sandbox())
-        return list(read_problems(path, limit, format, audit))
+        """The problems, each with the examples its prompt states and, for a shipped set, its
+        dataset audit (a user's file's is run in the run's sandbox, when the problems are placed
+        in it: ``shared``)."""
+        return list(read_problems(path, limit, format))
+
+    def shared(self, selection: Any, sandbox: str = "bwrap") -> RunSandbox:
+        """The run's sandbox, of the kind the experiment names (``sandbox``: ``bwrap``, or
+        ``none``: unsandboxed), made once for the run: every problem is placed in it, and its
+        attempts' runs, gates and scorer run in it."""
+        return opened(sandbox)
 
     def audit(self, tasks: list[Any]) -> list[Finding]:
-        """The stated examples each problem's canonical solution contradicts, run now in the
+        """The stated examples each problem's canonical solution contradicts, run now in its
         sandbox."""
-        audit = audit_with(sandbox())
-        return [f for p in tasks for f in findings(p.id, p.entry_point, audit(p))]
+        return [f for p in tasks for f in findings(p.id, p.entry_point, audit_with(of(p))(p))]
 
     def reading(self, records: list[Any]) -> Reading | None:
         """How many examples the prompts state (each run as stated), the ones the audit lists,
@@ -450,13 +450,16 @@ class Code(TaskFamily):
 
     scorer_names = (HIDDEN, PLUS)
 
-    def rescore_tasks(self, scorer: str, records: Iterable[Any]) -> dict[str, Problem]:
+    def rescore_tasks(
+        self, scorer: str, records: Iterable[Any], sandbox: str = "bwrap"
+    ) -> dict[str, Problem]:
         """The recorded problems with HumanEval+'s inputs (the shipped file's, by id, where the
-        recorded prompt is HumanEval's); the hidden test is not in the records, so ``humaneval``
-        cannot be added after the run."""
+        recorded prompt is HumanEval's), run in a sandbox of the kind ``sandbox`` names; the
+        hidden test is not in the records, so ``humaneval`` cannot be added after the run."""
         if scorer != PLUS:
             raise ValueError(f"{scorer}: the records keep no hidden test to score by again")
-        shipped = {p.id: p for p in read_problems(SHIPPED_PLUS)}
+        box = opened(sandbox)
+        shipped = {p.id: p.in_sandbox(box) for p in read_problems(SHIPPED_PLUS)}
         found, missing = {}, []
         for t in records:
             problem = shipped.get(t.id)
@@ -510,13 +513,14 @@ class Code(TaskFamily):
 
     @staticmethod
     def _passes(task: Problem, program: str, scorer: str = HIDDEN) -> bool:
+        box = of(task)
         if scorer == PLUS:
             from vreact.code.plus import passes
 
-            return passes(task, program)
+            return passes(task, program, kind=box.kind)
         if scorer != HIDDEN:
             raise ValueError(f"the code family has no scorer {scorer!r} (it has {HIDDEN}, {PLUS})")
-        result = sandbox().run(program, entry_point=task.entry_point, setup=task.prompt, test=str(task.test))
+        result = box.run(program, entry_point=task.entry_point, setup=task.prompt, test=str(task.test))
         return bool(result.marked and result.loaded and result.test and result.test.get("passed"))
 
     def l1(self, task: Problem, spec: Any) -> dict[str, Any]:
@@ -538,7 +542,9 @@ class Code(TaskFamily):
         accepted = [units[st.id] for st in done if st.id in units]
         if not accepted:  # the first subtask declined: nothing to assemble (R2 checks no abstention)
             parameters = parameters_of(task.prompt, task.entry_point)
-            return Program("chain", task.entry_point, "", "", parameters, tuple(task.examples))
+            return Program(
+                "chain", task.entry_point, "", "", parameters, tuple(task.examples), sandbox=of(task)
+            )
         return dataclasses.replace(self.final(task, accepted), kind="chain", helper="")
 
     def final(self, task: Problem, accepted: list[Any]) -> Program:
@@ -546,7 +552,9 @@ class Code(TaskFamily):
         (the prompt's imports, the accepted helpers, the function)."""
         last = accepted[-1]
         parameters = parameters_of(task.prompt, task.entry_point)
-        return Program("answer", task.entry_point, last.module, "", parameters, tuple(task.examples))
+        return Program(
+            "answer", task.entry_point, last.module, "", parameters, tuple(task.examples), sandbox=of(task)
+        )
 
     def kit(self, ctx: Any, subtask: Subtask, retry: bool, settings: CodeSteps) -> StepKit:
         return CodeKit(ctx.task, subtask, ctx.budgets.deadline, settings.show_rejected)
@@ -562,11 +570,15 @@ class Code(TaskFamily):
     def probe(self, task: Problem, classes: tuple[FaultClass, ...], spec: Any) -> Probed:
         from vreact.code.faults import build
 
+        box = of(task)
+
         def artifact(problem: Problem, program: str) -> Program:
             parameters = parameters_of(problem.prompt, problem.entry_point)
-            return Program("answer", problem.entry_point, program, "", parameters, tuple(problem.examples))
+            return Program(
+                "answer", problem.entry_point, program, "", parameters, tuple(problem.examples), sandbox=box
+            )
 
-        return build(task, classes, sandbox(), artifact)
+        return build(task, classes, box, artifact)
 
     def row(self, task: Problem) -> dict[str, Any]:
         record = task.model_dump(mode="json", exclude={"canonical_solution", "test", "plus"})

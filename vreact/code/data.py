@@ -23,7 +23,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from vreact.code.examples import examples
 from vreact.inputs import DatasetError, InputFileError, check_file, decode_text
@@ -64,6 +64,10 @@ class Problem(BaseModel):
     #: ``canonical_solution`` (what computes the expected outputs), ``base_input``,
     #: ``plus_input``, ``atol`` and ``contract``; empty for a problem without them
     plus: str = ""
+    # the run's sandbox its programs run in (``vreact.code.sandboxes.RunSandbox``: ``place``),
+    # and whether its audit was made (a shipped set's is shipped; a user's is made where it runs)
+    _sandbox: Any = PrivateAttr(None)
+    _audited: bool = PrivateAttr(False)
 
     @field_validator("canonical_solution", "test", "plus")
     @classmethod
@@ -73,6 +77,27 @@ class Problem(BaseModel):
     @property
     def text(self) -> str:
         return self.prompt
+
+    @property
+    def sandbox(self) -> Any:
+        """The run's sandbox it is placed in (a ``vreact.code.sandboxes.RunSandbox``); None: none
+        yet (``vreact.code.sandboxes.of`` gives the default one)."""
+        return self._sandbox
+
+    @property
+    def audited(self) -> bool:
+        """Whether its ``audit`` was made: read with the shipped set's, or run (``read_problems``'
+        ``audit``, ``RunSandbox.place``)."""
+        return self._audited
+
+    def in_sandbox(self, sandbox: Any, audit: list[tuple[str, str, str]] | None = None) -> Problem:
+        """This problem run in ``sandbox``, with ``audit`` as its dataset audit when given."""
+        problem = self.model_copy()
+        problem._sandbox = sandbox
+        if audit is not None:
+            problem.audit = [(a, e, tag(g, "gold")) for a, e, g in audit]
+            problem._audited = True
+        return problem
 
     def scorable(self, scorer: str) -> bool:
         """Whether the problem has what ``scorer`` needs: the hidden test (``humaneval``), or
@@ -202,7 +227,8 @@ def read_problems(
     """The problems of ``path`` (``humaneval``: the shipped 164; ``humanevalplus``: the shipped
     HumanEval+), the first ``limit`` only, in ``format`` (``humanevalplus``: with HumanEval+'s
     inputs), each with the examples its prompt states. Their audit: the shipped one for a shipped
-    set, else ``audit(problem)`` (``audit_with``'s; None audits nothing)."""
+    set, else ``audit(problem)`` (``audit_with``'s; None audits nothing yet: the run's sandbox
+    does when the problems are placed in it, ``vreact.code.sandboxes.RunSandbox.place``)."""
     shipped = path in (SHIPPED, SHIPPED_PLUS)
     plus = format == SHIPPED_PLUS or path == SHIPPED_PLUS
     audited = json.loads(AUDIT.read_text(encoding="utf-8"))[path] if shipped else {}
@@ -218,6 +244,7 @@ def read_problems(
             raise DatasetError(f"{path}:{n}: {e}") from None
         found = audited.get(problem.id, []) if shipped else audit(problem) if audit is not None else []
         problem.audit = [(a, e, tag(g, "gold")) for a, e, g in found]
+        problem._audited = shipped or audit is not None
         problems.append(problem)
     return problems
 

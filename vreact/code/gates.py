@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from vreact.code.plan import split_objective
+from vreact.code.sandboxes import DEFAULT, RunSandbox, of
 from vreact.model import Message
 from vreact.verify.gates import GateResult, accept, gate, judge_prompt, reject
 from vreact.verify.gates._prompts import REPLY
@@ -58,13 +59,13 @@ def defines_entry_point() -> Any:
     return check
 
 
-def examples_verdict(program: str, entry_point: str, examples: list[tuple[str, str]]) -> GateResult:
-    """``program`` loaded in a fresh sandbox and ``entry_point`` run on each example, within its
-    time: the first failure as a rejection whose detail names the call, what it should return
-    and what it did."""
-    from vreact.code import sandbox
-
-    result = sandbox().run(program, entry_point=entry_point, examples=examples)
+def examples_verdict(
+    program: str, entry_point: str, examples: list[tuple[str, str]], sandbox: RunSandbox = DEFAULT
+) -> GateResult:
+    """``program`` loaded in a fresh run of ``sandbox`` (the run's) and ``entry_point`` run on
+    each example, within its time: the first failure as a rejection whose detail names the call,
+    what it should return and what it did."""
+    result = sandbox.run(program, entry_point=entry_point, examples=examples)
     if not result.marked:
         return reject("sandbox_stopped", f"the program was stopped: {result.killed}")
     if not result.loaded:
@@ -91,10 +92,11 @@ def examples_verdict(program: str, entry_point: str, examples: list[tuple[str, s
 @gate("examples_pass")
 def examples_pass() -> Any:
     """The program passes every visible example of the prompt (a helper's: the ones its plan
-    invented), in a fresh sandbox, within its time; the code it builds on is loaded first."""
+    invented), in a fresh run of the run's sandbox, within its time; the code it builds on is
+    loaded first."""
 
     def check(p: Any) -> GateResult:
-        return examples_verdict(p.module, p.entry_point, list(p.examples))
+        return examples_verdict(p.module, p.entry_point, list(p.examples), of(p))
 
     return check
 
@@ -105,7 +107,7 @@ def assembly_passes() -> Any:
     visible examples (where an invented helper example was wrong, these decide)."""
 
     def check(p: Any) -> GateResult:
-        return examples_verdict(p.module, p.entry_point, list(p.examples))
+        return examples_verdict(p.module, p.entry_point, list(p.examples), of(p))
 
     return check
 

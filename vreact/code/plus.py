@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from vreact.model import default_cache_dir
-from vreact.sandbox import PYTHON, Kind, Limits, Sandbox, SandboxUnavailable, chosen, unavailable
+from vreact.sandbox import PYTHON, Kind, Limits, Sandbox, SandboxUnavailable, unavailable
 
 #: EvalPlus 0.3.1's own constants (``evalplus.config``, ``evalplus.eval.untrusted_check``): a
 #: call's time is ``max(MIN_TIME_LIMIT, TIME_LIMIT_FACTOR * the reference's time)``; the base
@@ -105,12 +105,12 @@ def _checked(kind: Kind) -> Kind:
     return kind
 
 
-def _sandbox(limits: Limits) -> Sandbox:
-    return Sandbox(limits, _checked(chosen()))
+def _sandbox(limits: Limits, kind: Kind) -> Sandbox:
+    return Sandbox(limits, _checked(kind))
 
 
-def _entry(problem: Any, digest: str, cache_dir: Path | None) -> Path:
-    python = sandbox_python(chosen())
+def _entry(problem: Any, digest: str, cache_dir: Path | None, kind: Kind) -> Path:
+    python = sandbox_python(kind)
     safe = str(problem.id).replace("/", "-")
     folder = Path(cache_dir or default_cache_dir()) / CACHE / f"v{FORM}-py{python}"
     return folder / f"{safe}-{digest[:20]}.json"
@@ -146,20 +146,22 @@ def _write(path: Path, data: dict[str, Any]) -> None:
         raise
 
 
-def oracle(problem: Any, cache_dir: Path | None = None) -> Oracle:
+def oracle(problem: Any, cache_dir: Path | None = None, kind: Kind = "bwrap") -> Oracle:
     """The problem's expected outputs and the reference's times: from the cache, or computed in
-    the sandbox and kept there."""
+    a sandbox of ``kind`` and kept there."""
     data = data_of(problem)
     inputs = [*data["base_input"], *data["plus_input"]]
     digest = hashlib.sha256(str(problem.plus).encode()).hexdigest()
-    path = _entry(problem, digest, cache_dir)
+    path = _entry(problem, digest, cache_dir, kind)
     found = _read(path, len(inputs))
     if found is None:
         program = str(data["prompt"]) + str(data["canonical_solution"])
         limits = Limits(
             wall_s=ORACLE_WALL_S, call_s=ORACLE_CALL_S, cpu_s=int(ORACLE_WALL_S), memory_mb=MEMORY_MB
         )
-        result = _sandbox(limits).run(program, mode="oracle", entry_point=problem.entry_point, inputs=inputs)
+        result = _sandbox(limits, kind).run(
+            program, mode="oracle", entry_point=problem.entry_point, inputs=inputs
+        )
         reply = result.inputs or {}
         if not (result.marked and result.loaded and reply.get("passed")):
             why = reply.get("error") or result.error or result.stopped or result.killed or "no reply"
@@ -170,9 +172,10 @@ def oracle(problem: Any, cache_dir: Path | None = None) -> Oracle:
     return Oracle(inputs, found[0], found[1], len(data["base_input"]), float(data.get("atol") or 0))
 
 
-def passes(problem: Any, program: str, cache_dir: Path | None = None) -> bool:
-    """Whether ``program`` answers every HumanEval+ input of ``problem`` as its reference does."""
-    o = oracle(problem, cache_dir)
+def passes(problem: Any, program: str, cache_dir: Path | None = None, kind: Kind = "bwrap") -> bool:
+    """Whether ``program`` answers every HumanEval+ input of ``problem`` as its reference does,
+    run in a sandbox of ``kind`` (the run's)."""
+    o = oracle(problem, cache_dir, kind)
     wall = o.wall()
     limits = Limits(
         wall_s=wall,
@@ -181,7 +184,7 @@ def passes(problem: Any, program: str, cache_dir: Path | None = None) -> bool:
         memory_mb=MEMORY_MB,
         file_mb=4 + len(o.inputs) // 64,  # what the program prints grows with its calls
     )
-    result = _sandbox(limits).run(
+    result = _sandbox(limits, kind).run(
         program,
         mode="inputs",
         entry_point=problem.entry_point,

@@ -300,17 +300,21 @@ def resolve(
 ) -> ResolvedExperiment:
     """Load what ``exp`` names and make its models (``announce`` is told their names first:
     a local model takes a while to load). ``tasks``, when given, stand for ``exp.dataset``'s.
-    What the family opens for the whole run (a qa ``dataset.corpus``, read and indexed) is opened
-    here, once, and every task is placed in it. With ``cache_only`` every model call
-    must be served by the response cache (a miss is ``NotCached``): refused without the cache
-    and for ``mock/`` models, which are never cached. With ``loaded`` (and ``tasks``, as they
-    were resolved) no file is read: a Ray worker resolves the driver's run from data."""
+    What the family opens for the whole run (a qa ``dataset.corpus``, read and indexed; code's
+    sandbox, of the experiment's ``sandbox``) is opened here, once, and every task is placed in
+    it. With ``cache_only`` every model call must be served by the response cache (a miss is
+    ``NotCached``): refused without the cache and for ``mock/`` models, which are never cached.
+    With ``loaded`` (and ``tasks``, as they were resolved) no file is read: a Ray worker
+    resolves the driver's run from data."""
     tasks = experiment_tasks(exp.dataset) if tasks is None else tasks
     bounded(exp.configurations, len(tasks), exp.attempts)  # before anything is made
     if loaded is not None:
         shared = loaded.shared
     else:
-        shared = family_of(exp.dataset.family).shared(exp.dataset)
+        of = family_of(exp.dataset.family)
+        # a family that runs model-written code opens the sandbox the experiment names for the run
+        named = {"sandbox": exp.sandbox} if of.runs_code else {}
+        shared = of.shared(exp.dataset, **named)
         if shared is not None:
             tasks = shared.place(tasks, exp.dataset.path)
     catalog = load_models(exp.models_file) if exp.models_file else None

@@ -33,7 +33,6 @@ from vreact.model import (
 )
 from vreact.records import DB_NAME, StorageFault, Store, exclusive, io_cause, io_error, provenance
 from vreact.sandbox import Kind, SandboxUnavailable, unavailable
-from vreact.sandbox import use as use_sandbox
 
 
 @dataclass(frozen=True)
@@ -84,8 +83,6 @@ def run_attempt(
     config, task, seed = job.config, job.task, job.seed
     attempt_id = store.start_attempt(run_id, config.name, task.id, job.attempt_index, seed)
     recorder = Recorder(store, attempt_id)
-    if family_of(experiment.family).runs_code:  # in this process (a Ray worker's too)
-        use_sandbox("none" if experiment.sandbox == "none" else "bwrap")
     try:
         assembler = ContextAssembler(experiment.roles, store)
         setup = experiment.setup(config)
@@ -217,11 +214,11 @@ def ready_to_run_code(family: str, sandbox: str) -> None:
     """For a family that runs model-written code, the sandbox an experiment names (``sandbox``),
     started here once (``SandboxUnavailable``, one line saying why and what to do, when it
     cannot be): vreact runs no model-written code outside a sandbox unless the experiment says
-    ``sandbox: none``."""
+    ``sandbox: none``. The run's programs run in what its family opens for it
+    (``TaskFamily.shared``, given ``sandbox=``)."""
     if not family_of(family).runs_code:
         return
     kind: Kind = "none" if sandbox == "none" else "bwrap"
-    use_sandbox(kind)
     why = unavailable(kind)
     if why is not None:
         raise SandboxUnavailable(f"the {family} family runs model-written code only in a sandbox: {why}")

@@ -49,7 +49,7 @@ def rescore(
 ) -> tuple[int, str]:
     """Score run ``run_id`` (default: the latest) of ``run_dir`` by ``scorer`` into a copy of its
     records in ``out``; returns the run's id and the sandbox the programs ran in."""
-    from vreact.sandbox import unavailable, use
+    from vreact.sandbox import unavailable
 
     source = run_dir / DB_NAME
     if not source.is_file():
@@ -72,16 +72,16 @@ def rescore(
             held = {name for a in records.attempts for name in a.scores}
             if scorer in held:
                 raise RescoreError(f"run {records.id} is already scored by {scorer}")
-            try:
-                tasks = family.rescore_tasks(scorer, records.tasks.values())
+            kind = sandbox or str(records.run.config.get("sandbox") or "bwrap")
+            try:  # a family that runs code places the tasks in a sandbox of that kind
+                named = {"sandbox": kind} if family.runs_code else {}
+                tasks = family.rescore_tasks(scorer, records.tasks.values(), **named)
             except ValueError as e:
                 raise RescoreError(str(e)) from None
-            kind = sandbox or str(records.run.config.get("sandbox") or "bwrap")
             if family.runs_code:
                 why = unavailable(kind)  # type: ignore[arg-type]
                 if why is not None:
                     raise RescoreError(f"{why} (or --sandbox none: unsandboxed, and recorded so)")
-                use(kind)  # type: ignore[arg-type]
             ended = [a for a in records.attempts if a.outcome in ("answer", "abstain")]
             scores = {}
             for i, a in enumerate(ended, 1):

@@ -59,19 +59,10 @@ SLOTS = 64
 #: process, whatever its TMPDIR).
 LOCKS = Path("/tmp/vreact-sandbox-users")
 
+#: A sandbox's kind: bubblewrap, or ``none`` (no isolation). A run's is its experiment's
+#: ``sandbox`` setting, which reaches its family's programs through what the family opens for the
+#: run (``vreact.families.TaskFamily.shared``).
 Kind = Literal["bwrap", "none"]
-#: The kind of sandbox this process runs model-written code in: the run's ``sandbox`` setting.
-_CHOSEN: list[Kind] = ["bwrap"]
-
-
-def use(kind: Kind) -> None:
-    """Run this process's model-written code in ``kind`` from now on (the run says which)."""
-    _CHOSEN[0] = kind
-
-
-def chosen() -> Kind:
-    """The kind of sandbox this process runs model-written code in (default ``bwrap``)."""
-    return _CHOSEN[0]
 
 
 class SandboxUnavailable(RuntimeError):
