@@ -3,13 +3,15 @@
 vreact's V, controller, budgets, verdict-only memory, records and report are the same for any
 task; a family says what its tasks are. A family is a subclass of :class:`TaskFamily`
 registered under its name (``@vreact.families``) when its module loads: built in (``qa``:
-question answering over paragraphs, ``vreact/qa/``), from a user's module (``--plugin``,
-``plugins:``) or from an installed package's entry point (group ``vreact.plugins``). The core
-imports no family: it finds one here, by name, and a built-in family's module is imported only
-when its name is first asked for.
+question answering over paragraphs, ``vreact/qa/``; ``code``, ``vreact/code/``: entry points of
+the group ``vreact.families``, as an installed package's family), from a user's module
+(``--plugin``, ``plugins:``) or from an installed package's entry point (group
+``vreact.plugins``). The core imports no family: it finds one here, by name, and an installed
+family's module is imported only when its name is first asked for.
 
-A family provides its readers (record formats -> tasks, ``read``), the dataset settings it
-declares (``settings``: used with another family, each is refused naming the field), its scorer
+A family provides its readers (record formats -> tasks, ``read``), its shapes (models of its L1
+answer requirements, its dataset settings and its step settings: ``requirements``,
+``dataset_settings``, ``step_settings``; a key another family declares is refused naming it), its scorer
 (``score``: whether an attempt's answer is right and the family's own metrics, which a run
 writes when each attempt ends, so reading a run never needs the machinery that made it), and
 what an attempt asks of it: L1 as the judges read it (``l1``), the L3 design of the single task
