@@ -104,7 +104,8 @@ def test_a_tools_arguments_are_its_parameters_and_bad_ones_are_its_observation()
 )
 def test_a_configurations_tools_are_registered_names(given: dict[str, Any], error: str) -> None:
     """``tools`` is question answering's step setting: its family validates it."""
-    from vreact.families import family_of, steps_of
+    from vreact.families import family_of
+    from vreact.spec import steps_of
 
     with pytest.raises(ValueError, match=error):
         steps_of(family_of("qa"), Configuration.model_validate({"name": "X", **given}))

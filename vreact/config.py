@@ -272,7 +272,7 @@ class CallSettings(BaseModel):
 class Configuration(BaseModel):
     """Which components run. Adjacent configurations differ by one switch. Its other keys are
     its task family's step settings (``TaskFamily.step_settings``), validated by the family where
-    an experiment names it (``vreact.families.step_settings``)."""
+    an experiment names it (``vreact.spec.steps_of``)."""
 
     model_config = ConfigDict(extra="allow")
 

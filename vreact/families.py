@@ -37,9 +37,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from vreact.config import SettingError
 from vreact.inputs import DatasetError
 from vreact.model import Message, ToolSpec, parse_json_object
 
@@ -762,41 +761,6 @@ def settings_of_families(step: bool = False) -> dict[str, set[str]]:
         for s in (f.step_settings if step else f.dataset_settings).model_fields:
             out.setdefault(s, set()).add(f.name)
     return out
-
-
-def given_steps(config: Any) -> dict[str, Any]:
-    """The step settings a configuration gives its family: its keys beyond the core's, and its
-    ``guard`` group's (as the family's ``guard``)."""
-    given = dict(config.model_extra or {})
-    if config.guard.model_extra:
-        given["guard"] = dict(config.guard.model_extra)
-    return given
-
-
-def steps_of(family: TaskFamily, config: Any, where: tuple[str | int, ...] = ()) -> Any:
-    """A configuration's step settings as ``family`` reads them (its ``step_settings``)."""
-    return validated(family.step_settings, given_steps(config), where)
-
-
-def validated(model: type[Settings], given: Mapping[str, Any], where: tuple[str | int, ...] = ()) -> Any:
-    """``given`` as a family's settings ``model`` reads it; else a ``SettingError`` at the first
-    wrong key's path below ``where`` (a file's loader names its line), an unknown key with the
-    closest known one."""
-    try:
-        return model.model_validate(dict(given))
-    except ValidationError as e:
-        err = e.errors()[0]
-        cause = (err.get("ctx") or {}).get("error")
-        loc = (*err["loc"], *(cause.path if isinstance(cause, SettingError) else ()))
-        message = (
-            str(cause) if isinstance(cause, SettingError) else str(err["msg"]).removeprefix("Value error, ")
-        )
-        if err["type"] == "extra_forbidden":
-            key = str(loc[-1])
-            close = difflib.get_close_matches(key, list(model.model_fields), n=1)
-            message = "unknown field" + (f"; did you mean {close[0]!r}?" if close else "")
-        kind = type(cause) if isinstance(cause, SettingError) else SettingError
-        raise kind((*where, *loc), message) from None
 
 
 def score_outcome(

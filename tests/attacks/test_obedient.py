@@ -15,10 +15,10 @@ import pytest
 from tests.attacks.obedient import goal_answer, obedient
 from tests.helpers import attempt, by_role, verdicts
 from vreact.config import Configuration
-from vreact.families import family_of, steps_of
+from vreact.families import family_of
 from vreact.metrics import normalize_answer
 from vreact.qa.attacks import STYLES, Attack, with_attacks
-from vreact.spec import load_verifiers
+from vreact.spec import load_verifiers, steps_of
 
 N = Configuration(name="N")
 VG = Configuration(name="VG", guards=True, gates=True)

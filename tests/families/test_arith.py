@@ -432,7 +432,8 @@ def test_the_familys_own_dataset_and_step_settings_are_read(server, tmp_path):
 
     from tests.families import arith
     from vreact.config import Configuration
-    from vreact.families import family_of, steps_of
+    from vreact.families import family_of
+    from vreact.spec import steps_of
 
     family = family_of("arith")
     settings = steps_of(family, Configuration(name="VG", decimals=2))

@@ -76,7 +76,11 @@ def test_the_published_schema_still_refuses_what_the_loader_refuses():
 
 
 def test_committed_schemas_match_the_models():
-    for kind, schema in json_schemas().items():
+    """The shipped schemas have a branch per built-in family (a plugin family loaded by another
+    test has none there)."""
+    from vreact.families import built_in
+
+    for kind, schema in json_schemas(list(built_in())).items():
         committed = json.loads((REPO / "schemas" / f"{kind}.schema.json").read_text())
         assert committed == schema, f"run: vreact schema --write schemas ({kind} drifted)"
 

@@ -30,11 +30,12 @@ def validate(files: tuple[Path, ...]) -> None:
     click.echo(f"{len(files)} file(s) valid", err=True)
 
 
-def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
+def json_schemas(families: list[str] | None = None) -> dict[str, dict]:  # type: ignore[type-arg]
     """The JSON Schema of each kind of declarative file (a spec's and an experiment's with a
     branch per registered family: the built-in ones and those of plugins loaded), of ``vreact
     report --json`` (``report``) and of ``vreact report --run all --json`` (``reports``, a list
-    of reports), generated from the models."""
+    of reports), generated from the models. ``families``: the families a branch is made for (None:
+    every registered one)."""
     from pydantic import TypeAdapter
 
     from vreact.quality import ProbeReport, ReplayReport
@@ -43,7 +44,7 @@ def json_schemas() -> dict[str, dict]:  # type: ignore[type-arg]
     from vreact.spec import KINDS
     from vreact.spec._schemas import family_schemas
 
-    schemas = {kind: model.model_json_schema() for kind, model in KINDS.items()} | family_schemas()
+    schemas = {kind: model.model_json_schema() for kind, model in KINDS.items()} | family_schemas(families)
     reports = TypeAdapter(list[Report]).json_schema(mode="serialization")
     return {
         **schemas,

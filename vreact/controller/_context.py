@@ -11,7 +11,7 @@ from typing import Any
 from vreact.budget import Budgets, BudgetStop
 from vreact.config import Configuration
 from vreact.families import DEFAULT as DEFAULT_FAMILY
-from vreact.families import TaskFamily, family_of, steps_of
+from vreact.families import TaskFamily, family_of
 from vreact.memory import ContextAssembler, Scope
 from vreact.model import (
     MAX_REPLY_CHARS,
@@ -29,6 +29,7 @@ from vreact.model import (
 )
 from vreact.records import Store
 from vreact.records.store import RowId
+from vreact.spec import steps_of
 from vreact.verdict import Unit, UnitKind, Verdict, artifact_hash
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from vreact.config import RESOLVED, Configuration
 from vreact.experiment.models import build_models
 from vreact.families import DEFAULT as DEFAULT_FAMILY
-from vreact.families import Shared, Task, family_of, steps_of
+from vreact.families import Shared, Task, family_of
 from vreact.inputs import DatasetError
 from vreact.model import Model, ModelConfigError, ResponseCache, acts_natively, endpoint_of
 from vreact.spec import (
@@ -29,6 +29,7 @@ from vreact.spec import (
     load_spec,
     load_verifiers,
     model_names,
+    steps_of,
 )
 from vreact.spec import loaded as loaded_plugins
 

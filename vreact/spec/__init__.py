@@ -37,6 +37,7 @@ from vreact.spec._models import (
     spec_model,
 )
 from vreact.spec._plugins import GROUP, Plugin, PluginError, load_entry_points, load_plugin, loaded, sources
+from vreact.spec._settings import given_steps, steps_of, validated
 
 __all__ = [
     "CONTEXT_FIELDS",
@@ -65,6 +66,7 @@ __all__ = [
     "VerifierSpec",
     "builtin_configs",
     "builtin_dir",
+    "given_steps",
     "load_entry_points",
     "load_experiment",
     "load_file",
@@ -80,6 +82,8 @@ __all__ = [
     "resolve_configs",
     "sources",
     "spec_model",
+    "steps_of",
     "validate_files",
+    "validated",
     "warn",
 ]

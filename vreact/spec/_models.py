@@ -39,8 +39,6 @@ from vreact.families import (
     UnknownFamily,
     family_of,
     settings_of_families,
-    steps_of,
-    validated,
 )
 from vreact.model import (
     DEFAULT_MODEL,
@@ -52,6 +50,7 @@ from vreact.model import (
     refused_by,
 )
 from vreact.spec._plugins import PluginError, load_plugin
+from vreact.spec._settings import steps_of, validated
 from vreact.verify.gates import check_gate_args, gate_factory, prompt_of
 
 

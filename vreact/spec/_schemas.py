@@ -20,9 +20,10 @@ _JOINED = ("DatasetSelection", "Configuration", "GuardSettings", "Acceptable")
 _GROUPS = ("guard",)
 
 
-def family_schemas() -> dict[str, dict[str, Any]]:
-    """``spec`` and ``experiment``'s JSON Schemas, a branch per registered family."""
-    families = [family_of(name) for name in family_names()]
+def family_schemas(names: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """``spec`` and ``experiment``'s JSON Schemas, a branch per family of ``names`` (None: every
+    registered family: the installed ones and those of the plugins loaded)."""
+    families = [family_of(name) for name in (family_names() if names is None else sorted(names))]
     return {"spec": _spec(families), "experiment": _experiment(families)}
 
 
