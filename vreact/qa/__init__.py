@@ -107,9 +107,8 @@ class QuestionAnswering(TaskFamily):
     def data_files(self, selection: Any) -> list[Path]:
         """The records' file (``sample``: the shipped sample's) and the corpus, when named."""
         named = [sample_path() if str(selection.path) == "sample" else Path(selection.path)]
-        corpus = getattr(getattr(selection, "settings", None), "corpus", None)  # a probe's: its file alone
-        if corpus:
-            named.append(Path(corpus))
+        if selection.settings.corpus:
+            named.append(Path(selection.settings.corpus))
         return [f for f in named if f.is_file()]
 
     def row(self, task: Task) -> dict[str, Any]:

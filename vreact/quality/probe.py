@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from vreact.config import Configuration
@@ -18,7 +17,7 @@ from vreact.families import DEFAULT, Artifact, FaultClass, Task, family_of
 from vreact.memory import ContextAssembler
 from vreact.model import Model, ModelError
 from vreact.records import DB_NAME, Store, exclusive, provenance
-from vreact.spec import RoleSchema, TaskSpec, VerifierSet
+from vreact.spec import DatasetSelection, RoleSchema, TaskSpec, VerifierSet
 from vreact.v import V
 from vreact.verdict import Decision, Verdict, artifact_hash
 from vreact.verify.verifier import Verifiers, built_gates, run_gate
@@ -100,7 +99,7 @@ def _run(probe: Probe, store: Store, out_dir: Path, on_artifact: OnArtifact | No
         run_id = store.new_run(identity, judge, probe.dataset, family.record())
     else:
         store.reopen_run(run_id)
-    selection = SimpleNamespace(path=probe.dataset)  # a probe reads its records' file alone
+    selection = DatasetSelection(family=family.name, path=probe.dataset)  # its records' file alone
     store.record_provenance(
         run_id,
         provenance.collect(
