@@ -50,13 +50,13 @@ nitpick_ignore_regex = [
     # vreact's types that a documented signature names but that are not part of the API this
     # reference documents: those of private modules (vreact.model._base, vreact.spec._models,
     # vreact.pipeline._core), then the others by name. A new one fails the build until it is
-    # documented in docs/reference.md or named here.
+    # documented in docs/reference.md or named here (vreact.registry.T and F: type variables).
     ("py:class", r"vreact(\.[a-z]\w*)*\._\w+\.\w+"),
     (
         "py:class",
         r"vreact\.(config\.Configuration|experiment\.resolved\.(Loaded|Setup)"
         r"|experiment\.runner\.(Progress|Stop)|families\.(FaultClass|Probed|Shared|Task)"
-        r"|records\.reader\.ScoreRecord|records\.store\.Store)",
+        r"|records\.reader\.ScoreRecord|records\.store\.Store|registry\.[TF])",
     ),
 ]
 

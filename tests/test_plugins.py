@@ -204,7 +204,7 @@ def test_an_installed_package_is_loaded_through_its_entry_point(tmp_path):
         [str(python), "-m", "vreact.cli", "plugins"], capture_output=True, text=True, timeout=120, env=env
     )
     assert listed.returncode == 0, listed.stderr
-    assert "gate    no_forbidden             plugin lab 1.2.3 (entry point)" in listed.stdout
+    assert "gate     no_forbidden             plugin lab 1.2.3 (entry point)" in listed.stdout
     files(tmp_path, "http://127.0.0.1:9/v1", "")
     valid = subprocess.run(
         [str(python), "-m", "vreact.cli", "validate", str(tmp_path / "lab_verifiers.yaml")],

@@ -22,7 +22,7 @@ from tests.helpers import attempt, by_role, cli, criticised, finish, role_of
 from vreact.config import Configuration
 from vreact.qa.tools import parse_date
 from vreact.records import DB_NAME, Store
-from vreact.spec import load_plugin
+from vreact.registry import load_plugin
 from vreact.tools import ToolContext, UnknownTool, tool, tool_names, tool_of
 
 NISSEDAL = "2hop__269805_135710"

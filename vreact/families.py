@@ -6,8 +6,9 @@ registered under its name (``@vreact.families``) when its module loads: built in
 question answering over paragraphs, ``vreact/qa/``; ``code``, ``vreact/code/``: entry points of
 the group ``vreact.families``, as an installed package's family), from a user's module
 (``--plugin``, ``plugins:``) or from an installed package's entry point (group
-``vreact.plugins``). The core imports no family: it finds one here, by name, and an installed
-family's module is imported only when its name is first asked for.
+``vreact.plugins``). The core imports no family: it finds one here, by name, and the installed
+families' modules are imported the first time a name of any kind is asked for that is not
+registered yet (``vreact.registry``).
 
 A family provides its readers (record formats -> tasks, ``read``), its shapes (models of its L1
 answer requirements, its dataset settings and its step settings: ``requirements``,
@@ -25,10 +26,6 @@ origin tag ``gold`` (``vreact.origin.tag``), which the context assembler refuses
 
 from __future__ import annotations
 
-import difflib
-import functools
-import importlib
-import importlib.metadata
 import inspect
 import json
 import warnings
@@ -41,17 +38,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from vreact.inputs import DatasetError
 from vreact.model import Message, ToolSpec, parse_json_object
+from vreact.registry import FAMILY_GROUP, Registry, UnknownName, installed
 
-#: The entry-point group of the families installed packages ship, vreact's own among them (its
-#: pyproject.toml): each a name -> the module that registers it, imported the first time the name
-#: is asked for.
-FAMILY_GROUP = "vreact.families"
 #: The family a dataset is read with when nothing names one.
 DEFAULT = "qa"
 
 
-class UnknownFamily(ValueError):
-    """A family name nothing registered: one line with the names that are."""
+class UnknownFamily(UnknownName):
+    """A family name nothing registered: one line with the closest."""
 
 
 class Task(Protocol):
@@ -688,7 +682,7 @@ def recorded_reading(name: str | None, records: Iterable[Mapping[str, Any] | Non
     return family.reading([r or {} for r in records]) if provides(family, "reading") else None
 
 
-_FAMILIES: dict[str, TaskFamily] = {}
+FAMILIES: Registry[TaskFamily] = Registry("task family", UnknownFamily)
 
 
 def family(cls: type[TaskFamily]) -> type[TaskFamily]:
@@ -715,49 +709,31 @@ def family(cls: type[TaskFamily]) -> type[TaskFamily]:
             f"family {cls.name!r}: settings (a tuple of names) is now dataset_settings, a model class"
             " (docs/families.md, Migrating a family)"
         )
-    _FAMILIES[cls.name] = cls()
-    return cls
+    return FAMILIES.register(cls.name, lambda _, c: c())(cls)
 
 
-@functools.cache
 def built_in() -> dict[str, str]:
     """The installed families, by name -> the module that registers each (the entry points of
     ``FAMILY_GROUP``: vreact's own, and any an installed package declares)."""
-    return {ep.name: ep.value for ep in importlib.metadata.entry_points(group=FAMILY_GROUP)}
+    return installed(FAMILY_GROUP)
 
 
 def family_of(name: str) -> TaskFamily:
-    """The family registered as ``name`` (an installed one is loaded now); ``UnknownFamily``
-    names the registered ones and the closest."""
-    if name not in _FAMILIES and name in built_in():
-        importlib.import_module(built_in()[name])
-    if name not in _FAMILIES:
-        known = family_names()
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise UnknownFamily(f"unknown task family {name!r}{hint} (known: {', '.join(known)})")
-    return _FAMILIES[name]
+    """The family registered as ``name`` (what is installed is loaded on the first name not
+    registered yet); ``UnknownFamily`` names the closest."""
+    return FAMILIES[name]
 
 
 def family_names() -> list[str]:
-    """Every family's name: the built-in ones and those registered so far."""
-    return sorted({*built_in(), *_FAMILIES})
-
-
-def load_built_in() -> None:
-    """Load the built-in families (each registers its gates, judge prompts and members as it
-    loads): the registries call it before they say a name is unknown, and plugins are loaded
-    after it, so a plugin's registration of a name replaces a built-in one."""
-    for name in built_in():
-        family_of(name)
+    """Every family's name: the installed ones and those registered so far."""
+    return FAMILIES.names()
 
 
 def settings_of_families(step: bool = False) -> dict[str, set[str]]:
     """Each dataset setting (``step``: step setting) a family declares -> the families that
     declare it (the built-in ones are loaded)."""
-    load_built_in()
     out: dict[str, set[str]] = {}
-    for f in _FAMILIES.values():
+    for f in map(family_of, family_names()):
         for s in (f.step_settings if step else f.dataset_settings).model_fields:
             out.setdefault(s, set()).add(f.name)
     return out

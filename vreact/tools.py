@@ -16,7 +16,6 @@ of them.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import json
 import re
@@ -26,6 +25,8 @@ from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from vreact.registry import Registry, UnknownName
 
 #: The name of the parameter that receives the try's context, never an argument.
 CONTEXT = "ctx"
@@ -116,7 +117,6 @@ class Tool:
         return ", ".join(self.parameters.get("properties") or {}) or "its arguments"
 
 
-_REGISTRY: dict[str, Tool] = {}
 #: A name every provider takes for a native tool (OpenAI's and Anthropic's rule).
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -143,8 +143,11 @@ def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
     return walk(schema)  # type: ignore[no-any-return]
 
 
-class UnknownTool(ValueError):
+class UnknownTool(UnknownName):
     """A tool name nothing registered: one line with the closest."""
+
+
+TOOLS: Registry[Tool] = Registry("tool", UnknownTool)
 
 
 def tool(name: str, *, description: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -156,7 +159,7 @@ def tool(name: str, *, description: str | None = None) -> Callable[[Callable[...
     if not _NAME.match(name):
         raise TypeError(f"tool {name!r}: a name of letters, digits, _ and - (at most 64), as providers take")
 
-    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def make(name: str, fn: Callable[..., Any]) -> Tool:
         fields: dict[str, Any] = {}
         takes_context = False
         for p in inspect.signature(fn, eval_str=True).parameters.values():  # its module's names
@@ -174,32 +177,21 @@ def tool(name: str, *, description: str | None = None) -> Callable[[Callable[...
         text = description or (inspect.getdoc(fn) or "").split("\n")[0].strip()
         if not text:
             raise TypeError(f"tool {name!r}: say what it does (a docstring or description=)")
-        _REGISTRY[name] = Tool(name, text, schema, fn, model, takes_context)
-        return fn
+        return Tool(name, text, schema, fn, model, takes_context)
 
-    return register
+    return TOOLS.register(name, make)
 
 
 def tools_by_name() -> dict[str, Tool]:
-    """The registered tools by name, as registered so far (no family is loaded for it)."""
-    return _REGISTRY
+    """The registered tools by name, as registered so far (nothing installed is loaded for it)."""
+    return TOOLS.registered()
 
 
 def tool_names() -> list[str]:
-    """Every registered tool's name (the built-in families' are registered first)."""
-    from vreact.families import load_built_in
-
-    load_built_in()
-    return sorted(_REGISTRY)
+    """Every registered tool's name (what is installed is loaded first)."""
+    return TOOLS.names()
 
 
 def tool_of(name: str) -> Tool:
     """The tool registered as ``name``; ``UnknownTool`` names the closest."""
-    if name not in _REGISTRY:
-        known = tool_names()
-        if name in _REGISTRY:
-            return _REGISTRY[name]
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(known)})"
-        raise UnknownTool(f"unknown tool {name!r}{hint}")
-    return _REGISTRY[name]
+    return TOOLS[name]

@@ -191,7 +191,8 @@ def test_the_family_loads_from_an_installed_packages_entry_point(server, tmp_pat
     source = (REPO / "tests" / "families" / "arith.py").read_text()
     python = installed_plugin(tmp_path, "arith-ep", "2.0.1", "arith_ep", source)
     listed = vreact("plugins", python=str(python), cwd=tmp_path)
-    assert "family  arith                    plugin arith 2.0.1 (entry point)" in listed.stdout, listed.stdout
+    listing = "family   arith                    plugin arith 2.0.1 (entry point)"
+    assert listing in listed.stdout, listed.stdout
     out = tmp_path / "run"
     done = vreact(*run_args(server.base_url, out, plugin=False), python=str(python), cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -84,7 +84,7 @@ def test_a_lab_judge_prompt_is_what_the_judge_is_asked(tmp_path):
     assert (a.outcome, [(v.verifier, v.decision) for v in judge]) == ("answer", [("R3", "accept")])
     assert judge[0].args == {"min_confidence": 0.7, "prompt": "lab_terse"}  # the verdict says which
     listed = vreact("plugins", "--plugin", "lab_prompts", cwd=tmp_path)
-    assert listed.returncode == 0 and "prompt  lab_terse" in listed.stdout
+    assert listed.returncode == 0 and "prompt   lab_terse" in listed.stdout
 
 
 def test_an_unknown_prompt_is_one_line_naming_its_file_and_line(tmp_path):
@@ -93,13 +93,14 @@ def test_an_unknown_prompt_is_one_line_naming_its_file_and_line(tmp_path):
     assert checked.returncode == 2
     assert checked.stderr.strip().splitlines() == [
         "lab_verifiers.yaml:5: R3.judge.prompt: unknown judge prompt 'lab_terce'; did you mean 'lab_terse'?"
+        " (known: code_review, default, lab_terse)"
     ]
 
 
 def test_a_prompt_that_raises_rejects_without_calling_the_judge(
     store, spec, roles, task_nissedal, monkeypatch
 ):
-    monkeypatch.setattr(_prompts, "_PROMPTS", dict(_prompts._PROMPTS))  # registered for this test only
+    monkeypatch.setattr(_prompts.PROMPTS, "_items", dict(_prompts.PROMPTS.registered()))  # for this test only
 
     @judge_prompt("lab_broken")
     def broken(kind, context):

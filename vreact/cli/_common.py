@@ -152,7 +152,7 @@ def next_commands(
 
 def _load_plugins(ctx: click.Context, param: click.Parameter, modules: tuple[str, ...]) -> None:
     """Before anything reads a file: every installed plugin (entry points), then ``--plugin``'s."""
-    from vreact.spec import PluginError, load_entry_points, load_plugin
+    from vreact.registry import PluginError, load_entry_points, load_plugin
 
     try:
         load_entry_points()

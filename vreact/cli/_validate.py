@@ -72,9 +72,9 @@ def schema(write: Path | None) -> None:
     --json), replay (vreact replay --json) and audit (vreact audit --json). A spec's and an
     experiment's have a branch per task family: the built-in ones, and with --plugin a plugin
     family's own settings."""
-    from vreact.families import load_built_in
+    from vreact.registry import load_installed
 
-    load_built_in()
+    load_installed()
     schemas = json_schemas()
     if write is None:
         click.echo(json.dumps(schemas, indent=2))

@@ -3,12 +3,12 @@ modes and prices, behind the retry layer and the cache. Command-line values over
 
 from __future__ import annotations
 
-import difflib
 import os
 from typing import Any
 from urllib.parse import urlsplit
 
 from vreact.model import CallPolicy, Model, ModelConfigError, Price, ResponseCache, get_model, provider_reads
+from vreact.registry import suggestion
 from vreact.spec import ModelEntry, ModelsFile
 
 
@@ -33,8 +33,7 @@ def build_models(
         entry = catalog.models.get(name) if catalog else None
         if entry is None and "/" not in name:
             aliases = list(catalog.models) if catalog else []
-            close = difflib.get_close_matches(name, aliases, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else " (no --models file defines it)"
+            hint = suggestion(name, aliases, listed=False) or " (no --models file defines it)"
             raise ModelConfigError(f"model {name!r}: not provider/model nor a known alias{hint}")
         model = entry.model if entry else name
         provider = model.split("/", 1)[0]

@@ -46,8 +46,8 @@ from vreact.experiment.resolved import Loaded, ResolvedExperiment, resolve
 from vreact.experiment.runner import Stop
 from vreact.families import Task, family_of
 from vreact.records import DB_NAME, Store
+from vreact.registry import sources as plugin_sources
 from vreact.spec import Experiment, RunnerSettings
-from vreact.spec import sources as plugin_sources
 
 #: How many times one attempt may lose its worker before it is recorded as a ``worker_lost`` crash.
 LOST_TRIES = 3
@@ -90,7 +90,7 @@ class Worker:
         # which member of an endpoint pool this worker calls: its node's, else by its index
         os.environ[NODE_ENV], os.environ[INDEX_ENV] = ray.util.get_node_ip_address(), str(index)
         from vreact.model import _llamacpp
-        from vreact.spec import load_entry_points, load_plugin
+        from vreact.registry import load_entry_points, load_plugin
 
         _llamacpp.ALLOW_LOCAL_LOADS = os.environ.get(_llamacpp.ALLOW_LOCAL_LOADS_ENV, "1") != "0"
         self.folder = tempfile.mkdtemp(prefix="vreact-worker-")

@@ -15,11 +15,12 @@ from vreact.families import DEFAULT as DEFAULT_FAMILY
 from vreact.families import Shared, Task, family_of
 from vreact.inputs import DatasetError
 from vreact.model import Model, ModelConfigError, ResponseCache, acts_natively, endpoint_of
+from vreact.registry import Plugin
+from vreact.registry import loaded as loaded_plugins
 from vreact.spec import (
     MAX_PLANNED,
     DatasetSelection,
     Experiment,
-    Plugin,
     RoleSchema,
     RunLimits,
     TaskSpec,
@@ -31,7 +32,6 @@ from vreact.spec import (
     model_names,
     steps_of,
 )
-from vreact.spec import loaded as loaded_plugins
 
 
 @dataclass(frozen=True)

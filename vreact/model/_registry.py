@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from vreact.model._base import Model, ModelConfigError, endpoint_of
 from vreact.model._cache import ResponseCache
 from vreact.model._resilient import CallPolicy, Price, ResilientModel
+from vreact.registry import Registry, UnknownName
 
 ProviderFactory = Callable[..., Model]
-_PROVIDERS: dict[str, ProviderFactory] = {}
-_READS: dict[str, frozenset[str]] = {}
-#: Each provider's sampling settings (``temperature``, ``seed``) its models take none of, and why:
-#: asked when a file is checked, since it may depend on the installed SDK.
-_REFUSES: dict[str, Callable[[], dict[str, str]]] = {}
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A registered provider: its factory, the experiment settings it reads (None: all of them)
+    and, asked when a file is checked since it may depend on the installed SDK, the sampling
+    settings (``temperature``, ``seed``) its models take none of, and why (None: none)."""
+
+    factory: ProviderFactory
+    reads: frozenset[str] | None = None
+    refuses: Callable[[], dict[str, str]] | None = None
+
+
+class UnknownProvider(UnknownName, ModelConfigError):
+    pass
+
+
+PROVIDERS: Registry[Provider] = Registry("provider", UnknownProvider)
 
 #: The retry layer's settings (an experiment's ``limits``): every provider behind it reads them.
 RETRY_SETTINGS = ("max_retries", "call_timeout", "endpoint_concurrency")
@@ -37,22 +51,16 @@ def provider(
     setting no model of an experiment reads, and an explicit temperature a model would never be
     sent, and warns about one a model ignores."""
 
-    def register(factory: ProviderFactory) -> ProviderFactory:
-        _PROVIDERS[name] = factory
-        if reads is not None:
-            _READS[name] = frozenset(reads)
-        if refuses is not None:
-            _REFUSES[name] = refuses
-        return factory
-
-    return register
+    return PROVIDERS.register(
+        name, lambda _, factory: Provider(factory, None if reads is None else frozenset(reads), refuses)
+    )
 
 
 def refused_by(model: str, setting: str) -> str | None:
     """Why a call to ``model`` (``provider/model``) carries no sampling ``setting``
     (``temperature``, ``seed``), or None when it does."""
-    refuses = _REFUSES.get(model.partition("/")[0])
-    return refuses().get(setting) if refuses is not None else None
+    found = PROVIDERS.registered().get(model.partition("/")[0])
+    return found.refuses().get(setting) if found is not None and found.refuses is not None else None
 
 
 def _anthropic_refuses() -> dict[str, str]:
@@ -64,12 +72,15 @@ def _anthropic_refuses() -> dict[str, str]:
 def providers_reading(setting: str) -> list[str]:
     """The registered providers that declare they read ``setting`` (not the ones that declare
     nothing: a plugin)."""
-    return [p for p in sorted(_READS) if setting in _READS[p]]
+    return [
+        n for n, p in sorted(PROVIDERS.registered().items()) if p.reads is not None and setting in p.reads
+    ]
 
 
 def provider_reads(name: str, setting: str) -> bool:
     """Whether models of provider ``name`` (the part before ``/``) read ``setting``."""
-    return setting in _READS[name] if name in _READS else True
+    found = PROVIDERS.registered().get(name)
+    return found is None or found.reads is None or setting in found.reads
 
 
 #: A provider whose models take native tool calls (a models file's ``actions: native``).
@@ -120,11 +131,7 @@ def get_model(
     prov, sep, model = name.partition("/")
     if not sep or not model:
         raise ModelConfigError(f"model {name!r}: expected provider/model, e.g. llamacpp/smollm2-135m")
-    if prov not in _PROVIDERS:
-        close = difflib.get_close_matches(prov, _PROVIDERS, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(sorted(_PROVIDERS))})"
-        raise ModelConfigError(f"model {name!r}: unknown provider {prov!r}{hint}")
-    made = _PROVIDERS[prov](model, **options)
+    made = PROVIDERS[prov].factory(model, **options)  # UnknownProvider names the closest
     if prov == "mock":
         return made
     endpoint = endpoint_of(made)

@@ -13,6 +13,7 @@ Members are registered by name (``@member("name")``) and named in a configuratio
 from vreact.pipeline import _builtin, _dereact, _profiles  # noqa: F401  (register the built-in members)
 from vreact.pipeline._builtin import ParseGate, RepetitionGuard, TextRepetitionGuard
 from vreact.pipeline._core import (
+    MEMBERS,
     PASS,
     PHASES,
     Member,
@@ -36,6 +37,7 @@ from vreact.pipeline._dereact import ContextManager, Critic, window
 from vreact.pipeline._profiles import ContextProfile
 
 __all__ = [
+    "MEMBERS",
     "PASS",
     "PHASES",
     "ContextManager",

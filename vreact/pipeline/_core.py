@@ -3,7 +3,6 @@ class and its registry, and the pipeline that runs one phase of its members."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar
@@ -11,6 +10,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 from vreact.budget import BudgetStop
 from vreact.families import Step, StepKit
 from vreact.model import Message
+from vreact.registry import Registry, UnknownName
 from vreact.v import Source
 
 Phase = Literal["context", "call", "proposal", "result"]
@@ -158,35 +158,32 @@ class Member:
 
 
 M = TypeVar("M", bound=type[Member])
-_REGISTRY: dict[str, type[Member]] = {}
+
+
+class UnknownMember(UnknownName):
+    pass
+
+
+MEMBERS: Registry[type[Member]] = Registry("pipeline member", UnknownMember)
 
 
 def member(name: str) -> Callable[[M], M]:
     """Register a member class by name, so configurations can name it (``pipeline:``)."""
 
-    def register(cls: M) -> M:
-        cls.name = name
-        _REGISTRY[name] = cls
+    def make(member_name: str, cls: M) -> M:
+        cls.name = member_name
         return cls
 
-    return register
-
-
-class UnknownMember(ValueError):
-    pass
+    return MEMBERS.register(name, make)
 
 
 def member_names() -> list[str]:
-    return sorted(_REGISTRY)
+    return MEMBERS.names()
 
 
 def member_class(name: str) -> type[Member]:
-    """A registered member's class, suggesting the closest name on a typo."""
-    if name not in _REGISTRY:
-        close = difflib.get_close_matches(name, _REGISTRY, n=1)
-        hint_ = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(member_names())})"
-        raise UnknownMember(f"unknown pipeline member {name!r}{hint_}")
-    return _REGISTRY[name]
+    """A registered member's class; ``UnknownMember`` names the closest."""
+    return MEMBERS[name]
 
 
 def build_member(name: str, args: dict[str, Any] | None = None) -> Member:

@@ -4,7 +4,6 @@ other formats' readers (HotpotQA, 2WikiMultihopQA, a user's JSON lines) make the
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from importlib import resources
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_
 from vreact.families import select
 from vreact.inputs import DatasetError, InputFileError, check_file, decode_text
 from vreact.origin import tag
+from vreact.registry import suggestion
 
 #: The longest paragraph text vreact keeps, in characters (MuSiQue's run to about 1,500): a longer
 #: one is cut when it is read, saying so at its end, so the executor, the index and the gates
@@ -216,10 +216,9 @@ def _unknown_field(record: dict[str, Any]) -> tuple[str, str] | None:
         for key in obj:
             if key not in model.model_fields or key in _READERS_FIELDS:
                 known = [f for f in model.model_fields if f not in _READERS_FIELDS]
-                close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.5)
-                hint = f"did you mean {close[0]!r}?" if close else f"known fields: {', '.join(known)}"
                 return f"{at}{key}", (
-                    f"unknown field {key!r}; {hint} (records with extra fields: {EXTRA_FIELDS_ENV}=allow)"
+                    f"unknown field {key!r}{suggestion(str(key), known)} (records with extra fields:"
+                    f" {EXTRA_FIELDS_ENV}=allow)"
                 )
         for name, inner in (("paragraphs", Paragraph), ("question_decomposition", Hop)):
             items = obj.get(name) if model is Task else None

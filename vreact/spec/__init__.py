@@ -36,12 +36,10 @@ from vreact.spec._models import (
     model_names,
     spec_model,
 )
-from vreact.spec._plugins import GROUP, Plugin, PluginError, load_entry_points, load_plugin, loaded, sources
 from vreact.spec._settings import given_steps, steps_of, validated
 
 __all__ = [
     "CONTEXT_FIELDS",
-    "GROUP",
     "KINDS",
     "MAX_ATTEMPTS",
     "MAX_CONCURRENCY",
@@ -53,8 +51,6 @@ __all__ = [
     "JudgeSpec",
     "ModelEntry",
     "ModelsFile",
-    "Plugin",
-    "PluginError",
     "RoleRow",
     "RoleSchema",
     "RunLimits",
@@ -67,20 +63,16 @@ __all__ = [
     "builtin_configs",
     "builtin_dir",
     "given_steps",
-    "load_entry_points",
     "load_experiment",
     "load_file",
     "load_models",
-    "load_plugin",
     "load_roles",
     "load_spec",
     "load_verifiers",
-    "loaded",
     "model_names",
     "only_configs",
     "parse_overrides",
     "resolve_configs",
-    "sources",
     "spec_model",
     "steps_of",
     "validate_files",

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from vreact.config import Configuration
 from vreact.families import DEFAULT as DEFAULT_FAMILY
 from vreact.families import family_of
+from vreact.registry import suggestion
 from vreact.spec._loader import SpecError, load_file, located
 from vreact.spec._models import (
     Experiment,
@@ -52,10 +53,11 @@ def _resolve(kind: str, name_or_path: str) -> Path:
         return p
     found = builtin_dir(kind) / f"{name_or_path}.yaml"
     if not found.is_file():
-        names = ", ".join(shipped(kind))
         what = _KINDS.get(kind, kind)
+        hint = suggestion(name_or_path, shipped(kind), listed=False)
+        names = ", ".join(shipped(kind))
         raise SpecError(
-            [f"{name_or_path}: no shipped {what} of that name (shipped: {names}), and no such file"]
+            [f"{name_or_path}: no shipped {what} of that name (shipped: {names}), nor such a file{hint}"]
         )
     return found
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import sys
 from pathlib import Path
 from types import UnionType
@@ -13,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from vreact.config import SettingError
 from vreact.inputs import InputFileError, read_text
+from vreact.registry import suggestion
 from vreact.spec._models import KINDS
 
 M = TypeVar("M", bound=BaseModel)
@@ -314,8 +314,7 @@ def _model_in(annotation: Any) -> Any:
 def _closest(model: Any, loc: Loc) -> str:
     """``; did you mean 'planner'?`` for a misspelt field at ``loc``, else nothing."""
     known = _fields_at(model, loc)
-    close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6) if loc and known else []
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return suggestion(str(loc[-1]), known, listed=False) if loc and known else ""
 
 
 def located(error: Any) -> Loc:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Literal, NamedTuple
 from urllib.parse import urlsplit
 
@@ -49,7 +48,7 @@ from vreact.model import (
     providers_reading,
     refused_by,
 )
-from vreact.spec._plugins import PluginError, load_plugin
+from vreact.registry import PluginError, UnknownName, load_plugin, suggestion
 from vreact.spec._settings import steps_of, validated
 from vreact.verify.gates import check_gate_args, gate_factory, prompt_of
 
@@ -274,9 +273,7 @@ CONTEXT_FIELDS: dict[str, tuple[str, str]] = {
 def _known(names: list[str], known: dict[str, Any], what: str) -> list[str]:
     for name in names:
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(known)})"
-            raise ValueError(f"unknown {what} {name!r}{hint}")
+            raise UnknownName(what, name, known)
     return names
 
 
@@ -356,9 +353,7 @@ class DatasetSelection(BaseModel):
                 raise IdleSetting((name,), f"a setting of the {owners} family, not of {family.name!r}")
             if name not in family.dataset_settings.model_fields:
                 known = [*type(self).model_fields, *family.dataset_settings.model_fields]
-                close = difflib.get_close_matches(name, known, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise SettingError((name,), f"unknown field{hint}")
+                raise SettingError((name,), f"unknown field{suggestion(name, known, listed=False)}")
         self._settings = validated(family.dataset_settings, given)
         return self
 
@@ -579,8 +574,7 @@ class Experiment(_Plugged):
                     why = f"a setting of the {owners} family's steps, not of {family.name!r}"
                     raise IdleSetting((*where, name), why)
                 if name not in own:
-                    close = difflib.get_close_matches(name, [*Configuration.model_fields, *own], n=1)
-                    hint = f"; did you mean {close[0]!r}?" if close else ""
+                    hint = suggestion(name, [*Configuration.model_fields, *own], listed=False)
                     raise SettingError((*where, name), f"unknown field{hint}")
             steps = steps_of(family, config, where)
             for path, component in given_settings(steps):
@@ -951,8 +945,7 @@ class ModelsFile(_Strict):
         models = info.data.get("models") or {}
         for role, name in known_roles(roles).items():
             if name not in models and "/" not in name:
-                close = difflib.get_close_matches(name, models, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
+                hint = suggestion(name, models, listed=False)
                 raise ValueError(f"role {role!r}: {name!r} is neither an alias here nor provider/model{hint}")
         return roles
 

@@ -4,7 +4,6 @@ validated, its first error a ``SettingError`` at its path (the loader names its 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,6 +11,7 @@ from pydantic import ValidationError
 
 from vreact.config import SettingError
 from vreact.families import Settings, TaskFamily
+from vreact.registry import suggestion
 
 
 def given_steps(config: Any) -> dict[str, Any]:
@@ -43,7 +43,6 @@ def validated(model: type[Settings], given: Mapping[str, Any], where: tuple[str 
         )
         if err["type"] == "extra_forbidden":
             key = str(loc[-1])
-            close = difflib.get_close_matches(key, list(model.model_fields), n=1)
-            message = "unknown field" + (f"; did you mean {close[0]!r}?" if close else "")
+            message = "unknown field" + suggestion(key, model.model_fields, listed=False)
         kind = type(cause) if isinstance(cause, SettingError) else SettingError
         raise kind((*where, *loc), message) from None

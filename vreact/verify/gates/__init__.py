@@ -4,6 +4,7 @@ family registers its own when it loads (question answering's: ``vreact.qa.gates`
 
 from vreact.verify.gates import _generic  # noqa: F401  (register the gates every family may use)
 from vreact.verify.gates._prompts import (
+    PROMPTS,
     JudgePrompt,
     UnknownPrompt,
     judge_prompt,
@@ -12,6 +13,7 @@ from vreact.verify.gates._prompts import (
     render_messages,
 )
 from vreact.verify.gates._registry import (
+    GATES,
     Gate,
     GateResult,
     UnknownGate,
@@ -25,6 +27,8 @@ from vreact.verify.gates._registry import (
 )
 
 __all__ = [
+    "GATES",
+    "PROMPTS",
     "Gate",
     "GateResult",
     "JudgePrompt",

@@ -5,13 +5,13 @@ loading a verifier set checks each name against this registry."""
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from vreact.model import Message
+from vreact.registry import Registry, UnknownName
 
 #: What a judge's prompt is: ``(kind, context) -> messages``. ``kind`` is what the judge checks
 #: (``L2``: a plan against L1; ``L3``: a subtask's answer against its design; ``integration``: the
@@ -48,35 +48,27 @@ def render_messages(
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-_PROMPTS: dict[str, JudgePrompt] = {"default": render_messages}  # a judge that names none: default
-
-
-class UnknownPrompt(ValueError):
+class UnknownPrompt(UnknownName):
     pass
+
+
+PROMPTS: Registry[JudgePrompt] = Registry("judge prompt", UnknownPrompt)
+PROMPTS.add("default", render_messages, __name__)  # a judge that names none: the default
 
 
 def judge_prompt(name: str) -> Callable[[JudgePrompt], JudgePrompt]:
     """Register a judge's prompt under ``name``: a function of (kind, context) that returns the
     judge's messages. A verifier set names it: ``R3: {judge: {prompt: NAME}}``."""
-
-    def register(fn: JudgePrompt) -> JudgePrompt:
-        _PROMPTS[name] = fn  # the last one registered wins, as with gates and members
-        return fn
-
-    return register
+    return PROMPTS.register(name)
 
 
 def prompt_names() -> list[str]:
-    return sorted(_PROMPTS)
+    return PROMPTS.names()
 
 
 def prompt_of(name: str | None, what: Mapping[str, str] | None = None) -> JudgePrompt:
     """The prompt registered as ``name`` (None: the built-in one, ``default``, worded by
-    ``what``: the task family's)."""
+    ``what``: the task family's); ``UnknownPrompt`` names the closest."""
     if name is None:
         return functools.partial(render_messages, what=what) if what else render_messages
-    if name not in _PROMPTS:
-        close = difflib.get_close_matches(name, _PROMPTS, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f" (registered: {', '.join(_PROMPTS) or 'none'})"
-        raise UnknownPrompt(f"unknown judge prompt {name!r}{hint}")
-    return _PROMPTS[name]
+    return PROMPTS[name]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 import typing
@@ -12,7 +11,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from vreact.families import Artifact, load_built_in
+from vreact.families import Artifact
+from vreact.registry import Registry, UnknownName
 
 ArtifactKind = str  # "answer" or "abstain"
 
@@ -73,43 +73,35 @@ class GateFactory:
         return {k: (hints[k], TypeAdapter(hints[k])) for k in self.parameters if k in hints}
 
 
-_REGISTRY: dict[str, GateFactory] = {}
+class UnknownGate(UnknownName):
+    pass
+
+
+GATES: Registry[GateFactory] = Registry("gate", UnknownGate)
 
 
 def gate(
     name: str | None = None, *, kinds: tuple[str, ...] = ("answer",)
 ) -> Callable[[Callable[..., Check]], Callable[..., Check]]:
-    """Register a gate factory. The factory takes the gate's arguments and returns a check."""
+    """Register a gate factory (default name: the function's). The factory takes the gate's
+    arguments and returns a check."""
 
-    def register(factory: Callable[..., Check]) -> Callable[..., Check]:
-        gate_name = name or factory.__name__
+    def make(gate_name: str, factory: Callable[..., Check]) -> GateFactory:
         doc = (inspect.getdoc(factory) or "").split("\n")[0]
-        _REGISTRY[gate_name] = GateFactory(gate_name, factory, frozenset(kinds), doc)
-        return factory
+        return GateFactory(gate_name, factory, frozenset(kinds), doc)
 
-    return register
-
-
-class UnknownGate(ValueError):
-    pass
+    return GATES.register(name, make)
 
 
 def gate_names() -> list[str]:
-    """Every gate's name: the core's, the built-in families' and those registered so far."""
-    load_built_in()
-    return sorted(_REGISTRY)
+    """Every gate's name: the core's, the installed families' and plugins', and those
+    registered so far."""
+    return GATES.names()
 
 
 def gate_factory(name: str) -> GateFactory:
-    """Look a gate up by name (a built-in family's gates load on the first name the core's do
-    not hold), suggesting the closest name on a typo."""
-    if name not in _REGISTRY:
-        load_built_in()
-    if name not in _REGISTRY:
-        close = difflib.get_close_matches(name, _REGISTRY, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(gate_names())})"
-        raise UnknownGate(f"unknown gate {name!r}{hint}")
-    return _REGISTRY[name]
+    """A gate by name; ``UnknownGate`` names the closest."""
+    return GATES[name]
 
 
 def check_gate_args(name: str, args: dict[str, Any]) -> None:
