@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import FULL
+from tests.conftest import FULL, REPO
 from vreact.cli import cli
 from vreact.metrics import normalize_answer
 from vreact.origin import Tagged
@@ -175,7 +175,14 @@ def test_kinds():
     ("attacks", "message"),
     [
         ([{"kind": "inject"}], "an inject attack names one style"),
-        ([{"kind": "poison", "style": "override"}], "style, family and templates are read by inject attacks"),
+        (
+            [{"kind": "poison", "style": "override"}],
+            "style, category and templates are read by inject attacks",
+        ),
+        (
+            [{"kind": "inject", "family": "dictated", "category": "dictated"}],
+            "family and category are one setting",
+        ),
         (
             [{"kind": "inject", "style": "url", "target": "bridge"}],
             "an inject attack's target is the final answer",
@@ -228,3 +235,45 @@ def test_a_folder_made_with_other_attacks_is_refused_naming_them(tmp_path):
     )
     assert "this one has no attacks" in str(refusal(tmp_path, 1, {"attacks": [poison]}, {}))
     assert refusal(tmp_path, 1, {"attacks": [poison]}, {"attacks": [poison]}) is None
+
+
+def test_an_attacks_old_key_family_is_read_as_category_and_stored_under_it(tmp_path):
+    """``category`` was called ``family``: a file that still says ``family`` is read the same (with
+    a DeprecationWarning), and a run's identity stores it under ``family`` in its place, as run
+    folders made before the rename hold it, so they still resume: the 2026-12-05 evidence's run,
+    made from experiments/injections-local.yaml when it said ``family``, is this run."""
+    import sqlite3
+    import warnings
+    from contextlib import closing
+
+    from vreact.experiment.history import plain, refusal
+    from vreact.spec import load_file
+
+    db = REPO / "docs" / "evidence" / "2026-12-05-qwen1.5b-injections" / "vreact.db"
+    with closing(sqlite3.connect(f"file:{db}?immutable=1", uri=True)) as con:
+        [(config,)] = con.execute("select config_json from runs").fetchall()
+    stored = json.loads(config)["attacks"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new key: no warning
+        new = load_file(REPO / "experiments" / "injections-local.yaml").dataset
+    given = [{"kind": "inject", "family": a.category} for a in new.attacks]
+    with pytest.warns(DeprecationWarning, match="family: is now called category"):
+        old = DatasetSelection(path=new.path, attacks=given)
+    assert (
+        [a.label for a in old.attacks]
+        == [a.label for a in new.attacks]
+        == [f"inject-{c}" for c in ("ignore_previous", "fake_system", "addressed", "dictated", "role_play")]
+    )
+    for selection in (new, old):
+        identity = plain(selection.settings.identity())
+        assert identity["attacks"] == stored
+        assert [list(a) for a in identity["attacks"]] == [list(a) for a in stored]  # each key in its place
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a stored identity is read without a warning
+            assert refusal(tmp_path, 1, {"attacks": stored}, identity) is None
+            other = {"attacks": [*identity["attacks"][:4], {**identity["attacks"][4], "seed": 7}]}
+            assert str(refusal(tmp_path, 1, {"attacks": stored}, other)).endswith(
+                "inject-dictated, inject-role_play; this one has the attacks inject-ignore_previous,"
+                " inject-fake_system, inject-addressed, inject-dictated, inject-role_play-s7: give it"
+                " another --out"
+            )

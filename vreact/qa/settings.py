@@ -92,8 +92,9 @@ class QADataset(Settings):
 
     def identity(self) -> dict[str, Any]:
         """The attacks, when there are any (as before attacks existed when there are none, so
-        those run folders still resume)."""
-        return {"attacks": [a.model_dump() for a in self.attacks]} if self.attacks else {}
+        those run folders still resume), each as stored before ``category`` was renamed from
+        ``family`` (``Attack.stored``), so those run folders still resume too."""
+        return {"attacks": [a.stored() for a in self.attacks]} if self.attacks else {}
 
     @classmethod
     def said(cls, key: str) -> Callable[[Any], str] | None:
@@ -102,7 +103,7 @@ class QADataset(Settings):
 
 
 def _attacked(attacks: Any) -> str:
-    names = [Attack.model_validate(a).label for a in attacks or []]
+    names = [Attack.read_stored(a).label for a in attacks or []]  # a stored identity's
     return f"the attacks {', '.join(names)}" if names else "no attacks"
 
 
