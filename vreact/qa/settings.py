@@ -101,6 +101,18 @@ class QADataset(Settings):
         """A run's attacks by name, or none."""
         return _attacked if key == "attacks" else None
 
+    @classmethod
+    def read_back(cls, key: str, value: Any) -> Any:
+        """Stored attacks as ``identity`` gives them now: one stored before ``category`` (then
+        ``family``) or ``templates`` existed has neither, read as none (its default), so those
+        run folders still resume; attacks that no longer read stay as stored."""
+        if key != "attacks" or not isinstance(value, list):
+            return value
+        try:
+            return [Attack.read_stored(a).stored() for a in value]
+        except (ValueError, TypeError):  # a ValidationError is a ValueError
+            return value
+
 
 def _attacked(attacks: Any) -> str:
     names = [Attack.read_stored(a).label for a in attacks or []]  # a stored identity's
