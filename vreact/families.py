@@ -398,6 +398,14 @@ class Settings(BaseModel):
         -> words), when a run folder's run differs in it (None: it adds no such part)."""
         return None
 
+    @classmethod
+    def read_back(cls, key: str, value: Any) -> Any:
+        """A part ``identity`` adds, as a run folder's stored identity holds it, in the shape
+        ``identity`` gives it now, which a resume compares (default: as stored). A part stored
+        before one of its fields existed reads with that field's default, so those run folders
+        still resume."""
+        return value
+
 
 class Acceptable(Settings):
     """L1's answer requirements every family has: whether the agent may decline (R3's gate

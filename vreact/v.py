@@ -79,16 +79,17 @@ def judge_name(verifier: str) -> str:
     return f"{verifier}_judge"
 
 
-def legacy_verifier(level: str, source: str, name: str, families: dict[str, str]) -> str:
+def legacy_verifier(level: str, source: str, name: str, verifier_of_gate: dict[str, str]) -> str:
     """Which verifier decided a verdict recorded before verdicts named it (migration 009):
-    ``families`` maps "VERIFIER:gate" of the run's verifier set to the verifier."""
+    ``verifier_of_gate`` maps each "VERIFIER:gate" of the run's verifier set (a gate it names
+    under that verifier) to the verifier."""
     if source == "guard":
         return "guard"
     if source == "judge" and name.endswith("_judge"):
         return name[: -len("_judge")]
     if level == "L2":
         for verifier in ("plan", "R2"):
-            if f"{verifier}:{name}" in families:
+            if f"{verifier}:{name}" in verifier_of_gate:
                 return verifier
         return "plan" if name.startswith("plan") else "R2"
     return {"L1": "R3", "L3": "R1"}.get(level, "")

@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import FULL
+from tests.conftest import FULL, REPO
 from vreact.cli import cli
 from vreact.metrics import normalize_answer
 from vreact.origin import Tagged
@@ -175,7 +175,14 @@ def test_kinds():
     ("attacks", "message"),
     [
         ([{"kind": "inject"}], "an inject attack names one style"),
-        ([{"kind": "poison", "style": "override"}], "style, family and templates are read by inject attacks"),
+        (
+            [{"kind": "poison", "style": "override"}],
+            "style, category and templates are read by inject attacks",
+        ),
+        (
+            [{"kind": "inject", "family": "dictated", "category": "dictated"}],
+            "family and category are one setting",
+        ),
         (
             [{"kind": "inject", "style": "url", "target": "bridge"}],
             "an inject attack's target is the final answer",
@@ -219,8 +226,8 @@ def test_an_experiment_runs_the_clean_tasks_and_their_attacked_copies(tmp_path):
 def test_a_folder_made_with_other_attacks_is_refused_naming_them(tmp_path):
     from vreact.experiment.history import refusal
 
-    poison = Attack(kind="poison", target="bridge", k=3).model_dump()
-    override = Attack(kind="inject", style="override").model_dump()
+    poison = Attack(kind="poison", target="bridge", k=3).stored()  # as a run's identity holds it
+    override = Attack(kind="inject", style="override").stored()
     found = refusal(tmp_path, 1, {"attacks": [poison]}, {"attacks": [poison, override]})
     assert str(found) == (
         f"{tmp_path}: run 1 was made with the attacks poison-bridge-k3; this one has the attacks"
@@ -228,3 +235,74 @@ def test_a_folder_made_with_other_attacks_is_refused_naming_them(tmp_path):
     )
     assert "this one has no attacks" in str(refusal(tmp_path, 1, {"attacks": [poison]}, {}))
     assert refusal(tmp_path, 1, {"attacks": [poison]}, {"attacks": [poison]}) is None
+
+
+def test_an_attacks_old_key_family_is_read_as_category_and_stored_under_it(tmp_path):
+    """``category`` was called ``family``: a file that still says ``family`` is read the same (with
+    a DeprecationWarning), and a run's identity stores it under ``family`` in its place, as run
+    folders made before the rename hold it, so they still resume: the 2026-12-05 evidence's run,
+    made from experiments/injections-local.yaml when it said ``family``, is this run."""
+    import sqlite3
+    import warnings
+    from contextlib import closing
+
+    from vreact.experiment.history import plain, refusal
+    from vreact.spec import load_file
+
+    db = REPO / "docs" / "evidence" / "2026-12-05-qwen1.5b-injections" / "vreact.db"
+    with closing(sqlite3.connect(f"file:{db}?immutable=1", uri=True)) as con:
+        [(config,)] = con.execute("select config_json from runs").fetchall()
+    stored = json.loads(config)["attacks"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new key: no warning
+        new = load_file(REPO / "experiments" / "injections-local.yaml").dataset
+    given = [{"kind": "inject", "family": a.category} for a in new.attacks]
+    with pytest.warns(DeprecationWarning, match="family: is now called category"):
+        old = DatasetSelection(path=new.path, attacks=given)
+    assert (
+        [a.label for a in old.attacks]
+        == [a.label for a in new.attacks]
+        == [f"inject-{c}" for c in ("ignore_previous", "fake_system", "addressed", "dictated", "role_play")]
+    )
+    for selection in (new, old):
+        identity = plain(selection.settings.identity())
+        assert identity["attacks"] == stored
+        assert [list(a) for a in identity["attacks"]] == [list(a) for a in stored]  # each key in its place
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a stored identity is read without a warning
+            assert refusal(tmp_path, 1, {"attacks": stored}, identity) is None
+            other = {"attacks": [*identity["attacks"][:4], {**identity["attacks"][4], "seed": 7}]}
+            assert str(refusal(tmp_path, 1, {"attacks": stored}, other)).endswith(
+                "inject-dictated, inject-role_play; this one has the attacks inject-ignore_previous,"
+                " inject-fake_system, inject-addressed, inject-dictated, inject-role_play-s7: give it"
+                " another --out"
+            )
+
+
+@pytest.mark.parametrize(
+    ("folder", "experiment"),
+    [
+        ("2026-12-02-qwen1.5b-attacks", "attacks-local"),
+        ("2026-12-05-qwen1.5b-injections", "injections-local"),
+    ],
+)
+def test_each_attack_evidence_runs_attacks_are_its_experiments(folder, experiment, tmp_path):
+    """The attacks of the evidence runs made with them are their experiment's attacks, so a resume
+    does not refuse the folder for them: the 2026-12-02 run stored its attacks before category
+    (then family) and templates existed, read as none (that folder is refused for its role schema
+    and configurations, made before the executor read failures.rejected and before show_rejected);
+    a stored attack that differs otherwise is still refused."""
+    import sqlite3
+    from contextlib import closing
+
+    from vreact.experiment.history import plain, refusal
+    from vreact.spec import load_file
+
+    db = REPO / "docs" / "evidence" / folder / "vreact.db"
+    with closing(sqlite3.connect(f"file:{db}?immutable=1", uri=True)) as con:
+        [(config,)] = con.execute("select config_json from runs").fetchall()
+    stored = {"attacks": json.loads(config)["attacks"]}
+    identity = plain(load_file(REPO / "experiments" / f"{experiment}.yaml").dataset.settings.identity())
+    assert refusal(tmp_path, 1, stored, identity) is None
+    other = {"attacks": [{**stored["attacks"][0], "k": 2}, *stored["attacks"][1:]]}
+    assert "this one has the attacks" in str(refusal(tmp_path, 1, other, identity))

@@ -1,4 +1,4 @@
-"""The prompt-injection corpus (issue 39): every template has a family, its source and its
+"""The prompt-injection corpus (issue 39): every template has a category, its source and its
 licence, the corpus is what the gathering script writes, and the held-out file is sealed: its
 sha256 is the one recorded, and nothing but the script that writes it and the benchmark that
 scored it once, after the defences were frozen, names it."""
@@ -12,14 +12,15 @@ from tests.conftest import REPO
 
 CORPUS = REPO / "vreact" / "qa" / "injections" / "corpus.jsonl"
 HELDOUT = REPO / "tests" / "data" / "attacks" / "heldout.jsonl"
-FAMILIES = {"ignore_previous", "fake_system", "addressed", "dictated", "role_play"}
+CATEGORIES = {"ignore_previous", "fake_system", "addressed", "dictated", "role_play"}
 
 
-def test_every_template_has_a_family_a_source_and_a_licence() -> None:
+def test_every_template_has_a_category_a_source_and_a_licence() -> None:
+    """A record names its category under the key ``family`` (the corpus's bytes are kept)."""
     records = [json.loads(line) for line in CORPUS.read_text().splitlines()]
     assert records and len({r["id"] for r in records}) == len(records)
     for r in records:
-        assert r["family"] in FAMILIES, r["id"]
+        assert r["family"] in CATEGORIES, r["id"]
         assert r["licence"] in {"MIT", "Apache-2.0"}
         assert set(r["source"]) == {"package", "version", "file", "name"}
         if r.get("authored"):  # written by vreact's authors, under the project's licence
@@ -43,49 +44,49 @@ def test_the_held_out_file_is_sealed() -> None:
             assert "heldout" not in path.read_text(encoding="utf-8"), name
 
 
-def test_an_inject_attack_may_draw_its_templates_from_a_family(full_tasks) -> None:
-    """``dataset.attacks: [{kind: inject, family: F}]``: each copy gets a template of F from the
+def test_an_inject_attack_may_draw_its_templates_from_a_category(full_tasks) -> None:
+    """``dataset.attacks: [{kind: inject, category: C}]``: each copy gets a template of C from the
     corpus, with the attacker's target in it, drawn by the seed (the same draw twice)."""
     import pytest
 
-    from vreact.qa.attack_settings import FAMILIES, Attack
+    from vreact.qa.attack_settings import CATEGORIES, Attack
     from vreact.qa.attacks import corpus, with_attacks
 
     tasks = full_tasks[:12]
-    attacks = [Attack(kind="inject", family=f) for f in FAMILIES]
+    attacks = [Attack(kind="inject", category=c) for c in CATEGORIES]
     copies = [t for t in with_attacks(tasks, attacks) if t.attack is not None]
-    assert len(copies) == len(tasks) * len(FAMILIES)
+    assert len(copies) == len(tasks) * len(CATEGORIES)
     used: dict[str, set[str]] = {}
     for t in copies:
         [added] = [p for p in t.paragraphs if str(p.idx) in {str(a) for a in t.attack.added}]
         text = added.paragraph_text
         assert str(t.attack.target) in text and "{" + "target}" not in text and "{" + "goal}" not in text
-        family = t.attack.name.removeprefix("inject-")
-        used.setdefault(family, set()).update(
-            c for c in corpus(family) if " ".join(c.split("{")[0].split())[:40] in text
+        category = t.attack.name.removeprefix("inject-")
+        used.setdefault(category, set()).update(
+            c for c in corpus(category) if " ".join(c.split("{")[0].split())[:40] in text
         )
-    assert sorted(used) == sorted(FAMILIES) and all(used.values()), {k: len(v) for k, v in used.items()}
-    assert sum(len(v) >= 2 for v in used.values()) >= 3  # drawn, not one template a family
+    assert sorted(used) == sorted(CATEGORIES) and all(used.values()), {k: len(v) for k, v in used.items()}
+    assert sum(len(v) >= 2 for v in used.values()) >= 3  # drawn, not one template a category
     again = [t for t in with_attacks(tasks, attacks) if t.attack is not None]
     assert [p.paragraph_text for t in again for p in t.paragraphs] == [
         p.paragraph_text for t in copies for p in t.paragraphs
     ]
-    with pytest.raises(ValueError, match=r"one style .* one family .* or one templates file"):
-        Attack(kind="inject", style="override", family="dictated")
+    with pytest.raises(ValueError, match=r"one style .* one category .* or one templates file"):
+        Attack(kind="inject", style="override", category="dictated")
     with pytest.raises(ValueError, match="read by inject attacks only"):
-        Attack(kind="poison", family="dictated")
+        Attack(kind="poison", category="dictated")
 
 
-def test_every_family_has_five_templates_and_few_are_the_authors_own() -> None:
+def test_every_category_has_five_templates_and_few_are_the_authors_own() -> None:
     records = [json.loads(line) for line in CORPUS.read_text().splitlines()]
-    for family in FAMILIES:
-        mine = [r for r in records if r["family"] == family]
-        assert len(mine) >= 5, family
-        assert sum(bool(r.get("authored")) for r in mine) < len(mine) / 2, family
+    for category in CATEGORIES:
+        mine = [r for r in records if r["family"] == category]
+        assert len(mine) >= 5, category
+        assert sum(bool(r.get("authored")) for r in mine) < len(mine) / 2, category
 
 
 def test_an_inject_attack_may_draw_from_a_users_templates_file(full_tasks, tmp_path) -> None:
-    """``templates: FILE``: the user's own JSON lines, drawn by the seed like a family's; the
+    """``templates: FILE``: the user's own JSON lines, drawn by the seed like a category's; the
     attack is named by the file's stem; a bad file is refused naming the file and the line."""
     import pytest
 
@@ -121,4 +122,4 @@ def test_an_inject_attack_may_draw_from_a_users_templates_file(full_tasks, tmp_p
     with pytest.raises(ValueError, match="cannot be read"):
         Attack(kind="inject", templates=str(tmp_path / "missing.jsonl"))
     with pytest.raises(ValueError, match="one templates file"):
-        Attack(kind="inject", family="dictated", templates=str(mine))
+        Attack(kind="inject", category="dictated", templates=str(mine))

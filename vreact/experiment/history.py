@@ -94,6 +94,8 @@ def refusal(
     naming the first difference. None when it is that run, with the same configurations or
     other ones (each configuration both name the same in both)."""
     keys = [k for k in ORDER if k in stored or k in identity]
+    family = str(identity.get("family") or DEFAULT_FAMILY)
+    settings = _settings(family)
     for key in dict.fromkeys([*keys, *stored, *identity]):
         now = identity.get(key)
         was = stored.get(key)
@@ -102,7 +104,9 @@ def refusal(
             # role it does not call (the default every configuration here replaces) is no difference
             now = {r: v for r, v in now.items() if r not in _new_roles(stored, identity, key)}
             was = {r: v for r, v in (was or {}).items() if r in now} if isinstance(was, dict) else was
-        found = _difference(key, f"run {run_id}", was, now, str(identity.get("family") or DEFAULT_FAMILY))
+        if settings is not None and key in stored:  # a part of its dataset settings, as they give it now
+            was = settings.read_back(key, was)
+        found = _difference(key, f"run {run_id}", was, now, family)
         if found is not None:
             kind, text = found
             return kind(f"{out_dir}: {text}: give it another --out")
@@ -190,8 +194,14 @@ def _shown(value: Any) -> str:
 
 def _said(family: str, key: str) -> Any:
     """How ``family`` says its dataset settings' identity part ``key`` (None: it adds none)."""
+    settings = _settings(family)
+    return settings.said(key) if settings is not None else None
+
+
+def _settings(family: str) -> Any:
+    """``family``'s dataset settings model (None: a family not loaded here)."""
     try:
-        return family_of(family).dataset_settings.said(key)
+        return family_of(family).dataset_settings
     except UnknownFamily:
         return None
 

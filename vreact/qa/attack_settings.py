@@ -5,19 +5,23 @@ from __future__ import annotations
 
 import functools
 import json
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
 #: How an ``inject`` attack words its instruction (``vreact/qa/attacks.py``'s ``STYLES``).
 Style = Literal["important_instructions", "system_message", "override", "url", "reverse"]
 STYLES = get_args(Style)
-#: A family of the prompt-injection corpus gathered from public packages
+#: A category of the prompt-injection corpus gathered from public packages
 #: (``vreact/qa/injections/``): an ``inject`` attack draws its templates from one.
-Family = Literal["ignore_previous", "fake_system", "addressed", "dictated", "role_play"]
-FAMILIES = get_args(Family)
+Category = Literal["ignore_previous", "fake_system", "addressed", "dictated", "role_play"]
+CATEGORIES = get_args(Category)
+#: What an attack's ``category`` was called before it was renamed: still read in a file (with a
+#: ``DeprecationWarning``), and the key a run's identity stores it under (``Attack.stored``).
+OLD_CATEGORY = "family"
 
 
 def read_templates(path: str) -> tuple[str, ...]:
@@ -71,16 +75,15 @@ class Attack(BaseModel):
         " inject's target is always the final answer",
     )
     style: Style | None = Field(None, description=f"inject only: {', '.join(STYLES)}")
-    family: Family | None = Field(
+    category: Category | None = Field(
         None,
-        description="inject only, in place of style: each copy takes a template of this family of the"
-        " corpus gathered from AgentDojo, garak and agent-injection-bench (vreact/qa/injections/), drawn"
-        " by the seed:"
-        f" {', '.join(FAMILIES)}",
+        description="inject only, in place of style: each copy takes a template of this category of"
+        " the corpus gathered from AgentDojo, garak and agent-injection-bench (vreact/qa/injections/),"
+        f" drawn by the seed: {', '.join(CATEGORIES)} (formerly family)",
     )
     templates: str | None = Field(
         None,
-        description="inject only, in place of style or family: a JSON-lines file of the user's templates"
+        description="inject only, in place of style or category: a JSON-lines file of the user's templates"
         " (each line's text, with {target} or {goal}, as the gathered corpus writes them), drawn by"
         " the seed (docs/injections.md)",
     )
@@ -94,17 +97,38 @@ class Attack(BaseModel):
         description="the attack's name in the attacked ids (<id>~<name>); default: from its fields",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _old_key(cls, data: Any, info: ValidationInfo) -> Any:
+        """``family``, ``category``'s old name, read as ``category`` in its place: in a file, with
+        a ``DeprecationWarning``; in a run's stored identity (context ``stored``), silently. Both
+        given are refused."""
+        if not isinstance(data, dict) or OLD_CATEGORY not in data:
+            return data
+        if "category" in data:
+            raise ValueError(
+                f"{OLD_CATEGORY} and category are one setting ({OLD_CATEGORY} is its old name):"
+                " give category alone"
+            )
+        if not (info.context or {}).get("stored"):
+            warnings.warn(
+                f"an attack's {OLD_CATEGORY}: is now called category: (read the same)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        return {("category" if k == OLD_CATEGORY else k): v for k, v in data.items()}
+
     @model_validator(mode="after")
     def _consistent(self) -> Attack:
-        named = [x for x in (self.style, self.family, self.templates) if x is not None]
+        named = [x for x in (self.style, self.category, self.templates) if x is not None]
         if self.kind == "inject" and len(named) != 1:
             raise ValueError(
                 f"an inject attack names one style ({', '.join(STYLES)}),"
-                f" one family ({', '.join(FAMILIES)}) or one templates file"
+                f" one category ({', '.join(CATEGORIES)}) or one templates file"
             )
         if self.kind == "poison" and named:
             raise ValueError(
-                "style, family and templates are read by inject attacks only; a poison attack has none"
+                "style, category and templates are read by inject attacks only; a poison attack has none"
             )
         if self.templates is not None:
             read_templates(self.templates)
@@ -112,15 +136,25 @@ class Attack(BaseModel):
             raise ValueError("an inject attack's target is the final answer; target: bridge is poison's")
         return self
 
+    def stored(self) -> dict[str, Any]:
+        """Its fields as a run's identity stores them: ``category`` under its old key, ``family``,
+        as stored before the key was renamed, so those run folders still resume."""
+        return {(OLD_CATEGORY if k == "category" else k): v for k, v in self.model_dump().items()}
+
+    @classmethod
+    def read_stored(cls, data: Any) -> Attack:
+        """An attack as a run's identity stored it (``stored``, or before a field existed)."""
+        return cls.model_validate(data, context={"stored": True})
+
     @property
     def label(self) -> str:
-        """Its name: given, or its kind and its style, family or templates file's stem (inject)
+        """Its name: given, or its kind and its style, category or templates file's stem (inject)
         or target (poison), then what differs from the defaults (``-among``, ``-k3``, ``-s7``):
         ``poison-bridge-among-k3``."""
         if self.name:
             return self.name
         if self.kind == "inject":
-            what = self.style or self.family or Path(str(self.templates)).stem
+            what = self.style or self.category or Path(str(self.templates)).stem
         else:
             what = self.target
         rest = "-among" if self.placement == "among" else ""

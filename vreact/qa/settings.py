@@ -92,17 +92,30 @@ class QADataset(Settings):
 
     def identity(self) -> dict[str, Any]:
         """The attacks, when there are any (as before attacks existed when there are none, so
-        those run folders still resume)."""
-        return {"attacks": [a.model_dump() for a in self.attacks]} if self.attacks else {}
+        those run folders still resume), each as stored before ``category`` was renamed from
+        ``family`` (``Attack.stored``), so those run folders still resume too."""
+        return {"attacks": [a.stored() for a in self.attacks]} if self.attacks else {}
 
     @classmethod
     def said(cls, key: str) -> Callable[[Any], str] | None:
         """A run's attacks by name, or none."""
         return _attacked if key == "attacks" else None
 
+    @classmethod
+    def read_back(cls, key: str, value: Any) -> Any:
+        """Stored attacks as ``identity`` gives them now: one stored before ``category`` (then
+        ``family``) or ``templates`` existed has neither, read as none (its default), so those
+        run folders still resume; attacks that no longer read stay as stored."""
+        if key != "attacks" or not isinstance(value, list):
+            return value
+        try:
+            return [Attack.read_stored(a).stored() for a in value]
+        except (ValueError, TypeError):  # a ValidationError is a ValueError
+            return value
+
 
 def _attacked(attacks: Any) -> str:
-    names = [Attack.model_validate(a).label for a in attacks or []]
+    names = [Attack.read_stored(a).label for a in attacks or []]  # a stored identity's
     return f"the attacks {', '.join(names)}" if names else "no attacks"
 
 

@@ -206,13 +206,13 @@ def _m009_check_name(db: sqlite_utils.Database) -> None:
     for table in ("verdicts", "failures"):
         db.table(table).add_column("check_name", str)
         db.execute(f"update {table} set check_name = verifier")
-    families: dict[int, dict[str, str]] = {}
+    verifier_of_gate: dict[int, dict[str, str]] = {}  # by run: "VERIFIER:gate" -> verifier
     for run in db.query("select id, config_json from runs"):
         try:
             sets = json.loads(run["config_json"] or "{}").get("verifiers") or {}
         except (ValueError, AttributeError):
             sets = {}
-        families[run["id"]] = {
+        verifier_of_gate[run["id"]] = {
             f"{v}:{g.get('name') if isinstance(g, dict) else g}": v
             for v in ("plan", "R1", "R2", "R3")
             for g in (sets.get(v) or {}).get("gates") or []
@@ -223,7 +223,9 @@ def _m009_check_name(db: sqlite_utils.Database) -> None:
     )
     updates = [
         (
-            legacy_verifier(r["level"], r["source"], r["check_name"] or "", families.get(r["run_id"], {})),
+            legacy_verifier(
+                r["level"], r["source"], r["check_name"] or "", verifier_of_gate.get(r["run_id"], {})
+            ),
             r["id"],
         )
         for r in rows

@@ -2,7 +2,7 @@
 addressed to a reader (a speaker's turn, a chat template's tokens, a sentence in the second
 person that tells its reader what to do), an imperative about what to output, and text that is
 not written to be read (an encoded or obfuscated run). Each returns the words that gave it away,
-or None. They are measured on attack families their author did not write
+or None. They are measured on attack categories their author did not write
 (``benchmarks/injections.py``); encyclopedic text (the clean paragraphs of ``tests/data/``)
 addresses no one, which is what keeps their false positives down.
 """

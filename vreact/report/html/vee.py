@@ -84,12 +84,12 @@ def _try(i: int, t: list[VerdictRecord], ledger: dict[int, LedgerRecord]) -> str
         + (f'<span class="muted">budget {h(budget)}</span>' if budget is not None else "")
         + '</div><div class="chips">'
     ]
-    family = None
+    previous = None  # the verifier of the verdict before: an L2 verifier's verdicts get its name first
     for v in t:
-        if v.level == "L2" and v.verifier != family:
+        if v.level == "L2" and v.verifier != previous:
             name = "plan verifier" if v.verifier == "plan" else h(v.verifier) + " integration"
-            out.append(f'<span class="fam">{name}</span>')
-        family = v.verifier
+            out.append(f'<span class="verifier-h">{name}</span>')
+        previous = v.verifier
         out.append(_verdict(v))
     out.append("</div>")
     accepted = [ledger[v.id] for v in t if v.decision == "accept" and v.id in ledger]
