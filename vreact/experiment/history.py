@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from vreact.config import RESOLVED, calls_role
+from vreact.experiment.resolved import in_todays_terms
 from vreact.families import DEFAULT as DEFAULT_FAMILY
 from vreact.families import UnknownFamily, family_of
 
@@ -93,6 +94,7 @@ def refusal(
     """Why this run (``identity``, :func:`plain`) is not the folder's run ``run_id``: one line
     naming the first difference. None when it is that run, with the same configurations or
     other ones (each configuration both name the same in both)."""
+    stored = in_todays_terms(stored)
     keys = [k for k in ORDER if k in stored or k in identity]
     family = str(identity.get("family") or DEFAULT_FAMILY)
     settings = _settings(family)

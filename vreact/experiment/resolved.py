@@ -219,6 +219,42 @@ _BEFORE_FAMILIES: dict[str, Any] = {
     "show_rejected": False,
 }
 _GUARD_BEFORE_FAMILIES = {"duplicate_search": False, "duplicate_rollbacks": 3}
+#: A context field a role schema gained after run folders existed, with the role that reads it,
+#: the field it follows, and the step setting without which no role is shown it.
+_READ_SINCE = {"failures.rejected": ("executor", "failures.own", "show_rejected")}
+
+
+def in_todays_terms(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored identity in the terms this version records it, to compare with one: a
+    configuration stored before one of the settings above existed has it at its value then (the
+    value one that does not give it records now), and a role schema stored before a role read a
+    field of ``_READ_SINCE`` reads it when no configuration turns on what shows it, since then it
+    changes nothing any role is shown. Either way the run is the same, and its folder resumes."""
+    configs = [_then(c) if isinstance(c, dict) else c for c in stored.get("configs") or []]
+    out = {**stored, "configs": configs} if "configs" in stored else dict(stored)
+    rows = (out.get("roles") or {}).get("roles") if isinstance(out.get("roles"), dict) else None
+    for read, (role, after, shown_by) in _READ_SINCE.items():
+        row = rows.get(role) if isinstance(rows, dict) else None
+        reads = row.get("reads") if isinstance(row, dict) else None
+        if (
+            not isinstance(reads, list)
+            or read in reads
+            or any(isinstance(c, dict) and c.get(shown_by) for c in configs)
+        ):
+            continue
+        at = reads.index(after) + 1 if after in reads else len(reads)
+        rows = {**rows, role: {**row, "reads": [*reads[:at], read, *reads[at:]]}}  # type: ignore[dict-item]
+        out["roles"] = {**out["roles"], "roles": rows}
+    return out
+
+
+def _then(config: dict[str, Any]) -> dict[str, Any]:
+    """A stored configuration with the settings of ``_BEFORE_FAMILIES`` it lacks at their values
+    then (those recorded only when given stay out)."""
+    body = {**{k: v for k, v in _BEFORE_FAMILIES.items() if v is not None and k not in config}, **config}
+    if isinstance(body.get("guard"), dict):
+        body["guard"] = {**_GUARD_BEFORE_FAMILIES, **body["guard"]}
+    return body
 
 
 def _identity(config: Configuration, setup: Setup | None, family: str = DEFAULT_FAMILY) -> dict[str, Any]:
