@@ -48,6 +48,7 @@ from vreact.code.plan import (
 )
 from vreact.code.sandboxes import RunSandbox, of, opened
 from vreact.families import (
+    FINALS,
     FaultClass,
     Finding,
     Probed,
@@ -63,7 +64,7 @@ from vreact.families import (
 from vreact.marking import mark
 from vreact.model import Message, parse_json_object
 
-ACTIONS = ("run", "finish", "abstain")
+ACTIONS = ("run", *FINALS)
 #: The scorers: HumanEval's hidden test, and HumanEval+'s inputs (``vreact.code.plus``).
 HIDDEN, PLUS = "humaneval", "humanevalplus"
 #: The longest program or snippet a step may carry (characters).

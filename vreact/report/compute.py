@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vreact.families import DEFAULT, TaskFamily, UnknownFamily, family_of, recorded_reading
+from vreact.families import DEFAULT, FINALS, TaskFamily, UnknownFamily, family_of, recorded_reading
 from vreact.metrics import GroupMember, answerability, group_sufficiency, normalize_answer
 from vreact.records import (
     AttemptRecord,
@@ -242,7 +242,7 @@ def _shown_artifact(artifact: Any, width: int = 60) -> str:
 
 
 #: The actions that run no tool (a bridge's observation names the designer's search, not a paragraph).
-_NOT_TOOLS = frozenset({"finish", "abstain", "bridge", None})
+_NOT_TOOLS = frozenset({*FINALS, "bridge", None})
 #: A paragraph as a search or read observation shows it: ``[id] title: text``, one a line.
 _SHOWN = re.compile(r"^\[([^\]\n]+)\] ", re.MULTILINE)
 
