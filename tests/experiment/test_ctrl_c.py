@@ -51,7 +51,7 @@ def test_after_a_stop_was_asked_a_second_ctrl_c_still_ends_the_process_at_once(a
     stays, so a second Ctrl-C while the process ends (Ray's threads joined on the way out, as CI
     saw) still says "stopped now" and exits 130, never a KeyboardInterrupt traceback."""
     from vreact.cli._run import _ctrl_c
-    from vreact.experiment.runner import Stop
+    from vreact.experiment.attempt import Stop
 
     previous = signal.getsignal(signal.SIGINT)
     stop = Stop()

@@ -262,7 +262,7 @@ def test_the_context_schema_runs_over_its_attempts(tmp_path, monkeypatch):
     from tests.helpers import by_role, judged
     from vreact.config import Configuration
     from vreact.experiment import ResolvedExperiment
-    from vreact.experiment.runner import Job, run_attempt
+    from vreact.experiment.attempt import Job, run_attempt
     from vreact.memory import ContextAssembler, ContextSchemaError, Scope
     from vreact.records import Store
     from vreact.spec import load_roles, load_spec, load_verifiers

@@ -12,7 +12,7 @@ from fractions import Fraction
 import pytest
 
 from vreact.report.stats import (
-    Comparison,
+    PairedComparison,
     PermutationTest,
     compare,
     distribution,
@@ -103,7 +103,7 @@ def test_compare_pass_at_2_of_3() -> None:
 def test_to_dict_is_json_ready() -> None:
     c = compare(TABLE_A, TABLE_B, k=3, name_a="x", name_b="y")
     d = to_dict(c)
-    assert set(d) == {f.name for f in Comparison.__dataclass_fields__.values()}
+    assert set(d) == {f.name for f in PairedComparison.__dataclass_fields__.values()}
     round_trip = json.loads(json.dumps(d))
     assert round_trip["a"] == "x" and round_trip["tasks"] == 4 and round_trip["exact"] is True
     assert round_trip["p_diff"] == pytest.approx(0.375)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from vreact.cli._common import cache_dir_option
 from vreact.model import ResponseCache
 
 
@@ -15,12 +16,7 @@ def cache() -> None:
 
 
 @cache.command()
-@click.option(
-    "--cache-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="the cache's folder (default: $VREACT_CACHE_DIR, else ~/.cache/vreact)",
-)
+@cache_dir_option
 def path(cache_dir: Path | None) -> None:
     """Print the cache file and how many responses it holds."""
     c = ResponseCache(cache_dir)
@@ -28,12 +24,7 @@ def path(cache_dir: Path | None) -> None:
 
 
 @cache.command()
-@click.option(
-    "--cache-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="the cache's folder (default: $VREACT_CACHE_DIR, else ~/.cache/vreact)",
-)
+@cache_dir_option
 def clear(cache_dir: Path | None) -> None:
     """Delete every cached response."""
     c = ResponseCache(cache_dir)

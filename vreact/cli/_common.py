@@ -213,6 +213,15 @@ def field_map(text: str | None) -> dict[str, str] | None:
     return out
 
 
+#: ``--cache-dir DIR`` on every command that reads the response cache or may call a model.
+cache_dir_option = click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="the response cache's folder (default: $VREACT_CACHE_DIR, else ~/.cache/vreact)",
+)
+
+
 plugin_option = click.option(
     "--plugin",
     "plugins",

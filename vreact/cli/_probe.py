@@ -10,6 +10,7 @@ import click
 
 from vreact.cli._common import (
     UserError,
+    cache_dir_option,
     console,
     dataset_options,
     err,
@@ -83,9 +84,7 @@ def _names(value: str | None, known: tuple[str, ...], what: str) -> tuple[str, .
 @click.option("--models", "models_file", type=click.Path(path_type=Path), default=None, help="models file")
 @click.option("--base-url", default=None, help="the judge's server (when its models entry has none)")
 @click.option("--no-cache", is_flag=True, help="bypass the response cache")
-@click.option(
-    "--cache-dir", type=click.Path(path_type=Path), default=None, help="the response cache's folder"
-)
+@cache_dir_option
 @click.option("--seed", type=int, default=None, help="the judge's seed (default 0; with --judge)")
 @click.option(
     "--out", type=click.Path(path_type=Path), default=None, help="probe folder (default runs/probe-TIMESTAMP)"

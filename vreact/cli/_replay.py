@@ -8,7 +8,15 @@ from typing import Any
 
 import click
 
-from vreact.cli._common import console, err, judge_model, plugin_option, show_measured, user_errors
+from vreact.cli._common import (
+    cache_dir_option,
+    console,
+    err,
+    judge_model,
+    plugin_option,
+    show_measured,
+    user_errors,
+)
 
 
 @click.command()
@@ -30,9 +38,7 @@ from vreact.cli._common import console, err, judge_model, plugin_option, show_me
 @click.option("--models", "models_file", type=click.Path(path_type=Path), default=None, help="models file")
 @click.option("--base-url", default=None, help="the judge's server (when its models entry has none)")
 @click.option("--no-cache", is_flag=True, help="bypass the response cache")
-@click.option(
-    "--cache-dir", type=click.Path(path_type=Path), default=None, help="the response cache's folder"
-)
+@cache_dir_option
 @click.option(
     "--examples",
     type=click.Choice(["as-run", "stated"]),

@@ -20,6 +20,7 @@ from rich.progress import Progress as Bar
 
 from vreact.cli._common import (
     Stopped,
+    cache_dir_option,
     console,
     dataset_options,
     err,
@@ -384,13 +385,6 @@ def _progress() -> Iterator[OnAttempt]:
 LIMITS = RunLimits()
 LIMITS_OF = LIMITS.model_dump()
 
-_cache_dir = click.option(
-    "--cache-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="response cache folder (default $VREACT_CACHE_DIR or ~/.cache/vreact)",
-)
-
 _dry_run_option = click.option(
     "--dry-run",
     is_flag=True,
@@ -481,7 +475,7 @@ def _common(configs: str = "N,VG", experiment: str | None = None) -> list[Any]:
         ),
         _experiment(experiment, shipped),
         click.option("--no-cache", is_flag=True, help="bypass the response cache (see 'vreact cache path')"),
-        _cache_dir,
+        cache_dir_option,
         click.option(
             "--max-retries",
             type=click.IntRange(min=0),
@@ -667,7 +661,7 @@ def _code_demo(options: dict[str, Any]) -> None:
     help="run folder (default runs/NAME); rerun into it to resume",
 )
 @click.option("--configs", default=None, help="only these of the file's configurations (comma-separated)")
-@_cache_dir
+@cache_dir_option
 @_cache_only
 @_BACKEND[0]
 @_BACKEND[1]

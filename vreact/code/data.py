@@ -38,6 +38,8 @@ SHIPPED = "humaneval"
 SHIPPED_PLUS = "humanevalplus"
 PLUS_FILE = Path(__file__).with_name("HumanEvalPlus.jsonl.gz")
 PLUS_SHA256 = "272720b90ac375502c8ed23cd791c2a93dfb22a911641a494da74a426c09f101"
+#: The scorers: HumanEval's hidden test, and HumanEval+'s inputs (``vreact.code.plus``).
+HIDDEN, PLUS = "humaneval", "humanevalplus"
 #: A HumanEval+ record's fields beyond HumanEval's: the scorer's (``Problem.plus``).
 PLUS_FIELDS = ("base_input", "plus_input", "atol", "contract")
 

@@ -6,22 +6,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from vreact.records.faults import CrashKind
+
 OutcomeKind = Literal["answer", "abstain", "crash"]
-#: What ended a crashed attempt: the expected failures, else a bug in vreact ("internal").
-#: ``io``: the storage failed (disk full, read-only, failing); ``worker_lost``: a Ray worker was
-#: lost under it again and again; ``unreachable``: nothing answered at a model's server: these are
-#: retried on resume (vreact.records.RETRYABLE_CRASHES), as ``not_cached``; the others are final.
-CrashKind = Literal[
-    "model",
-    "timeout",
-    "context_length",
-    "script",
-    "io",
-    "not_cached",
-    "worker_lost",
-    "unreachable",
-    "internal",
-]
 
 
 @dataclass

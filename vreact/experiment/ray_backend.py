@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from vreact.controller import Outcome
+from vreact.experiment.attempt import Job, Stop, run_attempt
 from vreact.experiment.models import INDEX_ENV, NODE_ENV
 from vreact.experiment.resolved import Loaded, ResolvedExperiment, resolve
-from vreact.experiment.runner import Stop
 from vreact.families import Task, family_of
 from vreact.records import DB_NAME, Store
 from vreact.registry import sources as plugin_sources
@@ -114,9 +114,7 @@ class Worker:
         self.store.add_tasks([family_of(self.experiment.family).row(t) for t in payload.tasks])
 
     def attempt(self, config: str, task: str, index: int, seed: int) -> tuple[Outcome, dict[str, Any]]:
-        """One attempt (vreact.experiment.runner.run_attempt), and its records as a batch."""
-        from vreact.experiment.runner import Job, run_attempt
-
+        """One attempt (vreact.experiment.attempt.run_attempt), and its records as a batch."""
         job = Job(self.configs[config], self.tasks[task], index, seed)
         outcome = run_attempt(self.experiment, job, self.store, self.run_id)
         assert outcome is not None  # a worker is never asked to stop: the driver drops it
@@ -179,7 +177,7 @@ def run_on_ray(
     stop: Stop | None = None,
     halted: Callable[[], bool] = lambda: False,
 ) -> None:
-    """Run ``jobs`` (vreact.experiment.runner.Job, ``count`` of them, planned one at a time) on
+    """Run ``jobs`` (vreact.experiment.attempt.Job, ``count`` of them, planned one at a time) on
     the cluster, ``concurrency`` at once (one worker each), importing each attempt's batch into
     ``store`` as it ends and calling ``done``. Once ``halted()`` no attempt starts (those in
     flight end and are written); once ``stop`` is set (Ctrl-C) the driver stops waiting too: the

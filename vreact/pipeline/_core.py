@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar
 
 from vreact.budget import BudgetStop
-from vreact.families import Step, StepKit
+from vreact.families import FINALS, Step, StepKit
 from vreact.model import Message
 from vreact.registry import Registry, UnknownName
 from vreact.v import Source
@@ -129,7 +129,7 @@ class Turn:
 
     @property
     def final(self) -> bool:
-        return self.step is not None and self.step.action in ("finish", "abstain")
+        return self.step is not None and self.step.action in FINALS
 
 
 class Member:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from vreact.families import FINALS
 from vreact.model import Message, parse_json_object
 from vreact.qa.dataset import Task
 from vreact.qa.gates import Artifact, ChainArtifact, ChainStep, Plan, PlanArtifact
@@ -67,7 +68,7 @@ class Planner:
     def __init__(self, tools: list[str] | None = None) -> None:
         #: what the planner is told the executor has: the configuration's tools (and the actions
         #: every step has) when it names them, else the built-in inventory
-        self.tools = (*tools, "finish", "abstain") if tools else tuple(planner.TOOL_NAMES)
+        self.tools = (*tools, *FINALS) if tools else tuple(planner.TOOL_NAMES)
 
     def messages(self, context: dict[str, Any]) -> list[Message]:
         return planner.render_messages(context)

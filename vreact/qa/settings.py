@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from vreact.config import IdleSetting, SettingError, setting
-from vreact.families import Settings
+from vreact.families import FINALS, Settings
 from vreact.qa.attack_settings import Attack, unique_names
 
 
@@ -180,7 +180,7 @@ class QASteps(Settings):
         from vreact.tools import tool_of
 
         for name in tools:
-            if name in ("finish", "abstain", "bridge"):
+            if name in (*FINALS, "bridge"):
                 raise ValueError(f"{name!r} is an action of every step, not a tool to offer")
             tool_of(name)  # raises, naming the closest registered tool
         if len(set(tools)) < len(tools):

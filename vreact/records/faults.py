@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import sqlite3
+from typing import Literal, get_args
 
 #: Crash kinds re-run on resume (their rows discarded, as an unfinished attempt's): the attempt
 #: never got a fair run. ``io``: the disk was full, read-only or failing; ``not_cached``: a run
@@ -12,8 +13,11 @@ import sqlite3
 #: worker was lost three times; ``unreachable``: nothing answered at a model's server. Every
 #: other crash kind is final.
 RETRYABLE_CRASHES = ("io", "not_cached", "worker_lost", "unreachable")
-#: Every crash kind a record may hold (vreact.controller.CrashKind says what each means).
-CRASH_KINDS = (
+#: What ended a crashed attempt: the expected failures, else a bug in vreact ("internal").
+#: ``io``: the storage failed (disk full, read-only, failing); ``worker_lost``: a Ray worker was
+#: lost under it again and again; ``unreachable``: nothing answered at a model's server: these are
+#: retried on resume (``RETRYABLE_CRASHES``), as ``not_cached``; the others are final.
+CrashKind = Literal[
     "model",
     "timeout",
     "context_length",
@@ -23,7 +27,9 @@ CRASH_KINDS = (
     "worker_lost",
     "unreachable",
     "internal",
-)
+]
+#: Every crash kind a record may hold.
+CRASH_KINDS = get_args(CrashKind)
 
 #: The errno values of a storage fault: full, over quota or a file-size limit, read-only, failing.
 _IO_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})

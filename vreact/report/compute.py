@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vreact.families import DEFAULT, TaskFamily, UnknownFamily, family_of, recorded_reading
+from vreact.families import DEFAULT, FINALS, TaskFamily, UnknownFamily, family_of, recorded_reading
 from vreact.metrics import GroupMember, answerability, group_sufficiency, normalize_answer
 from vreact.records import (
     AttemptRecord,
@@ -36,6 +36,7 @@ from vreact.report.model import (
     AttackRow,
     Attribution,
     CheckSpend,
+    Comparison,
     ConfigReport,
     Correction,
     DiagnosisReport,
@@ -55,7 +56,6 @@ from vreact.report.model import (
     SourceSpend,
     Spend,
 )
-from vreact.report.model import Comparison as ComparisonRow
 from vreact.report.stats import compare, distribution, mean_se, pass_at_k, to_dict
 from vreact.v import ABSTAIN_LEVELS, LEVELS, SOURCES, V
 
@@ -242,7 +242,7 @@ def _shown_artifact(artifact: Any, width: int = 60) -> str:
 
 
 #: The actions that run no tool (a bridge's observation names the designer's search, not a paragraph).
-_NOT_TOOLS = frozenset({"finish", "abstain", "bridge", None})
+_NOT_TOOLS = frozenset({*FINALS, "bridge", None})
 #: A paragraph as a search or read observation shows it: ``[id] title: text``, one a line.
 _SHOWN = re.compile(r"^\[([^\]\n]+)\] ", re.MULTILINE)
 
@@ -475,7 +475,7 @@ def _comparisons(
     names: list[str],
     baseline: str,
     iterations: int,
-) -> list[ComparisonRow]:
+) -> list[Comparison]:
     """Each configuration against the baseline, over the tasks both ran, k = the fewest attempts."""
     by_config: dict[str, list[AttemptRecord]] = defaultdict(list)
     for a in attempts:
@@ -494,9 +494,7 @@ def _comparisons(
         k = min(len(v) for t in shared for v in (mine[t], base[t]))
         c = compare(mine, base, k, name, baseline, iterations=iterations)
         out.append(
-            ComparisonRow(
-                **{key: round(v, 4) if isinstance(v, float) else v for key, v in to_dict(c).items()}
-            )
+            Comparison(**{key: round(v, 4) if isinstance(v, float) else v for key, v in to_dict(c).items()})
         )
     return out
 

@@ -130,8 +130,9 @@ def paired_permutation_test(
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """Configuration a against b on the tasks both ran: Pass@1 and Pass@k of each, the lifts (a - b), Diff
+class PairedComparison:
+    """Configuration a against b on the tasks both ran, at full precision (the report's row,
+    rounded, is ``vreact.report.model.Comparison``): Pass@1 and Pass@k of each, the lifts (a - b), Diff
     (Pass@k lift minus Pass@1 lift) and the paired permutation p-values of each (``exact`` when all three
     were enumerated exactly)."""
 
@@ -160,7 +161,7 @@ def compare(
     name_b: str = "b",
     iterations: int = 10_000,
     seed: int = 0,
-) -> Comparison:
+) -> PairedComparison:
     """Compare two configurations given, per task id, the success of each attempt.
 
     Only the task ids both share are used. Per task: Pass@1 is the mean success and Pass@k is
@@ -195,7 +196,7 @@ def compare(
     dd = [y - x for x, y in zip(d1, dk, strict=True)]
     t1, tk, td = (paired_permutation_test(d, iterations, seed) for d in (d1, dk, dd))
     lift1, liftk = statistics.fmean(d1), statistics.fmean(dk)
-    return Comparison(
+    return PairedComparison(
         a=name_a,
         b=name_b,
         tasks=len(tasks),
@@ -214,6 +215,6 @@ def compare(
     )
 
 
-def to_dict(c: Comparison) -> dict[str, Any]:
+def to_dict(c: PairedComparison) -> dict[str, Any]:
     """The comparison as a JSON-ready dict (full float precision)."""
     return asdict(c)

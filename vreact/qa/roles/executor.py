@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from vreact.families import SUMMARY
+from vreact.families import FINALS, SUMMARY
 from vreact.families import Step as CoreStep
 from vreact.model import Message, ToolSpec, parse_json_object
 from vreact.qa.roles.prompts import failure_lines
@@ -103,7 +103,7 @@ def offered(tools: tuple[str, ...] = DEFAULT_TOOLS) -> tuple[Tool, ...]:
 
 def actions_of(tools: tuple[str, ...] = DEFAULT_TOOLS, bridge: bool = False) -> tuple[str, ...]:
     """Every action a step may take: the tools, finish, abstain (and bridge)."""
-    return (*tools, "finish", "abstain", *(("bridge",) if bridge else ()))
+    return (*tools, *FINALS, *(("bridge",) if bridge else ()))
 
 
 @functools.lru_cache(maxsize=64)  # one per step format: a try's kit asks for it (never mutated)
@@ -394,4 +394,4 @@ def _step_head(text: str) -> str:
 
 
 #: The actions whose input is always text.
-_PLAIN = frozenset({"search", "read", "finish", "abstain", "bridge"})
+_PLAIN = frozenset({"search", "read", *FINALS, "bridge"})
