@@ -274,3 +274,36 @@ def test_a_new_configuration_may_bring_a_model_for_a_role_only_it_calls(tmp_path
         RunMismatch, match="the judge model mock/judge; this one uses the judge model mock/other"
     ):
         run_experiment(other, out)
+
+
+def test_a_stored_identity_is_read_in_todays_terms_only_where_nothing_changes():
+    """A configuration stored before a step setting existed has it at its value then; a role
+    schema stored before the executor read failures.rejected reads it, unless a configuration
+    shows a rejected artifact (then the field changes what the executor is shown)."""
+    from vreact.experiment.resolved import in_todays_terms
+
+    reads = ["subtask.objective", "failures.own", "try.steps"]
+    stored = {
+        "configs": [{"name": "N", "guard": {"max_steps": 9}}],
+        "roles": {"kind": "roles", "roles": {"executor": {"reads": reads, "never_reads": []}}},
+        "seed": 0,
+    }
+    today = in_todays_terms(stored)
+    assert today["configs"] == [
+        {
+            "finish": "answer",
+            "designer": {"first_search": None, "follow_up": None},
+            "show_rejected": False,
+            "name": "N",
+            "guard": {"duplicate_search": False, "duplicate_rollbacks": 3, "max_steps": 9},
+        }
+    ]
+    assert today["roles"]["roles"]["executor"]["reads"] == [
+        "subtask.objective",
+        "failures.own",
+        "failures.rejected",
+        "try.steps",
+    ]
+    assert stored["roles"]["roles"]["executor"]["reads"] == reads and today["seed"] == 0  # a copy
+    shown = {**stored, "configs": [{"name": "VG", "show_rejected": True}]}
+    assert in_todays_terms(shown)["roles"] == stored["roles"]

@@ -4,6 +4,7 @@ paragraphs' text, the attacker's targets, and the refusals."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -289,9 +290,8 @@ def test_an_attacks_old_key_family_is_read_as_category_and_stored_under_it(tmp_p
 def test_each_attack_evidence_runs_attacks_are_its_experiments(folder, experiment, tmp_path):
     """The attacks of the evidence runs made with them are their experiment's attacks, so a resume
     does not refuse the folder for them: the 2026-12-02 run stored its attacks before category
-    (then family) and templates existed, read as none (that folder is refused for its role schema
-    and configurations, made before the executor read failures.rejected and before show_rejected);
-    a stored attack that differs otherwise is still refused."""
+    (then family) and templates existed, read as none; a stored attack that differs otherwise is
+    still refused."""
     import sqlite3
     from contextlib import closing
 
@@ -306,3 +306,42 @@ def test_each_attack_evidence_runs_attacks_are_its_experiments(folder, experimen
     assert refusal(tmp_path, 1, stored, identity) is None
     other = {"attacks": [{**stored["attacks"][0], "k": 2}, *stored["attacks"][1:]]}
     assert "this one has the attacks" in str(refusal(tmp_path, 1, other, identity))
+
+
+@pytest.mark.parametrize(
+    ("folder", "experiment"),
+    [
+        ("2026-12-02-qwen1.5b-attacks", "attacks-local"),
+        ("2026-12-05-qwen1.5b-injections", "injections-local"),
+    ],
+)
+def test_a_copy_of_each_attack_evidence_run_resumes_with_nothing_to_do(folder, experiment, tmp_path):
+    """The same command on a copy, its server gone (nothing listens at its recorded endpoint, and
+    --cache-only with an empty cache calls none): every attempt is already done, none is made,
+    and the report reads as the evidence's. The 2026-12-02 run was made before the executor read
+    failures.rejected and before show_rejected existed (``in_todays_terms``)."""
+    import shutil
+
+    from tests.helpers import cli
+
+    copy = tmp_path / folder
+    shutil.copytree(REPO / "docs" / "evidence" / folder, copy)
+    done = cli(
+        "experiment",
+        experiment,
+        "--out",
+        str(copy),
+        "--cache-only",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert re.search(r"Resuming run 1: (\d+) of \1 attempts already done", done.stderr), done.stderr[-2000:]
+    before, after = (
+        json.loads(cli("report", str(f), "--json", cwd=REPO).stdout)
+        for f in (REPO / "docs" / "evidence" / folder, copy)
+    )
+    for report in (before, after):  # what made the attempts: the resume adds its own state
+        report.pop("provenance")
+    assert after == before and after["attacks"]
