@@ -53,8 +53,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "plugins": (
         "vreact.cli._plugins",
-        "List the registered task families, gates, pipeline members, tools and judges' prompts and "
-        "where each came from (built in, or the plugin that registered it).",
+        "List the registered task families, gates, pipeline members, tools, judges' prompts and model "
+        "providers, and where each came from (built in, or the plugin that registered it).",
     ),
     "probe": (
         "vreact.cli._probe",
