@@ -232,7 +232,7 @@ def test_a_yes_or_no_answers_a_yes_no_question_citing_both_things_compared():
 
 def test_an_offered_choice_is_an_answer_not_a_restatement_and_numbers_count_in_other_words():
     q = "Who died earlier, Forouzan or Sir Robert Rankin, 1St Baronet?"
-    assert choices(q) == ("Forouzan", "Sir Robert Rankin, 1St Baronet")
+    assert choices(q)[:2] == ("Forouzan", "Sir Robert Rankin, 1St Baronet")
     restatement = build_gate("not_restatement", {})
     assert restatement(_answer(q, "Sir Robert Rankin, 1st Baronet", {})).ok
     assert not restatement(_answer(q, "who died earlier forouzan", {})).ok

@@ -3,7 +3,7 @@ paragraphs), a planner's plan of hops, the chain of hop answers R2 checks. Regis
 family ``qa`` loads."""
 
 from vreact.qa.gates import _answer, _chain, _plan  # noqa: F401  (register the family's gates)
-from vreact.qa.gates._answer import choices, expected_answer_type, polar, support_score
+from vreact.qa.gates._answer import expected_answer_type, polar, support_score
 from vreact.qa.gates._artifact import (
     ANSWER_TYPES,
     REF,
@@ -15,6 +15,7 @@ from vreact.qa.gates._artifact import (
     PlannedSubtask,
     reference_ids,
 )
+from vreact.qa.gates._choices import choices, offered_in
 
 __all__ = [
     "ANSWER_TYPES",
@@ -27,6 +28,7 @@ __all__ = [
     "PlannedSubtask",
     "choices",
     "expected_answer_type",
+    "offered_in",
     "polar",
     "reference_ids",
     "support_score",

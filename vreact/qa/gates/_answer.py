@@ -8,6 +8,7 @@ import re
 
 from vreact.metrics import normalize_answer
 from vreact.qa.gates._artifact import Artifact
+from vreact.qa.gates._choices import offered_in
 from vreact.qa.gates._injection import addressed, dictates, obfuscated
 from vreact.qa.tools import MONTH_NAMES, MONTHS, tokenize
 from vreact.verify.gates._registry import Check, GateResult, accept, gate, reject
@@ -114,22 +115,39 @@ _WH_PATTERNS: list[tuple[str, str]] = [
 ]
 
 
+#: Where a wh-phrase asks the question's own question: at its start, after a preposition or
+#: two or a leading clause ("In what year ...", "Of the two, which ..."). A wh-word after a
+#: noun in the middle opens a relative clause ("The author who won ... was born in what year?").
+_PREPOSITION = r"(?:in|on|at|for|from|of|by|to|during|since|with|under|after|before|until|between|among)"
+_FRONT = re.compile(
+    rf"^\W*(?:{_PREPOSITION}\s+[^,?]*,\s*)?(?:{_PREPOSITION}\s+)*(?=(?:how|when|what|which|who|whom|whose|where)\b)"
+)
+
+
 def expected_answer_type(question: str, type_from_wh_word: bool = True) -> str:
     """The answer type the question's wh-word asks for: number, date, person, place or any
     (always any when L1 does not type answers by their wh-word: ``type_from_wh_word: false``).
 
-    "how many/much" wins wherever it stands ("The state where X died has how many ...");
-    otherwise the earliest wh-phrase wins, so "Who was president when ..." asks for a person
-    and "What is the population of the state where ..." for anything."""
+    "how many/much" wins wherever it stands ("The state where X died has how many ...").
+    Otherwise the wh-phrase of the main clause: the one the question opens with ("Who was
+    president when ..." asks for a person, "What is the population of the state where ..." for
+    anything), else, when it opens with none, its last one, the one it asks in place ("The author
+    who won the prize was born in what year?" asks for a date: "who" opens a relative clause)."""
     if not type_from_wh_word:
         return "any"
     q = question.lower()
     if re.search(_WH_PATTERNS[0][1], q):
         return "number"
     found = [
-        (m.start(), rank, kind) for rank, (kind, pat) in enumerate(_WH_PATTERNS) if (m := re.search(pat, q))
+        (m.start(), -rank, kind) for rank, (kind, pat) in enumerate(_WH_PATTERNS) for m in re.finditer(pat, q)
     ]
-    return min(found)[2] if found else "any"  # at one position, the more specific pattern
+    if not found:
+        return "any"
+    front = _FRONT.match(q)
+    if front is not None:  # the first wh-phrase opens it (at one position, the more specific)
+        return max((f for f in found if f[0] == min(found)[0]), key=lambda f: f[1])[2]
+    last = max(f[0] for f in found)
+    return max((f for f in found if f[0] == last), key=lambda f: f[1])[2]
 
 
 @gate("not_refusal")
@@ -145,27 +163,11 @@ def not_refusal() -> Check:
     return check
 
 
-#: A question that offers its answers: "Which film came out first, X or Y?" (the last comma
-#: before the last " or ", so a name holding a comma stays whole after it).
-_CHOICE = re.compile(r",\s*([^,]*?)\s+or\s+(.+?)\s*\??\s*$")
 #: A yes/no question: it opens with an auxiliary verb.
 _POLAR = re.compile(
     r"^\s*(is|are|was|were|do|does|did|has|have|had|can|could|will|would|should|shall|may|might|must)\b",
     re.IGNORECASE,
 )
-
-
-def choices(question: str) -> tuple[str, ...]:
-    """The answers a question may offer ("..., X or Y?", "...: X or Y?"), none when it offers
-    none. A name may hold a comma or a colon itself ("Molokai: The Story Of Father Damien"), so
-    the first option is read from the last comma and from the last colon before the "or", each."""
-    head, sep, tail = question.rpartition(" or ")
-    out: list[str] = []
-    for cut in sorted({head.rfind(","), head.rfind(":")} - {-1}):
-        m = _CHOICE.search("," + head[cut + 1 :] + " or " + tail)
-        if m:
-            out += [x for x in m.groups() if x not in out]
-    return tuple(out) if sep else ()
 
 
 #: A wh-word: a question holding one asks for a thing ("Will Smith starred in which film?").
@@ -179,17 +181,23 @@ def polar(question: str) -> bool:
 
 @gate("not_restatement")
 def not_restatement(max_shared: float = 0.8) -> Check:
-    """The answer is not the question, or most of it, said again; one of the answers the
-    question offers ("..., X or Y?") is a choice, not a restatement."""
+    """The answer is not the question, or most of it, said again; an answer the question offers
+    ("..., X or Y?") is a choice, not a restatement, and of an answer holding one, its other
+    words decide."""
 
     def check(a: Artifact) -> GateResult:
         ans, q = _tokens(str(a.answer)), _tokens(a.question)
         if not ans or ans == q:
             return reject("restatement", "the answer repeats the question")
-        if any(_tokens(c) == ans for c in choices(a.question)):
+        choice = offered_in(str(a.answer), a.question)
+        if choice == ans:
             return accept()
+        rest = ans
+        if choice:  # its other words decide, not the choice's
+            at = next(i for i in range(len(ans)) if ans[i : i + len(choice)] == choice)
+            rest = ans[:at] + ans[at + len(choice) :]
         qset = set(q)
-        if len(ans) >= 4 and sum(t in qset for t in ans) / len(ans) >= max_shared:
+        if len(ans) >= 4 and sum(t in qset for t in rest) / len(rest) >= max_shared:
             return reject("restatement", "the answer mostly repeats the question's words")
         return accept()
 

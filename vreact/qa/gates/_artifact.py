@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from vreact.marking import mark
+from vreact.qa.gates._choices import offered_in
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,12 @@ class Artifact:
             return {"kind": "abstain", "reason": self.reason}
         same = {"kind": "answer", "answer": self.answer, "evidence": self.evidence}
         return {**same, "hops": list(self.hops)} if self.hops else same
+
+    def answer_words(self) -> int:
+        """How many words its answer is, a choice the question offers counted as one
+        (``max_words``: a choice is never too long for being one)."""
+        words = len(str(self.answer).split())
+        return words - max(len(offered_in(str(self.answer), self.question)) - 1, 0)
 
     def gate_input(self) -> dict[str, Any]:
         """Everything a gate reads of it, as JSON (the ledger keeps it; ``from_input`` reads it back)."""

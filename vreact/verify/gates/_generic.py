@@ -40,10 +40,12 @@ def non_empty() -> Check:
 
 @gate("max_words")
 def max_words(max_words: int = 15) -> Check:
-    """The answer is at most ``max_words`` words long."""
+    """The answer is at most ``max_words`` words long (as its family counts them, when its
+    artifact says: ``answer_words()``; qa counts a choice the question offers as one)."""
 
     def check(a: Artifact) -> GateResult:
-        n = len(str(a.answer).split())
+        count = getattr(a, "answer_words", None)
+        n = count() if callable(count) else len(str(a.answer).split())
         if n > max_words:
             return reject("too_long", f"the answer has {n} words; at most {max_words} allowed")
         return accept()
