@@ -4,10 +4,11 @@ gates hold on records they were not written from."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vreact.qa.gates import Artifact, choices, expected_answer_type
+from vreact.qa.gates import Artifact, choices, expected_answer_type, polar
 from vreact.verify.gates import build_gate
 
 WORDS = ["Royal", "College", "Music", "Harbour", "Queen", "Angels", "River", "North", "Saint", "Amélie"]
@@ -34,6 +35,9 @@ max_words = build_gate("max_words", {})
 
 def answer(question: str, text: str) -> Artifact:
     return Artifact("answer", question, answer=text)
+
+
+answer_of = answer
 
 
 def pairs() -> st.SearchStrategy[tuple[str, str]]:
@@ -144,3 +148,75 @@ def test_a_relative_clause_wh_word_no_longer_rejects_a_year():
     q = "The author who won the prize in 1956 was born in what year?"
     assert build_gate("answer_type", {})(answer(q, "1921")).ok
     assert build_gate("answer_type", {})(answer(q, "Ann Lee")).cause == "answer_type"
+
+
+TITLES = ["Who Are You", "How Long Has This Been Going On", "What Lies Beneath", "Where Eagles Dare"]
+
+
+@settings_
+@given(st.sampled_from(TITLES), st.sampled_from(["film", "song", "album"]), st.sampled_from(list(ASKED)))
+def test_a_titles_wh_word_asks_nothing(title, work, asked):
+    """A capitalised wh-word inside a question is a title's ("the song How Long Has This Been
+    Going On"): it neither types the answer nor keeps a yes/no question from being one."""
+    assert expected_answer_type(f"The director of the {work} {title} was {asked}?") == ASKED[asked]
+    assert expected_answer_type(f"Where did the composer of the {work} {title} die?") == "place"
+    assert polar(f"Are the directors of the {work}s {title} and Dawn from the same country?")
+
+
+@settings_
+@given(st.sampled_from(NOUNS), st.sampled_from(CLAUSES), st.sampled_from(["when", "where", "who"]))
+def test_an_asking_phrase_in_place_wins_over_a_later_clauses_wh_word(noun, clause, later):
+    """ "X played with what goalkeeper when he was with Y?": the "what" phrase asks; "when" opens
+    a clause; a question of several sentences asks in its last."""
+    q = f"Ann Lee is a {noun}, who {clause}, and played with what goalkeeper {later} she was at Leeds?"
+    assert expected_answer_type(q) == "any", q
+    stated = f"The {noun} {clause} in 1956. Who was the {noun}'s mother?"
+    assert expected_answer_type(stated) == "person"
+    assert expected_answer_type(f"The {noun} {clause} where Ann lived. It was founded when?") == "date"
+
+
+@settings_
+@given(st.sampled_from(NOUNS), st.sampled_from(RELATIVES), st.sampled_from(CLAUSES))
+def test_a_yes_no_question_may_hold_a_relative_clause(noun, relative, clause):
+    assert polar(f"Do both films have a {noun} {relative} {clause}?")
+    assert not polar(f"Did the {noun} {relative} {clause} star in which film?")
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("How many awards does the player have?", "six-time"),
+        ("How many seasons did the show run?", "forty-two"),
+        ("What day in November is the town most congested?", "the fourth Thursday"),
+        ("On what date is the fair held?", "every second Sunday"),
+    ],
+)
+def test_numbers_in_hyphened_words_ordinals_and_weekdays_are_numbers_and_dates(question, answer):
+    assert build_gate("answer_type", {})(answer_of(question, answer)).ok
+
+
+@settings_
+@given(asks, pairs())
+def test_choices_set_off_by_commas_before_the_verb(ask, pair):
+    x, y = pair
+    if "," in y:
+        return
+    q = f"Which battle, {x}, or {y}, was fought first?"
+    assert y in choices(q), q
+    assert restatement(answer(q, y)).ok
+
+
+@settings_
+@given(
+    st.integers(1, 20), st.integers(1, 20), st.sampled_from(["Earl of Desmond", "Baronet", "Duke of York"])
+)
+def test_an_answer_naming_a_number_the_question_does_not_is_no_restatement(a, b, title):
+    q = f"Who is the paternal grandfather of James Fitzgerald, {a}th {title}?"
+    other = answer(q, f"James FitzGerald, {b}th {title}")
+    assert restatement(other).ok == (a != b)
+
+
+def test_a_choice_with_another_number_is_still_a_restatement():
+    q = "Who died earlier, Forouzan or Sir Robert Rankin, 1St Baronet?"
+    assert not restatement(answer(q, "Sir Robert Rankin, 2nd Baronet")).ok
+    assert restatement(answer(q, "Sir Robert Rankin, 1st Baronet")).ok

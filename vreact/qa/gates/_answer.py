@@ -8,7 +8,7 @@ import re
 
 from vreact.metrics import normalize_answer
 from vreact.qa.gates._artifact import Artifact
-from vreact.qa.gates._choices import offered_in
+from vreact.qa.gates._choices import choices, offered_in
 from vreact.qa.gates._injection import addressed, dictates, obfuscated
 from vreact.qa.tools import MONTH_NAMES, MONTHS, tokenize
 from vreact.verify.gates._registry import Check, GateResult, accept, gate, reject
@@ -51,6 +51,15 @@ _NUMBER_WORDS = [
     "first",
     "second",
     "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
 ]
 _ERA_WORDS = (
     "century",
@@ -84,6 +93,14 @@ _ERA_WORDS = (
     "revolution",
     "election",
     "independence",
+    # the days of a week ("the fourth Thursday")
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
 )
 _REFUSAL = re.compile(
     r"\b(i\s+(do\s*n[o']?t|cannot|can't|am\s+not\s+sure)|not\s+(enough|sure|known|found|"
@@ -99,7 +116,9 @@ def _tokens(text: str) -> list[str]:
 
 
 def _has_number(tokens: list[str]) -> bool:
-    return any(any(c.isdigit() for c in t) or t in _NUMBER_WORDS for t in tokens)
+    """A digit or a number word, also as a part of a hyphened word ("six-time", "forty-two")."""
+    parts = [p for t in tokens for p in re.split(r"[-–]", t)]
+    return any(any(c.isdigit() for c in t) or t in _NUMBER_WORDS for t in parts)
 
 
 def _has_date(tokens: list[str]) -> bool:
@@ -124,6 +143,41 @@ _FRONT = re.compile(
 )
 
 
+#: Where a sentence of a question of several ends ("... in a European country. King Albert ...").
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9]{2}[.!?])\s+(?=[A-Z])")
+
+
+def _last_sentence(question: str) -> str:
+    """The sentence that asks: a question of several sentences asks in its last."""
+    return _SENTENCE_END.split(question)[-1]
+
+
+def _wh_phrases(question: str) -> list[tuple[int, int, str, bool]]:
+    """The wh-phrases that may ask the question: (position, specificity, the type asked, whether it
+    asks in place: a "what" phrase, a "which" one after a preposition ("starred in which film",
+    not "the river which ..."), or one that ends the question). A capitalised one
+    inside the question is a title's word ("the song How Long Has This Been Going On"), not one."""
+    q = question.lower()
+    starts = {0} | {m.end() for m in _SENTENCE_END.finditer(question)}
+    out = []
+    for rank, (kind, pattern) in enumerate(_WH_PATTERNS):
+        for m in re.finditer(pattern, q):
+            if m.start() not in starts and question[m.start()].isupper():
+                continue
+            before = q[: m.start()].split()[-1:]
+            in_place = (
+                q.startswith("what", m.start())
+                or (
+                    q.startswith("which", m.start())
+                    and bool(before)
+                    and re.fullmatch(_PREPOSITION, before[0])
+                )
+                or not q[m.end() :].strip(" ?.!\"'")
+            )
+            out.append((m.start(), -rank, kind, in_place))
+    return out
+
+
 def expected_answer_type(question: str, type_from_wh_word: bool = True) -> str:
     """The answer type the question's wh-word asks for: number, date, person, place or any
     (always any when L1 does not type answers by their wh-word: ``type_from_wh_word: false``).
@@ -131,23 +185,27 @@ def expected_answer_type(question: str, type_from_wh_word: bool = True) -> str:
     "how many/much" wins wherever it stands ("The state where X died has how many ...").
     Otherwise the wh-phrase of the main clause: the one the question opens with ("Who was
     president when ..." asks for a person, "What is the population of the state where ..." for
-    anything), else, when it opens with none, its last one, the one it asks in place ("The author
-    who won the prize was born in what year?" asks for a date: "who" opens a relative clause)."""
+    anything), else, when it opens with none, the last that asks in place ("The author who won the
+    prize was born in what year?" asks for a date: "who" opens a relative clause, and "X played
+    with what goalkeeper when he was with Y?" asks for anything), else its last one. The words of
+    a title are none ("Who Are You", "How Long Has This Been Going On")."""
     if not type_from_wh_word:
         return "any"
-    q = question.lower()
-    if re.search(_WH_PATTERNS[0][1], q):
-        return "number"
-    found = [
-        (m.start(), -rank, kind) for rank, (kind, pat) in enumerate(_WH_PATTERNS) for m in re.finditer(pat, q)
-    ]
+    found = _wh_phrases(question)
     if not found:
         return "any"
-    front = _FRONT.match(q)
-    if front is not None:  # the first wh-phrase opens it (at one position, the more specific)
-        return max((f for f in found if f[0] == min(found)[0]), key=lambda f: f[1])[2]
-    last = max(f[0] for f in found)
-    return max((f for f in found if f[0] == last), key=lambda f: f[1])[2]
+    if any(kind == "number" for *_, kind, _ in found):
+        return "number"
+    asking = _last_sentence(question)
+    last = [f for f in found if f[0] >= len(question) - len(asking)] or found
+    if len(last) < len(found):  # the earlier sentences state; the last one asks
+        found = last
+    if _FRONT.match(asking.lower()) is not None:  # the first opens it (at one position, the more specific)
+        at = min(f[0] for f in found)
+    else:
+        asked = [f for f in found if f[3]] or found
+        at = max(f[0] for f in asked)
+    return max((f for f in found if f[0] == at), key=lambda f: f[1])[2]
 
 
 @gate("not_refusal")
@@ -170,20 +228,19 @@ _POLAR = re.compile(
 )
 
 
-#: A wh-word: a question holding one asks for a thing ("Will Smith starred in which film?").
-_WH = re.compile(r"\b(who|whom|whose|what|which|when|where|why|how)\b", re.IGNORECASE)
-
-
 def polar(question: str) -> bool:
-    """Whether ``question`` asks yes or no: it opens with an auxiliary verb and holds no wh-word."""
-    return bool(_POLAR.match(question)) and not _WH.search(question)
+    """Whether ``question`` asks yes or no: it opens with an auxiliary verb and no wh-phrase asks
+    in place (a relative clause's "who" and a title's "Who Are You" ask nothing: "Do both films
+    have directors who are from the same country?"; "Will Smith starred in which film?" asks)."""
+    return bool(_POLAR.match(question)) and not any(f[3] or f[2] == "number" for f in _wh_phrases(question))
 
 
 @gate("not_restatement")
 def not_restatement(max_shared: float = 0.8) -> Check:
     """The answer is not the question, or most of it, said again; an answer the question offers
     ("..., X or Y?") is a choice, not a restatement, and of an answer holding one, its other
-    words decide."""
+    words decide; an answer naming a number the question does not says something new (unless the
+    question offers its answers: a choice with another number is no choice)."""
 
     def check(a: Artifact) -> GateResult:
         ans, q = _tokens(str(a.answer)), _tokens(a.question)
@@ -197,6 +254,9 @@ def not_restatement(max_shared: float = 0.8) -> Check:
             at = next(i for i in range(len(ans)) if ans[i : i + len(choice)] == choice)
             rest = ans[:at] + ans[at + len(choice) :]
         qset = set(q)
+        new_number = any(any(c.isdigit() for c in t) and t not in qset for t in rest)
+        if new_number and not choices(a.question):  # "6th Earl" for "8th Earl"; a choice changed is none
+            return accept()
         if len(ans) >= 4 and sum(t in qset for t in rest) / len(rest) >= max_shared:
             return reject("restatement", "the answer mostly repeats the question's words")
         return accept()
@@ -211,7 +271,7 @@ def answer_type(type_from_wh_word: bool = True) -> Check:
 
     def check(a: Artifact) -> GateResult:
         want = expected_answer_type(a.question, type_from_wh_word)
-        tokens = _tokens(str(a.answer))
+        tokens = _tokens(str(a.answer)) + re.findall(r"\w+(?:[-–]\w+)+", str(a.answer).lower())
         letters = any(c.isalpha() for c in str(a.answer))
         ok = {
             "number": _has_number(tokens),

@@ -15,8 +15,8 @@ _BETWEEN = re.compile(
     r"|\s(?:which|who|what|is|was|were|are|has|had|did|does|do)\b))",
     re.IGNORECASE,
 )
-#: "X or Y, which ...?": the offered pair before a wh-clause.
-_THEN_WH = re.compile(r",\s*(?:which|who|what|whose)\b", re.IGNORECASE)
+#: "X or Y, which ...?", "..., X, or Y, was fought first?": the offered pair before a clause.
+_THEN_WH = re.compile(r",\s*(?:which|who|what|whose|is|was|were|are|has|had|did|does|do)\b", re.IGNORECASE)
 #: What may enclose a choice: quotes and parentheses.
 _ENCLOSING = "\"'“”‘’()[] "
 
@@ -25,8 +25,8 @@ def choices(question: str) -> tuple[str, ...]:
     """The answers a question offers, none when it offers none, in each form HotpotQA and 2Wiki
     ask them: "..., X or Y?" and "...: X or Y?" (a choice may hold commas or colons itself,
     "Amélie, Queen of the Angels or The Last Harbour", so the first is read from every comma and
-    colon before the "or"), "X or Y, which ...?", "between X and Y" (read at every "and"), and
-    each in quotes or parentheses, read without them."""
+    colon before the "or"), "X or Y, which ...?" and "X, or Y, was ...?", "between X and Y"
+    (read at every "and"), and each in quotes or parentheses, read without them."""
     pairs: list[tuple[str, str]] = []
     head, sep, tail = question.rpartition(" or ")
     if sep:
@@ -41,7 +41,7 @@ def choices(question: str) -> tuple[str, ...]:
     out: list[str] = []
     for pair in pairs:
         for choice in pair:
-            bare = choice.strip().rstrip("?.").strip()
+            bare = choice.strip().rstrip("?.,").strip()
             for c in (bare, bare.strip(_ENCLOSING)):
                 if c and c not in out:
                     out.append(c)
