@@ -170,7 +170,7 @@ def _wh_phrases(question: str) -> list[tuple[int, int, str, bool]]:
                 or (
                     q.startswith("which", m.start())
                     and bool(before)
-                    and re.fullmatch(_PREPOSITION, before[0])
+                    and re.fullmatch(_PREPOSITION, before[0]) is not None
                 )
                 or not q[m.end() :].strip(" ?.!\"'")
             )
