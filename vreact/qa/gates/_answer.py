@@ -152,7 +152,8 @@ def _last_sentence(question: str) -> str:
     return _SENTENCE_END.split(question)[-1]
 
 
-def _wh_phrases(question: str) -> list[tuple[int, int, str, bool]]:
+@functools.lru_cache(maxsize=4096)  # the type, the designer and the probe read one question again
+def _wh_phrases(question: str) -> tuple[tuple[int, int, str, bool], ...]:
     """The wh-phrases that may ask the question: (position, specificity, the type asked, whether it
     asks in place: a "what" phrase, a "which" one after a preposition ("starred in which film",
     not "the river which ..."), or one that ends the question). A capitalised one
@@ -175,7 +176,7 @@ def _wh_phrases(question: str) -> list[tuple[int, int, str, bool]]:
                 or not q[m.end() :].strip(" ?.!\"'")
             )
             out.append((m.start(), -rank, kind, in_place))
-    return out
+    return tuple(out)
 
 
 def expected_answer_type(question: str, type_from_wh_word: bool = True) -> str:
@@ -191,15 +192,13 @@ def expected_answer_type(question: str, type_from_wh_word: bool = True) -> str:
     a title are none ("Who Are You", "How Long Has This Been Going On")."""
     if not type_from_wh_word:
         return "any"
-    found = _wh_phrases(question)
+    found = list(_wh_phrases(question))
     if not found:
         return "any"
     if any(kind == "number" for *_, kind, _ in found):
         return "number"
     asking = _last_sentence(question)
-    last = [f for f in found if f[0] >= len(question) - len(asking)] or found
-    if len(last) < len(found):  # the earlier sentences state; the last one asks
-        found = last
+    found = [f for f in found if f[0] >= len(question) - len(asking)] or found  # the last one asks
     if _FRONT.match(asking.lower()) is not None:  # the first opens it (at one position, the more specific)
         at = min(f[0] for f in found)
     else:

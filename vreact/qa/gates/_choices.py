@@ -4,6 +4,7 @@ restatement or too long for being one."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from vreact.metrics import normalize_answer
@@ -21,6 +22,7 @@ _THEN_WH = re.compile(r",\s*(?:which|who|what|whose|is|was|were|are|has|had|did|
 _ENCLOSING = "\"'“”‘’()[] "
 
 
+@functools.lru_cache(maxsize=4096)  # every answer gate of every try reads its question again
 def choices(question: str) -> tuple[str, ...]:
     """The answers a question offers, none when it offers none, in each form HotpotQA and 2Wiki
     ask them: "..., X or Y?" and "...: X or Y?" (a choice may hold commas or colons itself,
