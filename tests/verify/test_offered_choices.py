@@ -37,9 +37,6 @@ def answer(question: str, text: str) -> Artifact:
     return Artifact("answer", question, answer=text)
 
 
-answer_of = answer
-
-
 def pairs() -> st.SearchStrategy[tuple[str, str]]:
     return st.tuples(name, name).filter(lambda p: p[0] != p[1])
 
@@ -183,7 +180,7 @@ def test_a_yes_no_question_may_hold_a_relative_clause(noun, relative, clause):
 
 
 @pytest.mark.parametrize(
-    ("question", "answer"),
+    ("question", "text"),
     [
         ("How many awards does the player have?", "six-time"),
         ("How many seasons did the show run?", "forty-two"),
@@ -191,8 +188,8 @@ def test_a_yes_no_question_may_hold_a_relative_clause(noun, relative, clause):
         ("On what date is the fair held?", "every second Sunday"),
     ],
 )
-def test_numbers_in_hyphened_words_ordinals_and_weekdays_are_numbers_and_dates(question, answer):
-    assert build_gate("answer_type", {})(answer_of(question, answer)).ok
+def test_numbers_in_hyphened_words_ordinals_and_weekdays_are_numbers_and_dates(question, text):
+    assert build_gate("answer_type", {})(answer(question, text)).ok
 
 
 @settings_
