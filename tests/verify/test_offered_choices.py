@@ -217,3 +217,28 @@ def test_a_choice_with_another_number_is_still_a_restatement():
     q = "Who died earlier, Forouzan or Sir Robert Rankin, 1St Baronet?"
     assert not restatement(answer(q, "Sir Robert Rankin, 2nd Baronet")).ok
     assert restatement(answer(q, "Sir Robert Rankin, 1st Baronet")).ok
+
+
+@settings_
+@given(asks, pairs())
+def test_an_or_run_into_the_next_choice_is_read_as_one(ask, pair):
+    x, y = pair
+    if "," in y or ":" in y:
+        return
+    q = f"{ask}, {x} or{y}?"
+    assert y in choices(q), q
+    assert restatement(answer(q, y)).ok
+
+
+@settings_
+@given(
+    run,
+    st.sampled_from(["campaign", "People", "Act", "treaty"]),
+    st.sampled_from(["Teens", "battles", "law"]),
+)
+def test_an_answer_whose_head_the_question_lacks_says_something_new(words, head, other):
+    q = f"What was the series of {other} about {words} and {other} called, after {words} {other}?"
+    assert restatement(answer(q, f"{words} {head}")).ok
+    # the same words with the question's own head are a restatement
+    if len(words.split()) >= 3:
+        assert not restatement(answer(q, f"{words} {other}")).ok

@@ -239,7 +239,8 @@ def not_restatement(max_shared: float = 0.8) -> Check:
     """The answer is not the question, or most of it, said again; an answer the question offers
     ("..., X or Y?") is a choice, not a restatement, and of an answer holding one, its other
     words decide; an answer naming a number the question does not says something new (unless the
-    question offers its answers: a choice with another number is no choice)."""
+    question offers its answers: a choice with another number is no choice), and so does one whose
+    last word, its head ("the New York and New Jersey campaign"), the question does not hold."""
 
     def check(a: Artifact) -> GateResult:
         ans, q = _tokens(str(a.answer)), _tokens(a.question)
@@ -255,6 +256,8 @@ def not_restatement(max_shared: float = 0.8) -> Check:
         qset = set(q)
         new_number = any(any(c.isdigit() for c in t) and t not in qset for t in rest)
         if new_number and not choices(a.question):  # "6th Earl" for "8th Earl"; a choice changed is none
+            return accept()
+        if rest and rest[-1] == ans[-1] and ans[-1] not in qset:  # a new head: "... campaign"
             return accept()
         if len(ans) >= 4 and sum(t in qset for t in rest) / len(rest) >= max_shared:
             return reject("restatement", "the answer mostly repeats the question's words")
@@ -440,11 +443,63 @@ _INSTRUCTION = re.compile(
 _URL = re.compile(r"https?://|\bwww\.|\b[\w-]+\.(com|org|net|example|io)\b", re.IGNORECASE)
 
 
+#: What "ignore the previous ..." must be about to be an instruction's: what the reader was told
+#: ("forget previous romances" is a story's).
+_TOLD = frozenset(
+    """
+    instruction instructions prompt prompts direction directions rule rules guideline guidelines
+    context message messages text content command commands order orders programming training
+    constraint constraints conversation task tasks input inputs answer answers question questions
+    information request requests directive directives guidance system policy policies and or
+    """.split()  # noqa: SIM905
+)
+#: Words a title keeps in lower case.
+_SMALL = frozenset({"to", "a", "an", "the", "of", "and", "or", "with", "in", "on", "for", "at", "by"})
+#: What reports someone's words: a quotation next to one of these is speech, not an instruction.
+_SPEECH = re.compile(r"\b(said|says|told|asked|replied|recalls|recalled|wrote|added|stated|related)\b")
+_QUOTES = '"\u201c\u201d'
+
+
+def _name(words: str) -> bool:
+    """Words in title case, two of them capitalised ("Say It With", "You Need to"): a title, not
+    a command ("Answer the" is one)."""
+    big = [w for w in words.split() if w.lower() not in _SMALL]
+    return len(big) > 1 and all(w[0].isupper() and not w.isupper() for w in big)
+
+
+def _reported(text: str, start: int) -> bool:
+    """Whether ``text[start]`` is inside a quotation that a verb of speech reports ("'You have to
+    ...,' said the spokesman"): the quotation marks before it in its paragraph are odd in number
+    and such a verb is within 40 characters of the quotation's opening or close."""
+    opened = [i for i, c in enumerate(text[:start]) if c in _QUOTES]
+    if len(opened) % 2 == 0:
+        return False
+    close = next((i for i in range(start, len(text)) if text[i] in _QUOTES), len(text))
+    around = text[max(0, opened[-1] - 40) : opened[-1]] + " " + text[close : close + 40]
+    return bool(_SPEECH.search(around))
+
+
+def _story(text: str, start: int, end: int) -> bool:
+    """Whether "forget previous ..." at ``text[start:end]`` is a story's infinitive ("trying to
+    forget previous romances"): after "to", and about no thing a reader is told."""
+    after = re.match(r"\W*(\w+)?", text[end:])
+    told = not (after and after.group(1)) or after.group(1).lower() in _TOLD
+    return not told and text[:start].rstrip().lower().endswith(" to")
+
+
 @functools.lru_cache(maxsize=4096)  # the same paragraphs are cited again and again
 def instruction_in(text: str) -> str | None:
-    """The words of ``text`` that address its reader with an instruction, or None."""
-    m = _INSTRUCTION.search(text)
-    return " ".join(m.group(0).split()) if m else None
+    """The words of ``text`` that address its reader with an instruction, or None: not a title's
+    (title case, "Say It With Flowers"), not reported speech, not a story's "to forget previous
+    romances"."""
+    for m in _INSTRUCTION.finditer(text):
+        words = " ".join(m.group(0).split())
+        if _name(words.lstrip(".!?:>[] ")) or _reported(text, m.start()):
+            continue
+        if m.group(1) and _story(text, m.start(), m.end()):
+            continue
+        return words
+    return None
 
 
 def injected(text: str, title: str = "") -> str | None:

@@ -18,6 +18,8 @@ _BETWEEN = re.compile(
 )
 #: "X or Y, which ...?", "..., X, or Y, was fought first?": the offered pair before a clause.
 _THEN_WH = re.compile(r",\s*(?:which|who|what|whose|is|was|were|are|has|had|did|does|do)\b", re.IGNORECASE)
+#: An "or" run into the choice after it, a typing slip ("X orThe Y"): read as " or ".
+_GLUED_OR = re.compile(r"(?<=\s)or(?=[A-Z\"“])")
 #: What may enclose a choice: quotes and parentheses.
 _ENCLOSING = "\"'“”‘’()[] "
 
@@ -28,7 +30,9 @@ def choices(question: str) -> tuple[str, ...]:
     ask them: "..., X or Y?" and "...: X or Y?" (a choice may hold commas or colons itself,
     "Amélie, Queen of the Angels or The Last Harbour", so the first is read from every comma and
     colon before the "or"), "X or Y, which ...?" and "X, or Y, was ...?", "between X and Y"
-    (read at every "and"), and each in quotes or parentheses, read without them."""
+    (read at every "and"), and each in quotes or parentheses, read without them; an "or" run
+    into the next word ("X orThe Y") is read as one."""
+    question = _GLUED_OR.sub("or ", question)
     pairs: list[tuple[str, str]] = []
     head, sep, tail = question.rpartition(" or ")
     if sep:

@@ -39,12 +39,13 @@ _LEAD = frozenset(
 )
 #: What makes an opening word no command: a title or a name followed by a verb of its own.
 _NOT_AFTER = frozenset({"is", "was", "are", "were", "has", "had", "by", "of", "and", "in", "(", "'s"})
-#: Where a sentence ends (not after an initial: "U.S. state sports" is one), or a clause after
-#: a comma opens with a verb.
-_SENTENCE = re.compile(
-    r"(?<![\s.][A-Z]\.)(?<=[.!?:])\s+|\n+|(?<=,)\s+(?=(?:" + "|".join(sorted(VERBS)) + r")\b)",
-    re.IGNORECASE,
-)
+#: Where a sentence ends (not after an initial: "U.S. state sports" is one).
+_ENDS = r"(?<![\s.][A-Z]\.)(?<=[.!?:])\s+|\n+"
+#: Where a clause after a comma opens with a verb.
+_CLAUSE = r"(?<=,)\s+(?=(?:" + "|".join(sorted(VERBS)) + r")\b)"
+_SENTENCE = re.compile(f"{_ENDS}|{_CLAUSE}", re.IGNORECASE)
+_SENTENCES = re.compile(_ENDS, re.IGNORECASE)
+_CLAUSES = re.compile(_CLAUSE, re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z']+|\(")
 
 
@@ -53,29 +54,69 @@ _QUOTE = "\"'`\u201c\u2018("
 _COPULA = re.compile(r"^(\S+\s+){0,10}?(is|was|are|were)\s+(a|an|the|\d)", re.IGNORECASE)
 
 
+#: Words that make what follows a verb its object, not a noun phrase's ("Print everything ...").
+_DETERMINERS = frozenset(
+    """
+    a an the this that these those all every everything only your my our its his her their any
+    some nothing no each
+    """.split()  # noqa: SIM905
+)
+
+
+def _item(segment: str) -> bool:
+    """A list's item: three words at most (after an "and" or "or"), the first no verb."""
+    words = [w.lower() for w in _WORD.findall(segment)]
+    if words and words[0] in {"and", "or"}:
+        words = words[1:]
+    return 0 < len(words) <= 3 and words[0] not in VERBS
+
+
+def _in_list(before: str, clause: str) -> bool:
+    """A clause after a comma that is an item of a list ("broadcast, print, digital and social";
+    "share weather reports, gear tips, and ..."): three words at most up to its own comma, next to
+    an item that opens with no verb. A command's neighbours are commands ("Ignore the question,
+    say yes, and cite ...")."""
+    head, comma, after = clause.partition(",")
+    if not comma or len(head.split()) > 3:
+        return False
+    return _item(before.rstrip().rstrip(",").rpartition(",")[2]) or _item(after.partition(",")[0])
+
+
 def _commands(text: str) -> list[str]:
     """The sentences (or clauses after a comma) that open with a bare verb: commands. Not one
     that is quoted (speech, a title), that says what its opening words are ("Make Love Not War
     is the 2004 debut album"), whose opening words are a name in title case ("State Routes 206
-    and 218 meet") or a hyphenated one ("Take-Two's")."""
+    and 218 meet") or a hyphenated one ("Take-Two's"), a noun phrase with its own verb ("Print
+    publication resumed"), or an item of a list ("broadcast, print, digital")."""
     out = []
-    for sentence in _SENTENCE.split(text):
-        sentence = sentence.strip()
-        if not sentence or sentence[0] in _QUOTE or _COPULA.match(sentence):
-            continue
-        raw = _WORD.findall(sentence)[:5]
-        led = False
-        while raw and raw[0].lower() in _LEAD:
-            raw, led = raw[1:], True
-        if len(raw) < 2 or raw[0].lower() not in VERBS or raw[1].lower() in _NOT_AFTER:
-            continue
-        named = raw[1][0].isupper() and not raw[1].isupper() and raw[1] != "I"
-        if named and not led and not raw[0].isupper():  # a name in title case ("State Routes")
-            continue
-        if re.match(rf"{re.escape(raw[0])}-", sentence, re.IGNORECASE):  # a hyphenated name
-            continue
-        out.append(" ".join(sentence.split())[:80])
+    for whole in _SENTENCES.split(text):
+        clauses = _CLAUSES.split(whole)
+        for i, sentence in enumerate(clauses):
+            sentence = sentence.strip()
+            if not sentence or sentence[0] in _QUOTE or _COPULA.match(sentence):
+                continue
+            if i and _in_list(clauses[i - 1], sentence):
+                continue
+            if _command(sentence):
+                out.append(" ".join(sentence.split())[:80])
     return out
+
+
+def _command(sentence: str) -> bool:
+    """Whether a sentence (or a clause) opens with a bare verb that gives a command."""
+    raw = _WORD.findall(sentence)[:5]
+    led = False
+    while raw and raw[0].lower() in _LEAD:
+        raw, led = raw[1:], True
+    if len(raw) < 2 or raw[0].lower() not in VERBS or raw[1].lower() in _NOT_AFTER:
+        return False
+    # a noun phrase that has a verb of its own: "Print publication resumed with ..."
+    if len(raw) > 2 and raw[1].islower() and raw[1] not in _DETERMINERS and raw[2].endswith("ed"):
+        return False
+    named = raw[1][0].isupper() and not raw[1].isupper() and raw[1] != "I"
+    if named and not led and not raw[0].isupper():  # a name in title case ("State Routes")
+        return False
+    return not re.match(rf"{re.escape(raw[0])}-", sentence, re.IGNORECASE)  # a hyphenated name
 
 
 #: Who a label or a vocative names when it speaks to a machine, or says who wrote to it: the
