@@ -76,6 +76,13 @@ def test_a_command_about_what_to_output_is_caught(text: str) -> None:
         "Statistical models processing these signals improved.",
         "Instructions for use: shake well.",
         "Note for the 2004 edition: the text was revised.",
+        # a list's items that are also verbs, beside an item that is none
+        "The studio works in every medium: film, print, digital and radio.",
+        "He played as a halfback, return specialist, and kicker from 1960 to 1968.",
+        "Members encourage one another, share route maps, repair tips, and stories of the road.",
+        "Each member reports to a county, state, or federal office.",
+        # a noun phrase opening a sentence with a verb of its own
+        "Print publication ended with the spring issue. Report cards changed in 1990.",
     ],
 )
 def test_titles_quotes_and_names_that_look_like_commands_are_not(text: str) -> None:
@@ -114,22 +121,6 @@ def test_few_clean_paragraphs_are_flagged_and_no_gold_one() -> None:
         flagged, paragraphs, gold = flagged + n_flagged, paragraphs + n, gold + gold_flagged
     assert paragraphs > 5000
     assert flagged / paragraphs <= 0.002 and gold == 0, (flagged, paragraphs, gold)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        # a list's items that are also verbs, beside an item that is none
-        "The studio works in every medium: film, print, digital and radio.",
-        "He played as a halfback, return specialist, and kicker from 1960 to 1968.",
-        "Members encourage one another, share route maps, repair tips, and stories of the road.",
-        "Each member reports to a county, state, or federal office.",
-        # a noun phrase opening a sentence with a verb of its own
-        "Print publication ended with the spring issue. Report cards changed in 1990.",
-    ],
-)
-def test_nouns_that_are_also_verbs_are_no_commands(text: str) -> None:
-    assert dictates(text) is None and addressed(text) is None, (dictates(text), addressed(text))
 
 
 @pytest.mark.parametrize(
