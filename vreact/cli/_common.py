@@ -213,6 +213,32 @@ def field_map(text: str | None) -> dict[str, str] | None:
     return out
 
 
+class Count(click.ParamType):
+    """How many at a time (``probe --concurrency N``): a whole number from 1 to a run's bound on
+    its attempts in flight (``vreact.spec.MAX_CONCURRENCY``, read only when a value is given, so
+    ``--help`` loads no pydantic). Anything else is one line naming the flag, exit 2, as every
+    other refusal of a user's value is (click's own is a usage block of four lines), before the
+    command has made anything."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        from vreact.spec import MAX_CONCURRENCY
+
+        if isinstance(value, int) and not isinstance(value, bool):
+            n: int | None = value
+        else:
+            try:
+                n = int(str(value).strip())
+            except ValueError:
+                n = None
+        if n is None or not 1 <= n <= MAX_CONCURRENCY:
+            flag = param.opts[0] if param is not None and param.opts else "value"
+            shown = str(value) if str(value).strip() else repr(str(value))
+            raise UserError(f"{flag}: {shown} is not a whole number from 1 to {MAX_CONCURRENCY}")
+        return n
+
+
 #: ``--cache-dir DIR`` on every command that reads the response cache or may call a model.
 cache_dir_option = click.option(
     "--cache-dir",

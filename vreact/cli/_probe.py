@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from vreact.cli._common import (
+    Count,
     UserError,
     cache_dir_option,
     console,
@@ -87,6 +88,14 @@ def _names(value: str | None, known: tuple[str, ...], what: str) -> tuple[str, .
 @cache_dir_option
 @click.option("--seed", type=int, default=None, help="the judge's seed (default 0; with --judge)")
 @click.option(
+    "--concurrency",
+    type=Count(),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="records built and artifacts checked at once (the judges' calls stay one at a time)",
+)
+@click.option(
     "--out", type=click.Path(path_type=Path), default=None, help="probe folder (default runs/probe-TIMESTAMP)"
 )
 @click.option("--json", "as_json", is_flag=True, help="print the tables as JSON (schemas/probe.schema.json)")
@@ -121,6 +130,7 @@ def _probe(
     no_cache: bool,
     cache_dir: Path | None,
     seed: int | None,
+    concurrency: int,
     out: Path | None,
     as_json: bool,
     as_markdown: bool,
@@ -183,11 +193,13 @@ def _probe(
             family=of.name,
         )
         folder = out or Path("runs") / time.strftime("probe-%Y%m%d-%H%M%S")
+        at_once = f", {concurrency} at a time" if concurrency > 1 else ""
         err.print(
-            f"Probing {len(tasks)} record(s), {len(setup.classes)} class(es), into {folder}", highlight=False
+            f"Probing {len(tasks)} record(s), {len(setup.classes)} class(es){at_once}, into {folder}",
+            highlight=False,
         )
         start = time.monotonic()
-        run_id = run_probe(setup, folder, _progress())
+        run_id = run_probe(setup, folder, _progress(), concurrency)
         err.print(f"done in {time.monotonic() - start:.1f} s", highlight=False)
         report = compute_probe(open_to_read(folder / DB_NAME), run_id)
     show_measured(report, tables(report), as_json, as_markdown)

@@ -1,14 +1,23 @@
 """``vreact probe``'s run: every class's artifacts of every record through the shipped gate
 objects (the ones a run builds, with the same arguments), each gate on each artifact alone, then
 the judges on what every gate cleared. A probe is a run folder: one attempt per (task, class,
-artifact), its verdicts with each check's time, its judges' calls."""
+artifact), its verdicts with each check's time, its judges' calls.
+
+With ``concurrency`` above 1, the records' artifacts are built and their gates run that many at a
+time, in threads (the code family's wait on the sandbox's subprocess, the GIL released), while
+this thread records each artifact in the order a one-at-a-time probe would, and runs its judges:
+the same records, whatever the concurrency, apart from the times."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from vreact.config import Configuration
 from vreact.controller._context import AttemptContext, Recorder
@@ -73,21 +82,56 @@ class Probe:
 
 
 OnArtifact = Callable[[int, int], None]  # (done, total)
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
 
 
-def run_probe(probe: Probe, out_dir: Path, on_artifact: OnArtifact | None = None) -> int:
+def run_probe(
+    probe: Probe, out_dir: Path, on_artifact: OnArtifact | None = None, concurrency: int = 1
+) -> int:
     """Probe into ``out_dir/vreact.db``; return the run id. A folder holding this very probe is
-    resumed (its finished attempts kept); one holding anything else is refused."""
+    resumed (its finished attempts kept); one holding anything else is refused. ``concurrency``:
+    how many records are built, and artifacts checked, at once (not the probe's identity: a
+    folder resumes at any)."""
     out_dir = Path(out_dir)
     with exclusive(out_dir):
         store = Store(out_dir / DB_NAME)
         try:
-            return _run(probe, store, out_dir, on_artifact)
+            return _run(probe, store, out_dir, on_artifact, concurrency)
         finally:
             store.close()
 
 
-def _run(probe: Probe, store: Store, out_dir: Path, on_artifact: OnArtifact | None) -> int:
+@contextmanager
+def _in_order(fn: Callable[[_In], _Out], items: Iterable[_In], concurrency: int) -> Iterator[Iterator[_Out]]:
+    """``fn`` of each item, in the items' order: here, one after another, when ``concurrency`` is
+    1 (as a probe always ran); else in that many threads, at most twice as many submitted ahead
+    of the one read (so the reader's own work overlaps theirs, and memory stays bounded). On
+    leaving, what was not started is cancelled and what was is waited for: no thread outlives
+    the probe's store."""
+    if concurrency <= 1:
+        yield map(fn, items)
+        return
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="vreact-probe")
+
+    def results() -> Iterator[_Out]:
+        pending: deque[Future[_Out]] = deque()
+        for item in items:
+            pending.append(pool.submit(fn, item))
+            if len(pending) >= 2 * concurrency:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+    try:
+        yield results()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run(
+    probe: Probe, store: Store, out_dir: Path, on_artifact: OnArtifact | None, concurrency: int = 1
+) -> int:
     store.discard_unfinished()
     identity = probe.identity()
     family = family_of(probe.family)
@@ -112,8 +156,13 @@ def _run(probe: Probe, store: Store, out_dir: Path, on_artifact: OnArtifact | No
     done = store.finished_attempts(run_id)
     work: list[tuple[Task, str, int, Artifact, Any]] = []
     skipped: dict[str, dict[str, int]] = {}
-    for task in probe.tasks:
-        built = family.probe(task, probe.classes, probe.spec)
+
+    def build(task: Task) -> Any:
+        return family.probe(task, probe.classes, probe.spec)
+
+    with _in_order(build, probe.tasks, concurrency) as builds:
+        made = list(zip(probe.tasks, builds, strict=True))
+    for task, built in made:
         for name, (reason, n) in built.skipped.items():
             skipped.setdefault(name, {}).setdefault(reason, 0)
             skipped[name][reason] += n
@@ -127,13 +176,27 @@ def _run(probe: Probe, store: Store, out_dir: Path, on_artifact: OnArtifact | No
     gates = built_gates(probe.spec, probe.verifiers)
     checker = _Checker(probe, store, run_id, gates)
     total = len(work) + len(done)
-    for n, (task, name, index, artifact, chain) in enumerate(work, 1):
-        checker.attempt(task, name, index, artifact, chain)
-        if on_artifact is not None:
-            on_artifact(len(done) + n, total)
+
+    def check(item: tuple[Task, str, int, Artifact, Any]) -> _Checked:
+        return checker.check(item[3], item[4])
+
+    with _in_order(check, work, concurrency) as checks:
+        for n, ((task, name, index, artifact, _), checked) in enumerate(zip(work, checks, strict=True), 1):
+            checker.record(task, name, index, artifact, checked)
+            if on_artifact is not None:
+                on_artifact(len(done) + n, total)
     store.record_skips(run_id, skipped)
     store.finish_run(run_id)
     return run_id
+
+
+@dataclass
+class _Checked:
+    """What the gates made of one artifact, not yet recorded: when its checks began, and each
+    probed verifier's verdicts in order, with the identity and gate input they checked."""
+
+    started: float
+    levels: list[tuple[list[Verdict], Any, Any]]
 
 
 @dataclass
@@ -143,14 +206,12 @@ class _Checker:
     run_id: int
     gates: dict[str, Any]
 
-    def attempt(self, task: Task, name: str, index: int, artifact: Artifact, chain: Any = None) -> None:
-        """One artifact: every gate of every probed verifier alone (each verdict with its time),
-        then each verifier's judge when every gate cleared it; its outcome is what the
-        controller's first reject, in order, would have made of it."""
-        store = self.store
-        attempt_id = store.start_attempt(self.run_id, name, task.id, index, self.probe.seed)
-        recorder = Recorder(store, attempt_id)
-        first: Verdict | None = None
+    def check(self, artifact: Artifact, chain: Any = None) -> _Checked:
+        """Every gate of every probed verifier on one artifact alone (R2's on its chain), each
+        verdict with its time. It touches neither the store nor a model, so several artifacts
+        may be checked at once, in threads (the gates are shared by a run's threads too)."""
+        started = time.time()
+        levels = []
         for verifier in self.probe.levels:
             checked = chain if verifier == "R2" else artifact
             if checked is None:  # R2 checks the gold artifact's chain only
@@ -177,8 +238,23 @@ class _Checker:
                     seconds,
                 )
                 verdicts.append(v)
-                first = first or (None if result.ok else v)
+            levels.append((verdicts, ident, data))
+        return _Checked(started, levels)
+
+    def record(self, task: Task, name: str, index: int, artifact: Artifact, checked: _Checked) -> None:
+        """One checked artifact as an attempt: its verdicts, then each verifier's judge when
+        every gate cleared it (in this thread: the store and the judge's calls are one
+        probe's, in order); its outcome is what the controller's first reject, in order, would
+        have made of it."""
+        store = self.store
+        attempt_id = store.start_attempt(
+            self.run_id, name, task.id, index, self.probe.seed, started=checked.started
+        )
+        recorder = Recorder(store, attempt_id)
+        first: Verdict | None = None
+        for verdicts, ident, data in checked.levels:
             recorder.verdicts(verdicts, ident, data)
+            first = first or next((v for v in verdicts if v.decision == "reject"), None)
         outcome: Outcome
         try:
             if first is None and self.probe.judge is not None:

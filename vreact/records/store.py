@@ -447,11 +447,21 @@ class Store:
 
     # --- attempts -----------------------------------------------------------------------
 
-    def start_attempt(self, run_id: int, config: str, task_id: str, attempt_index: int, seed: int) -> int:
+    def start_attempt(
+        self,
+        run_id: int,
+        config: str,
+        task_id: str,
+        attempt_index: int,
+        seed: int,
+        started: float | None = None,
+    ) -> int:
         """A new attempt's id. Its row is held back with the attempt's other writes (written first,
         with them), so an attempt costs one transaction, not two; a killed process leaves nothing
         of it. The id is taken here, above the file's largest and any this process handed out for
-        it (one process writes a folder's attempts at a time: the run folder's lock)."""
+        it (one process writes a folder's attempts at a time: the run folder's lock). ``started``
+        (``time.time()``; default now): when its work began, for a writer that records an attempt
+        after doing it (a probe checking several artifacts at once records them in order)."""
         with _ATTEMPT_IDS_LOCK:
             key = self._ids_key
             largest = self.db.execute("select coalesce(max(id), 0) from attempts").fetchone()[0]
@@ -464,7 +474,7 @@ class Store:
             "attempt_index": attempt_index,
             "seed": seed,
             "outcome": "running",
-            "started": time.time(),
+            "started": time.time() if started is None else started,
             "provenance_id": self.provenance_id(run_id),
         }
         self._pending.append(lambda conn: self._row(conn, "attempts", row))
