@@ -170,7 +170,6 @@ def _load_plugins(ctx: click.Context, param: click.Parameter, modules: tuple[str
         raise UserError(str(e)) from None
 
 
-#: ``--plugin MODULE`` (repeatable) on every command that reads declarative files.
 def dataset_options(required: bool) -> Callable[[Any], Any]:
     """``--dataset``, ``--family`` and ``--format``: a file of a task family's records, as ``run``
     and ``probe`` take it."""
@@ -230,6 +229,10 @@ cache_dir_option = click.option(
 )
 
 
+#: ``--plugin MODULE`` (repeatable) on every command that reads declarative files, and on every
+#: command that may meet a plugin's name in a run's records (a replay's verifier set naming its
+#: gate, a run of its task family): a name read back must be registered to be read as it was
+#: meant (report, view, rescore, diagnose). Export and check read rows and never a name's meaning.
 plugin_option = click.option(
     "--plugin",
     "plugins",

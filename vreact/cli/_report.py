@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from vreact.cli._common import UserError, console, print_report, show_measured, user_errors
+from vreact.cli._common import UserError, console, plugin_option, print_report, show_measured, user_errors
 from vreact.quality.replay import ReplayError
 from vreact.records import DB_NAME, RecordsError, RunSummary, Store, open_to_read, run_list
 from vreact.records.store import unreadable
@@ -67,6 +67,7 @@ class RunChoice(click.ParamType):
     help="HotpotQA and 2Wiki runs: write each configuration's predictions as the datasets' official"
     " evaluation scripts read them (DIR/CONFIG.json) instead of the tables",
 )
+@plugin_option
 def report(run_dir: Path, predictions: Path | None = None, **options: Any) -> None:
     """Print a run's tables again from its records (text, --markdown or --json)."""
     if not (run_dir / DB_NAME).is_file():

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from vreact.cli._common import UserError
+from vreact.cli._common import UserError, plugin_option
 from vreact.cli._report import readable
 from vreact.records import DB_NAME, Store, open_to_read
 from vreact.report.html import HTML_NAME, writable, write_html
@@ -22,6 +22,7 @@ from vreact.report.html import HTML_NAME, writable, write_html
     default=None,
     help="where to write the page (default: RUN_DIR/report.html)",
 )
+@plugin_option
 def view(run_dir: Path, run_id: int | None, out: Path | None) -> None:
     """Write a run as one offline HTML page (RUN_DIR/report.html): tables, charts, and the V of
     every attempt with each verdict at its level."""

@@ -214,15 +214,17 @@ def source_sets(source: Path, run_id: int | None) -> tuple[int, TaskSpec, Verifi
         store.close()
 
 
-def _sets(config: dict[str, Any], where: str) -> tuple[TaskSpec, VerifierSet]:
-    """The spec and verifier set a run's stored configuration holds (their plugins loaded)."""
+def _sets(
+    config: dict[str, Any], where: str, remedy: str = "give --verifiers FILE or --plugin MODULE"
+) -> tuple[TaskSpec, VerifierSet]:
+    """The spec and verifier set a run's stored configuration holds (their plugins loaded);
+    ``remedy`` says what the command that reads it can be given when a name is not registered."""
     try:
         return TaskSpec.model_validate(config["spec"]), VerifierSet.model_validate(config["verifiers"])
     except ValidationError as e:
         first = e.errors()[0]
         raise ReplayError(
-            f"{where}: its stored verifier set cannot be loaded here ({first['msg']}); give --verifiers FILE"
-            " or --plugin MODULE"
+            f"{where}: its stored verifier set cannot be loaded here ({first['msg']}); {remedy}"
         ) from None
 
 
@@ -230,7 +232,9 @@ def stored(config: Any) -> Replay | None:
     """The replay a replay folder's run stored (None: the run is no replay)."""
     if not isinstance(config, dict) or config.get("kind") != KIND:
         return None
-    spec, verifiers = _sets(config, f"replay of {config.get('source')}")
+    # read back by report and view, which take no verifier set: only the plugin that names it
+    remedy = "give --plugin MODULE, the plugin that registers it"
+    spec, verifiers = _sets(config, f"replay of {config.get('source')}", remedy)
     return Replay(
         Path(str(config["source"])),
         spec,
