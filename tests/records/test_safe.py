@@ -256,14 +256,18 @@ def test_records_that_need_a_migration_in_a_read_only_folder_are_read_from_a_pri
 
 
 def test_records_that_need_a_migration_are_not_migrated_by_a_reader_where_they_can_be_written(made, tmp_path):
+    """Writable or not, a reader leaves an older vreact's records as they are; view without
+    --out adds its page, and nothing else."""
     folder = old_folder(tmp_path / "old", made)
     db = folder / DB_NAME
-    before = sha(db)
+    before, files = sha(db), sorted(p.name for p in folder.iterdir())
     for args in (["report", folder], ["view", folder, "--out", tmp_path / "p.html"], ["check", folder]):
         assert invoke(*args).exit_code == 0, args
     assert len(read_run(folder).attempts) == 3  # the Python reader too
     assert MIGRATIONS[-1].__name__ not in migrated(db)
-    assert sha(db) == before and beside(db) == []
+    assert sha(db) == before and beside(db) == [] and sorted(p.name for p in folder.iterdir()) == files
+    assert invoke("view", folder).exit_code == 0
+    assert sorted(p.name for p in folder.iterdir()) == sorted([*files, "report.html"])
     store = open_to_read(db)  # the copy refuses writes, as a read-only open does
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         store.new_run({}, "m", "d")
