@@ -159,7 +159,7 @@ def test_the_synopsis_check_finds_what_it_looks_for(cli_page):
         "vreact report: the synopsis names --nonsense, which it lacks",
         "vreact fly: in the synopsis, not a command",
     ]
-    no_argument = {**entries, ("view",): "vreact view [--run ID] [--out FILE]"}
+    no_argument = {**entries, ("view",): "vreact view [--run ID] [--out FILE] [--plugin MODULE ...]"}
     assert differences(no_argument, real) == [
         "vreact view: its argument RUN_DIR is not in its synopsis entry"
     ]

@@ -12,10 +12,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from tests.conftest import FULL
 from tests.fakes.scripted_server import ScriptedServer
 from tests.helpers import installed_plugin
+from vreact.cli import cli
 from vreact.records import DB_NAME, Store
 from vreact.spec import builtin_dir
 
@@ -214,3 +216,58 @@ def test_an_installed_package_is_loaded_through_its_entry_point(tmp_path):
         env=env,
     )
     assert valid.returncode == 0, valid.stderr
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder``, with its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_replay_under_a_plugin_s_gate_reports_with_plugin(tmp_path, monkeypatch):
+    """A replay folder's verifier set names the lab's gate: report and view read it back with
+    ``--plugin`` (as replay made it), and say in one line to give it when it is missing. An
+    unknown plugin on each command that reads a run's records is one line, exit 2, and nothing
+    is created (not the page, not a folder for the copy)."""
+    (tmp_path / "lab_checks.py").write_text(LAB)
+    here = {"cwd": tmp_path, "pythonpath": str(tmp_path)}
+    with server() as s:
+        files(tmp_path, s.base_url, "")
+        ran = vreact("run", "--dataset", str(FULL), "--task-ids", NISSEDAL, "--configs", "VG",
+                     "--verifiers", "lab_verifiers.yaml", "--model", "openai/lab", "--base-url", s.base_url,
+                     "--no-cache", "--out", "out", "--plugin", "lab_checks", **here)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    replay = ("replay", "out", "--verifiers", "lab_verifiers.yaml", "--out", "rep", "--json")
+    replayed = vreact(*replay, "--plugin", "lab_checks", **here)
+    assert replayed.returncode == 0, replayed.stderr[-3000:]
+    assert "no_forbidden" in replayed.stdout
+    before = tree(tmp_path)
+
+    missing = vreact("report", "rep", "--json", **here)
+    assert missing.returncode == 2 and missing.stdout == "", missing.stderr
+    [line] = missing.stderr.strip().splitlines()
+    assert "unknown gate 'no_forbidden'" in line and line.endswith(
+        "give --plugin MODULE, the plugin that registers it"
+    )
+
+    reported = vreact("report", "rep", "--json", "--plugin", "lab_checks", **here)
+    assert reported.returncode == 0, reported.stderr
+    assert json.loads(reported.stdout)["configs"] == json.loads(replayed.stdout)["configs"]
+    text = vreact("report", "rep", "--plugin", "lab_checks", **here)
+    assert text.returncode == 0 and "R1.no_forbidden" in text.stdout, text.stderr
+    viewed = vreact("view", "rep", "--out", "page.html", "--plugin", "./lab_checks.py", **here)
+    assert viewed.returncode == 0 and (tmp_path / "page.html").is_file(), viewed.stderr
+    (tmp_path / "page.html").unlink()
+    assert tree(tmp_path) == before  # the replay and its source as they were
+
+    unknown = "error: plugin 'no_such_lab': ModuleNotFoundError: No module named 'no_such_lab'"
+    monkeypatch.chdir(tmp_path)
+    for args in (
+        ("report", "rep"),
+        ("view", "rep"),
+        ("rescore", "out", "--scorer", "x", "--out", "copy"),
+        ("diagnose", "out", "--judge", "openai/lab", "--base-url", "http://127.0.0.1:9/v1"),
+    ):
+        # in this process: a plugin that is not found registers nothing
+        done = CliRunner().invoke(cli, [*args, "--plugin", "no_such_lab"])
+        assert (done.exit_code, done.stdout, done.stderr.strip()) == (2, "", unknown), args
+    assert tree(tmp_path) == before

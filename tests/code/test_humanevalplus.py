@@ -328,6 +328,17 @@ def test_rescore_refuses_in_one_line_and_makes_nothing(tmp_path):
     qa = tmp_path / "qa"  # a question-answering run (its folder copied: only read)
     shutil.copytree(REPO / "docs" / "evidence" / "2026-12-05-qwen1.5b-tools", qa)
     assert "the qa family has no scorer" in refused(str(qa), "--scorer", "humanevalplus", "--out", str(out))
+    # a run of a family nothing here registers: a plugin's, its plugin not given
+    lab = tmp_path / "lab"
+    shutil.copytree(RUN, lab)
+    db = sqlite3.connect(lab / "vreact.db")
+    db.execute("update runs set family = 'lab_family'")
+    db.commit()
+    db.close()
+    line = refused(str(lab), "--scorer", "humanevalplus", "--out", str(out))
+    assert "unknown task family 'lab_family'" in line and line.endswith(
+        "give --plugin MODULE, the plugin that registers it"
+    )
     # no bubblewrap: refused, unless --sandbox none (which runs, and says so)
     bare = {**os.environ, "PATH": str(tmp_path)}
     line = refused(str(source), "--scorer", "humanevalplus", "--out", str(out), env=bare)

@@ -295,8 +295,8 @@ EVIDENCE = sorted(p.parent for p in (REPO / "docs" / "evidence").glob("*/vreact.
 
 @pytest.mark.parametrize("folder", EVIDENCE, ids=lambda p: p.name)
 def test_every_evidence_folder_reports_with_provenance_not_recorded(folder, tmp_path):
-    """Reported from a copy: a reader migrates a writable folder in place, and a migrated
-    evidence database is never committed."""
+    """Reported from a copy, as the evidence is never to be written (a reader writes nothing
+    into the folder it reads: tests/records/test_evidence_read.py)."""
     from click.testing import CliRunner
 
     from vreact.cli import cli

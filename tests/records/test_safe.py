@@ -32,6 +32,7 @@ from vreact.records import (
     NewerRecords,
     RecordsError,
     Store,
+    open_to_read,
     read_run,
 )
 
@@ -199,11 +200,15 @@ ADDED = {
 }
 
 
-def old_folder(folder: Path) -> Path:
-    """A folder whose records lack the last migration (as an older vreact left them)."""
-    folder.mkdir()
-    store = Store(folder / DB_NAME)
-    store.close()
+def old_folder(folder: Path, of: Path | None = None) -> Path:
+    """A folder whose records lack the last migration (as an older vreact left them): a copy of
+    the run folder ``of``, else records of no run."""
+    if of is not None:
+        shutil.copytree(of, folder)
+    else:
+        folder.mkdir()
+        store = Store(folder / DB_NAME)
+        store.close()
     conn = sqlite3.connect(folder / DB_NAME)
     last = MIGRATIONS[-1].__name__
     conn.execute("delete from _migrations where name = ?", [last])
@@ -214,30 +219,60 @@ def old_folder(folder: Path) -> Path:
     return folder
 
 
-@pytest.mark.damages_records
-def test_records_that_need_a_migration_in_a_read_only_folder_say_how_to_migrate(tmp_path, monkeypatch):
-    folder = old_folder(tmp_path / "old")
+def migrated(db: Path) -> set[str]:
+    """The migrations the file at ``db`` records, read without writing it."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+    try:
+        return {r[0] for r in conn.execute("select name from _migrations")}
+    finally:
+        conn.close()
+
+
+def test_records_that_need_a_migration_in_a_read_only_folder_are_read_from_a_private_copy(
+    made, tmp_path, monkeypatch
+):
+    """An older vreact's records on read-only storage report, view and check as any: migrated in
+    a copy of their own, the file and its folder as they were."""
+    folder = old_folder(tmp_path / "old", made)
     db = folder / DB_NAME
-    before = sha(db)
+    before, files = sha(db), sorted(p.name for p in folder.iterdir())
     read_only(folder, monkeypatch)
     try:
-        text = one_line(invoke("report", folder), MIGRATIONS[-1].__name__, "vreact report", "writ")
-        assert "read-only" in text
-        one_line(invoke("view", folder, "--out", tmp_path / "p.html"), "migration")
-        with pytest.raises(NeedsMigration):
-            Store(db, read_only=True)
-        assert sha(db) == before and beside(db) == []
+        reported = invoke("report", folder, "--json")
+        assert reported.exit_code == 0, reported.output
+        assert '"N"' in reported.output and '"VG"' in reported.output
+        viewed = invoke("view", folder, "--out", tmp_path / "p.html")
+        assert viewed.exit_code == 0 and (tmp_path / "p.html").is_file(), viewed.output
+        checked = invoke("check", folder)
+        assert checked.exit_code == 0, checked.output
+        assert "1 migration(s) short: checked on a migrated private copy" in checked.output
+        one_line(invoke("view", folder), "--out")  # the page's place only
+        with pytest.raises(NeedsMigration, match="open_to_read"):
+            Store(db, read_only=True)  # a read-only open of the file itself still cannot migrate it
+        assert sha(db) == before and beside(db) == [] and sorted(p.name for p in folder.iterdir()) == files
     finally:
         for p in [folder, *folder.iterdir()]:
             p.chmod(p.stat().st_mode | stat.S_IWUSR)
 
 
-def test_records_that_need_a_migration_are_migrated_by_report_where_they_can_be_written(tmp_path):
-    folder = old_folder(tmp_path / "old")
-    assert invoke("report", folder).exit_code == 0
-    conn = sqlite3.connect(folder / DB_NAME)
-    assert MIGRATIONS[-1].__name__ in {r[0] for r in conn.execute("select name from _migrations")}
-    conn.close()
+def test_records_that_need_a_migration_are_not_migrated_by_a_reader_where_they_can_be_written(made, tmp_path):
+    """Writable or not, a reader leaves an older vreact's records as they are; view without
+    --out adds its page, and nothing else."""
+    folder = old_folder(tmp_path / "old", made)
+    db = folder / DB_NAME
+    before, files = sha(db), sorted(p.name for p in folder.iterdir())
+    for args in (["report", folder], ["view", folder, "--out", tmp_path / "p.html"], ["check", folder]):
+        assert invoke(*args).exit_code == 0, args
+    assert len(read_run(folder).attempts) == 3  # the Python reader too
+    assert MIGRATIONS[-1].__name__ not in migrated(db)
+    assert sha(db) == before and beside(db) == [] and sorted(p.name for p in folder.iterdir()) == files
+    assert invoke("view", folder).exit_code == 0
+    assert sorted(p.name for p in folder.iterdir()) == sorted([*files, "report.html"])
+    store = open_to_read(db)  # the copy refuses writes, as a read-only open does
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        store.new_run({}, "m", "d")
+    store.close()
+    assert sha(db) == before and beside(db) == []
 
 
 # --- broken records, one line -----------------------------------------------------------------

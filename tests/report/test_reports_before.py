@@ -4,8 +4,9 @@
 tests/data/reports_before/ by the code before question answering moved behind a task-family
 seam: an attack run (N and VG, injection and poisoning) and a chain-verifier run (VG+chain,
 2- and 3-hop tasks). The report of the same folders must stay the same; keys the fixture lacks
-(new fields) are allowed at any depth. The report migrates an old records file when it opens
-it, so each folder is copied first and the evidence is never written.
+(new fields) are allowed at any depth. The report reads an old records file through a
+migrated private copy and writes nothing; each folder is copied first all the same, so a
+reader that wrote could never touch the evidence.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from vreact.cli._common import UserError, console
-from vreact.records import CRASH_KINDS, DB_NAME, MIGRATIONS, RETRYABLE_CRASHES
+from vreact.records import CRASH_KINDS, DB_NAME, MIGRATIONS, RETRYABLE_CRASHES, RecordsError, open_to_read
 from vreact.records.store import connect_read_only, damage, unreadable
 
 #: The columns of an attempt's outcome, and which each outcome must set (+) or leave NULL (-).
@@ -82,21 +82,31 @@ _LINKS = (
 
 def problems(db: Path) -> Iterator[str]:
     """What is wrong with the records at ``db``, one line each (none: they are whole). Reads
-    only, and makes no file beside it."""
+    only, and makes no file beside it. Records of an older vreact are not wrong: their
+    invariants are checked as every reader reads them, on a migrated private copy
+    (:func:`vreact.records.open_to_read`), and the file is left as that vreact wrote it."""
     found = damage(db)
     if found is not None:
         yield f"{db}: {found}"
         return
     conn = connect_read_only(db)
     try:
-        yield from _problems(conn)
+        yield from _problems(conn, db)
     except sqlite3.DatabaseError as e:
         yield f"{db}: {unreadable(e)}"
+    except RecordsError as e:  # the private copy could not be made
+        yield str(e)
     finally:
         conn.close()
 
 
-def _problems(conn: sqlite3.Connection) -> Iterator[str]:
+def _missing(conn: sqlite3.Connection) -> list[str]:
+    """The migrations of this vreact the records lack (an older vreact made them)."""
+    done = {r[0] for r in conn.execute("select name from _migrations")}
+    return [m.__name__ for m in MIGRATIONS if m.__name__ not in done]
+
+
+def _problems(conn: sqlite3.Connection, db: Path) -> Iterator[str]:
     rows = [r[0] for r in conn.execute("PRAGMA integrity_check")]
     if rows != ["ok"]:
         yield from (f"integrity: {r}" for r in rows)
@@ -108,13 +118,21 @@ def _problems(conn: sqlite3.Connection) -> Iterator[str]:
     done = [r[0] for r in conn.execute("select name from _migrations order by rowid")]
     code = [m.__name__ for m in MIGRATIONS]
     unknown = [n for n in done if n not in code]
-    missing = [n for n in code if n not in done]
     yield from (f"migrations: {n} is unknown to this vreact (a newer one wrote it)" for n in unknown)
-    yield from (
-        f"migrations: {n} not applied (run 'vreact report' with write access to migrate)" for n in missing
-    )
-    if unknown or missing:
+    if unknown:
         return  # the invariants below are of this code's schema
+    if _missing(conn):  # an older vreact's: this code's schema is the migrated copy's
+        copy = open_to_read(db)
+        try:
+            yield from _invariants(copy.db.conn)
+        finally:
+            copy.close()
+        return
+    yield from _invariants(conn)
+
+
+def _invariants(conn: sqlite3.Connection) -> Iterator[str]:
+    """The records' own invariants, on this code's schema."""
     for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check"):
         yield f"{table} {rowid}: names a {parent} row that does not exist"
     yield from _outcomes(conn)
@@ -146,7 +164,14 @@ def _outcomes(conn: sqlite3.Connection) -> Iterator[str]:
 
 
 def _counts(db: Path) -> str:
-    conn = connect_read_only(db)
+    """What the records hold; for an older vreact's, as its migrated private copy reads them."""
+    first = connect_read_only(db)
+    try:
+        older = _missing(first)
+    finally:
+        first.close()
+    store = open_to_read(db)
+    conn = store.db.conn
     try:
         n = {
             t: conn.execute(f"select count(*) from {t}").fetchone()[0]
@@ -157,9 +182,14 @@ def _counts(db: Path) -> str:
         retry = f"select count(*) from attempts where outcome = 'crash' and crash_kind in ({kinds})"
         again = conn.execute(retry, RETRYABLE_CRASHES).fetchone()[0]
     finally:
-        conn.close()
+        store.close()
     unfinished = f", {running} unfinished (a killed run's: discarded when it resumes)" if running else ""
     unfinished += f", {again} crashed without a fair run (run again on resume)" if again else ""
+    if older:
+        unfinished += (
+            f"; an older vreact's records, {len(older)} migration(s) short: checked on a migrated"
+            " private copy, the file left as it is"
+        )
     return (
         f"{n['runs']} run(s), {n['attempts']} attempts, {n['verdicts']} verdicts, {n['failures']} failure"
         f" rows, {n['ledger']} ledger rows, {n['model_calls']} model calls, {len(MIGRATIONS)} migrations"

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 if TYPE_CHECKING:
+    from vreact.records import Store
     from vreact.report import Report
 
 console = Console()
@@ -45,12 +46,18 @@ def user_errors(*kinds: type[Exception]) -> Iterator[None]:
 
 
 def print_report(
-    out_dir: Path, run_id: int | None = None, reports: list[Report] | None = None, omit_zero: bool = False
+    out_dir: Path,
+    run_id: int | None = None,
+    reports: list[Report] | None = None,
+    omit_zero: bool = False,
+    store: Store | None = None,
 ) -> None:
     """The tables of one run (the latest by default) or of ``reports``, under the list of the
     folder's runs; then the folder's path, and the internal errors when there are some. With
     ``omit_zero`` (the demo's), a table whose figures are all zero is left out, and one line
-    names those left out and the command that prints every table."""
+    names those left out and the command that prints every table. ``store``: the folder's
+    records already open (else they are opened here, each read on its own): an older vreact's
+    are read from a migrated copy, made again at each open."""
     from vreact.records import DB_NAME, crash_kinds, run_list
     from vreact.report import (
         TABLES,
@@ -65,9 +72,10 @@ def print_report(
     )
 
     db = out_dir / DB_NAME
+    records: Store | Path = store if store is not None else db
     if reports is None:
-        reports = [compute(db, run_id)]
-    runs = run_list(db)
+        reports = [compute(records, run_id)]
+    runs = run_list(records)
     if runs:
         console.print(runs_heading(runs), highlight=False, markup=False)
         for line in run_lines(runs, {r.run for r in reports}):
@@ -99,7 +107,7 @@ def print_report(
                 markup=False,
                 soft_wrap=True,
             )
-        crashes = crash_kinds(db, report.run) if report.run is not None else []
+        crashes = crash_kinds(records, report.run) if report.run is not None else []
         if crashes:
             console.print(f"Crashes of run {report.run}:", highlight=False, markup=False)
             for c in crashes:
@@ -162,7 +170,6 @@ def _load_plugins(ctx: click.Context, param: click.Parameter, modules: tuple[str
         raise UserError(str(e)) from None
 
 
-#: ``--plugin MODULE`` (repeatable) on every command that reads declarative files.
 def dataset_options(required: bool) -> Callable[[Any], Any]:
     """``--dataset``, ``--family`` and ``--format``: a file of a task family's records, as ``run``
     and ``probe`` take it."""
@@ -248,6 +255,10 @@ cache_dir_option = click.option(
 )
 
 
+#: ``--plugin MODULE`` (repeatable) on every command that reads declarative files, and on every
+#: command that may meet a plugin's name in a run's records (a replay's verifier set naming its
+#: gate, a run of its task family): a name read back must be registered to be read as it was
+#: meant (report, view, rescore, diagnose). Export and check read rows and never a name's meaning.
 plugin_option = click.option(
     "--plugin",
     "plugins",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from vreact.cli._common import UserError, console, user_errors
+from vreact.cli._common import UserError, console, plugin_option, user_errors
 from vreact.diagnosis import diagnose as run_diagnosis
 from vreact.experiment.models import build_models
 from vreact.model import ModelConfigError
@@ -22,6 +22,7 @@ from vreact.report import compute, render
 )
 @click.option("--seed", default=0, show_default=True, help="which trajectories are sampled")
 @click.option("--base-url", default=None, help="the judge's server (an OpenAI-compatible base URL)")
+@plugin_option
 def diagnose(run_dir: Path, judge: str, sample: int, seed: int, base_url: str | None) -> None:
     """Rate sampled complete trajectories of a run with an independent judge, blind to the gold
     answer and to the outcome (State, final-answer validation, grounding); print the table."""

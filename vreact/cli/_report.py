@@ -11,9 +11,9 @@ from typing import Any
 
 import click
 
-from vreact.cli._common import UserError, console, print_report, show_measured, user_errors
+from vreact.cli._common import UserError, console, plugin_option, print_report, show_measured, user_errors
 from vreact.quality.replay import ReplayError
-from vreact.records import DB_NAME, RecordsError, RunSummary, open_to_read, run_list
+from vreact.records import DB_NAME, RecordsError, RunSummary, Store, open_to_read, run_list
 from vreact.records.store import unreadable
 from vreact.report import CORRECTIONS, Report, compute, render, render_markdown, run_lines, runs_heading
 
@@ -67,6 +67,7 @@ class RunChoice(click.ParamType):
     help="HotpotQA and 2Wiki runs: write each configuration's predictions as the datasets' official"
     " evaluation scripts read them (DIR/CONFIG.json) instead of the tables",
 )
+@plugin_option
 def report(run_dir: Path, predictions: Path | None = None, **options: Any) -> None:
     """Print a run's tables again from its records (text, --markdown or --json)."""
     if not (run_dir / DB_NAME).is_file():
@@ -96,12 +97,15 @@ def _predictions(run_dir: Path, out: Path, run_id: int | str | None) -> None:
 
     if run_id == ALL:
         raise UserError("--predictions: give one run (--run ID), not all")
-    runs = run_list(open_to_read(run_dir / DB_NAME))
-    (chosen,) = _chosen(run_dir, runs, run_id)
-    if chosen is None:
-        raise UserError(f"{run_dir}: no run here yet")
-    with user_errors(ValueError):
-        made = predictions(run_dir / DB_NAME, chosen)
+    store = open_to_read(run_dir / DB_NAME)
+    try:
+        (chosen,) = _chosen(run_dir, run_list(store), run_id)
+        if chosen is None:
+            raise UserError(f"{run_dir}: no run here yet")
+        with user_errors(ValueError):
+            made = predictions(store.db.conn, chosen)
+    finally:
+        store.close()
     if not made:
         raise UserError(
             f"{run_dir}: run {chosen} has no HotpotQA or 2Wiki records (--format hotpotqa, 2wiki)"
@@ -138,8 +142,24 @@ def _report(
     baseline: str | None,
     only_corrections: bool,
 ) -> None:
-    """``vreact report``, from records opened read-only."""
+    """``vreact report``, from records opened read-only, once (an older vreact's: one migrated
+    copy for every table)."""
     store = open_to_read(run_dir / DB_NAME)
+    try:
+        _report_of(store, run_dir, as_json, as_markdown, run_id, baseline, only_corrections)
+    finally:
+        store.close()
+
+
+def _report_of(
+    store: Store,
+    run_dir: Path,
+    as_json: bool,
+    as_markdown: bool,
+    run_id: int | str | None,
+    baseline: str | None,
+    only_corrections: bool,
+) -> None:
     runs = run_list(store)
     if _measured(store, run_id, as_json, as_markdown, baseline, only_corrections):
         return
@@ -154,7 +174,7 @@ def _report(
     elif as_markdown:
         click.echo(_markdown(runs, reports))
     else:
-        print_report(run_dir, reports=reports)
+        print_report(run_dir, reports=reports, store=store)
         console.print()
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from vreact.cli._common import err, print_report, user_errors
+from vreact.cli._common import err, plugin_option, print_report, user_errors
 
 
 @click.command()
@@ -25,6 +25,7 @@ from vreact.cli._common import err, print_report, user_errors
     default=None,
     help="where the programs run (default: the run's own; none: unsandboxed, recorded so)",
 )
+@plugin_option
 def rescore(run_dir: Path, scorer: str, out: Path, run_id: int | None, sandbox: str | None) -> None:
     """Score a recorded run's programs by another scorer (code: HumanEval+'s inputs) into a copy
     of its records, with no model call, and print the run's tables under both scorers. The source

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -26,6 +26,9 @@ from vreact.inputs import DatasetError, InputFileError, check_file, decode_text
 from vreact.metrics import support_f1
 from vreact.qa.dataset import Paragraph, Task
 from vreact.qa.official import joint, official_best, sentence_support
+
+if TYPE_CHECKING:
+    import sqlite3
 
 #: The formats this module reads, beside ``musique`` (``vreact.qa.dataset``).
 FORMATS = ("hotpotqa", "2wiki", "jsonl")
@@ -309,24 +312,22 @@ def shape(task: Task) -> dict[str, Any]:
 OFFICIAL = ("hotpotqa", "2wiki")
 
 
-def predictions(db: Path, run_id: int) -> dict[str, dict[str, Any]]:
+def predictions(con: sqlite3.Connection, run_id: int) -> dict[str, dict[str, Any]]:
     """A run's predictions in the official scripts' shape, one per configuration: ``answer``
     (id -> text) and ``sp`` (id -> [title, sentence index], every sentence of each cited
     paragraph: ``sentence_prediction``), and for 2Wiki an empty ``evidence`` (vreact predicts no
     triples: the script reports them, and the joint figures, as missing). Each task's first
-    attempt; an abstention or a crash predicts nothing, as the scripts score a missing id."""
-    import sqlite3
+    attempt; an abstention or a crash predicts nothing, as the scripts score a missing id.
 
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        shapes = {tid: json.loads(rec) for tid, rec in con.execute("SELECT id, record FROM tasks") if rec}
-        rows = con.execute(
-            "SELECT config, task_id, outcome, answer, evidence FROM attempts"
-            " WHERE run_id = ? AND attempt_index = 0 ORDER BY id",
-            (run_id,),
-        ).fetchall()
-    finally:
-        con.close()
+    ``con`` is the records' connection as ``vreact.records.open_to_read`` opens them: a plain
+    ``mode=ro`` open of the file would leave a -wal and a -shm file in the run folder, and read
+    an older vreact's records without the columns their migrations add."""
+    shapes = {tid: json.loads(rec) for tid, rec in con.execute("SELECT id, record FROM tasks") if rec}
+    rows = con.execute(
+        "SELECT config, task_id, outcome, answer, evidence FROM attempts"
+        " WHERE run_id = ? AND attempt_index = 0 ORDER BY id",
+        (run_id,),
+    ).fetchall()
     out: dict[str, dict[str, Any]] = {}
     for config, tid, outcome, answer, evidence in rows:
         shape = shapes.get(tid)

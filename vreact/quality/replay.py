@@ -214,15 +214,17 @@ def source_sets(source: Path, run_id: int | None) -> tuple[int, TaskSpec, Verifi
         store.close()
 
 
-def _sets(config: dict[str, Any], where: str) -> tuple[TaskSpec, VerifierSet]:
-    """The spec and verifier set a run's stored configuration holds (their plugins loaded)."""
+def _sets(
+    config: dict[str, Any], where: str, remedy: str = "give --verifiers FILE or --plugin MODULE"
+) -> tuple[TaskSpec, VerifierSet]:
+    """The spec and verifier set a run's stored configuration holds (their plugins loaded);
+    ``remedy`` says what the command that reads it can be given when a name is not registered."""
     try:
         return TaskSpec.model_validate(config["spec"]), VerifierSet.model_validate(config["verifiers"])
     except ValidationError as e:
         first = e.errors()[0]
         raise ReplayError(
-            f"{where}: its stored verifier set cannot be loaded here ({first['msg']}); give --verifiers FILE"
-            " or --plugin MODULE"
+            f"{where}: its stored verifier set cannot be loaded here ({first['msg']}); {remedy}"
         ) from None
 
 
@@ -230,7 +232,9 @@ def stored(config: Any) -> Replay | None:
     """The replay a replay folder's run stored (None: the run is no replay)."""
     if not isinstance(config, dict) or config.get("kind") != KIND:
         return None
-    spec, verifiers = _sets(config, f"replay of {config.get('source')}")
+    # read back by report and view, which take no verifier set: only the plugin that names it
+    remedy = "give --plugin MODULE, the plugin that registers it"
+    spec, verifiers = _sets(config, f"replay of {config.get('source')}", remedy)
     return Replay(
         Path(str(config["source"])),
         spec,
@@ -262,11 +266,16 @@ def compute(setup: Replay, judged: Judged | None = None) -> Result:
     source_db = setup.source / DB_NAME
     if not source_db.is_file():
         raise ReplayError(f"{setup.source}: no {DB_NAME} here; give a folder made by 'vreact run'")
-    records = read_run(source_db, setup.run_id, transcripts=False, artifacts=False)
-    if records.id is None:
-        raise ReplayError(f"{setup.source}: no run to replay")
-    inputs = _inputs(source_db, records.id)
-    if _before_inputs(source_db, records.run.started if records.run else None):
+    source = open_to_read(source_db)  # once: an older vreact's records, one migrated copy
+    try:
+        records = read_run(source, setup.run_id, transcripts=False, artifacts=False)
+        if records.id is None:
+            raise ReplayError(f"{setup.source}: no run to replay")
+        inputs = _inputs(source, records.id)
+        before = _before_inputs(source, records.run.started if records.run else None)
+    finally:
+        source.close()
+    if before:
         raise ReplayError(
             f"{setup.source}: run {records.id} was recorded before vreact kept each verdict's gate input"
             " (records migration 019); replay needs a run made since"
@@ -310,14 +319,11 @@ def _restate(setup: Replay, family: str | None) -> Restate | None:
     return restate
 
 
-def _before_inputs(db: Path, started: float | None) -> bool:
+def _before_inputs(store: Store, started: float | None) -> bool:
     """Whether the run began before its folder kept gate inputs (migration 019 applied after it
-    started: its verdicts and ledger rows hold none, and nothing can be checked again)."""
-    store = open_to_read(db)
-    try:
-        row = next(store.query("select applied from _migrations where name = '_m019_gate_inputs'"), None)
-    finally:
-        store.close()
+    started: its verdicts and ledger rows hold none, and nothing can be checked again; applied
+    now, to the private copy of a folder that lacks it)."""
+    row = next(store.query("select applied from _migrations where name = '_m019_gate_inputs'"), None)
     return row is not None and started is not None and started < row["applied"]
 
 
@@ -390,18 +396,14 @@ def _judge(store: Store, aid: int, result: Result, r: Replayed, judge: Model, ro
             recorder.verdict(rejection.verdict(component, 0), rejection.artifact, rejection.given)
 
 
-def _inputs(db: Path, run_id: int) -> dict[str, Any]:
-    store = open_to_read(db)
-    try:
-        sub = "(select id from attempts where run_id = ?)"
-        rows = store.query(
-            "select hash, json from inputs where hash in"
-            f" (select input_hash from verdicts where attempt_id in {sub})",
-            [run_id],
-        )
-        return {r["hash"]: json.loads(r["json"]) for r in rows}
-    finally:
-        store.close()
+def _inputs(store: Store, run_id: int) -> dict[str, Any]:
+    sub = "(select id from attempts where run_id = ?)"
+    rows = store.query(
+        "select hash, json from inputs where hash in"
+        f" (select input_hash from verdicts where attempt_id in {sub})",
+        [run_id],
+    )
+    return {r["hash"]: json.loads(r["json"]) for r in rows}
 
 
 def _task_row(t: TaskRecord) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vreact.controller import Outcome
-from vreact.families import DEFAULT, family_of, score_outcome
+from vreact.families import DEFAULT, UnknownFamily, family_of, score_outcome
 from vreact.records import DB_NAME, read_run
 from vreact.records.store import Store
 
@@ -64,7 +64,12 @@ def rescore(
             records = read_run(store, run_id, transcripts=False, artifacts=True)
             if records.run is None:
                 raise RescoreError(f"{run_dir}: no run {run_id}" if run_id else f"{run_dir}: no run")
-            family = family_of(records.run.family or DEFAULT)
+            try:
+                family = family_of(records.run.family or DEFAULT)
+            except UnknownFamily as e:  # a plugin's family, its plugin not loaded
+                raise RescoreError(
+                    f"{run_dir}: {e}; give --plugin MODULE, the plugin that registers it"
+                ) from None
             known = family.scorer_names
             if scorer not in known:
                 has = ", ".join(known) if known else "one scorer, its own"

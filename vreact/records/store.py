@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -154,11 +153,6 @@ def unreadable(e: sqlite3.DatabaseError) -> str:
     return f"SQLite cannot read it ({e})"
 
 
-def _writable(path: Path) -> bool:
-    """Whether this process may write ``path`` and make files beside it (-wal, -shm)."""
-    return os.access(path.parent, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
-
-
 def connect_read_only(path: Path) -> sqlite3.Connection:
     """A connection that never writes ``path`` nor makes a file beside it. With no write-ahead
     log beside the file, no writer has it open: it is opened ``immutable`` (a plain ``mode=ro``
@@ -224,13 +218,9 @@ class Store:
         problem = damage(self.path)
         if problem is not None:
             raise DamagedRecords(f"{self.path}: {problem}; {_CHECK_HINT}")
-        if read_only:
-            if not self.path.is_file():
-                raise RecordsError(f"{self.path}: no such file")
-            conn = connect_read_only(self.path)
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+        if read_only and not self.path.is_file():
+            raise RecordsError(f"{self.path}: no such file")
+        conn = self._connect(read_only)
         self.db = sqlite_utils.Database(conn)
         try:
             pending = self._pending_migrations()
@@ -242,8 +232,8 @@ class Store:
             names = ", ".join(m.__name__ for m in pending)
             raise NeedsMigration(
                 f"{self.path}: written by an older vreact, its records lack {len(pending)} migration(s)"
-                f" ({names}), which a read-only open cannot make; run 'vreact report {self.path.parent}'"
-                " where the folder can be written (it migrates them), or on a writable copy"
+                f" ({names}), which a read-only open cannot make; read it with open_to_read (as"
+                " 'vreact report' does): it migrates a private copy and leaves the file as it is"
             )
         if not read_only:
             self.db.execute("PRAGMA journal_mode=WAL")
@@ -266,6 +256,14 @@ class Store:
         self._units: dict[int, list[dict[str, Any]]] = {}
         if not read_only:
             self._migrate()
+
+    def _connect(self, read_only: bool) -> sqlite3.Connection:
+        """The connection to the records: ``connect_read_only``'s, or one that writes the file
+        (its folder made first). A private copy connects elsewhere (``_PrivateCopy``)."""
+        if read_only:
+            return connect_read_only(self.path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        return sqlite3.connect(self.path, timeout=60, check_same_thread=False)
 
     def close(self) -> None:
         try:
@@ -946,18 +944,45 @@ def _args_json(args: dict[str, Any]) -> str:
     return text
 
 
+class _PrivateCopy(Store):
+    """Records of an older vreact, read through a migrated copy of their own: the file is only
+    ever read (``connect_read_only``), so a reader writes nothing into the folder it reads, be it
+    on read-only storage or not, and the records stay as the vreact that made them left them.
+
+    The copy is SQLite's private temporary database (an empty file name): kept in memory while
+    it fits SQLite's page cache, else spilled to a file in SQLite's temporary folder (TMPDIR),
+    which SQLite removes when the connection closes, or the process ends, however it ends. Once
+    migrated, the copy refuses every write (``query_only``), as a read-only open does."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)  # a writer's open, of the copy: it migrates it
+        self.db.execute("PRAGMA query_only = ON")
+        self.read_only = True
+
+    def _connect(self, read_only: bool) -> sqlite3.Connection:
+        source = connect_read_only(self.path)
+        copy = sqlite3.connect("", timeout=60, check_same_thread=False)
+        try:
+            source.backup(copy)  # a consistent snapshot, with a live writer's log when it has one
+        except sqlite3.DatabaseError as e:
+            copy.close()
+            raise DamagedRecords(f"{self.path}: {unreadable(e)}; {_CHECK_HINT}") from None
+        finally:
+            source.close()
+        return copy
+
+
 def open_to_read(path: str | Path) -> Store:
-    """A store to read, written by nothing: opened read-only. Records of an older vreact are
-    migrated first where the file can be written (as every open did before), else refused with
-    ``NeedsMigration``'s one line. A file that does not exist reads as records without a run
-    (an empty store in memory: nothing is made on disk)."""
+    """A store to read, which writes nothing into the file or its folder, whatever version made
+    it: opened read-only (:func:`connect_read_only`). Records of an older vreact, which this code
+    reads only once migrated, are read from a migrated private copy (``_PrivateCopy``): a reader
+    that migrated the file in place would write into what it reads, change a record an older
+    vreact may still have to read, and fail on read-only storage. A file that does not exist
+    reads as records without a run (an empty store in memory: nothing is made on disk)."""
     path = Path(path)
     if not path.exists():
         return Store(":memory:")
     try:
         return Store(path, read_only=True)
     except NeedsMigration:
-        if not _writable(path):
-            raise
-    Store(path).close()
-    return Store(path, read_only=True)
+        return _PrivateCopy(path)

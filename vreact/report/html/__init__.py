@@ -191,20 +191,24 @@ def writable(path: Path) -> bool:
     return os.access(path if path.exists() else path.parent, os.W_OK)
 
 
-def write_html(run_dir: Path, run_id: int | None = None, out: Path | None = None) -> Path:
+def write_html(
+    run_dir: Path, run_id: int | None = None, out: Path | None = None, store: Store | None = None
+) -> Path:
     """Write the page of one run of ``run_dir/vreact.db`` to ``run_dir/report.html`` (or
     ``out``); return the path written. The records are opened read-only
-    (:func:`vreact.records.open_to_read`): a run on read-only storage is viewed with ``out``."""
+    (:func:`vreact.records.open_to_read`), unless ``store`` holds them open already: nothing but
+    the page is written, and a run on read-only storage is viewed with ``out``."""
     run_dir = Path(run_dir)
     db = run_dir / DB_NAME
-    if not db.is_file():
+    if store is None and not db.is_file():
         raise FileNotFoundError(f"{run_dir}: no {DB_NAME} here; give a folder made by 'vreact run'")
     path = Path(out) if out is not None else run_dir / HTML_NAME
-    store = open_to_read(db)
+    opened = store if store is not None else open_to_read(db)
     try:
-        text = render_html(store, run_id)
+        text = render_html(opened, run_id)
     finally:
-        store.close()
+        if store is None:
+            opened.close()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
