@@ -1,0 +1,158 @@
+"""What a test starts dies with the pytest that started it, however that pytest ends (issue 58):
+a pytest in a subprocess holds a fixture's processes (a process with a child of its own), writes
+their pids and its own, and is killed with SIGTERM or SIGKILL; within 5 s none of them runs. A plain
+``subprocess.Popen`` in the same place is the control: its processes are still running after the
+same kill, so the check can tell."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.processes import alive, run, start, stop
+
+#: How long the processes a killed pytest started may take to die (the issue's bound).
+DIES_WITHIN = 5.0
+
+#: The inner test: holds what ``hold`` (a context manager ``imports`` defines) starts, writes
+#: {"pytest": pid, "held": pid, "all": [...]} (the held process's pid, and every process under
+#: pytest) to ``pids``, and waits to be killed.
+INNER = """
+import json, os, time
+from pathlib import Path
+
+from tests.processes import descendants
+
+{imports}
+
+
+def test_hold(tmp_path):
+    with {hold} as held:
+        Path({pids!r}).write_text(
+            json.dumps({{"pytest": os.getpid(), "held": held, "all": descendants(os.getpid())}})
+        )
+        time.sleep(600)
+"""
+
+#: A process with a child of its own: the death signal reaches the first, only the reaper the second.
+TREE = "import subprocess, time; print(subprocess.Popen(['sleep', '600']).pid, flush=True); time.sleep(600)"
+
+TREE_IMPORTS = """
+import contextlib, subprocess, sys
+
+from tests.processes import start, stop
+
+TREE = {tree!r}
+
+
+@contextlib.contextmanager
+def tree(plain):
+    p = (subprocess.Popen if plain else start)([sys.executable, "-c", TREE])
+    try:
+        while not any(True for _ in descendants(p.pid)):
+            time.sleep(0.02)
+        yield p.pid
+    finally:
+        stop(p) if not plain else p.kill()
+"""
+
+
+def held_then_killed(tmp_path: Path, imports: str, hold: str, how: signal.Signals, startup: float) -> dict:
+    """Run the inner test in a pytest of its own, wait until it holds its processes, send that
+    pytest ``how``, and return what it wrote, with "left": its processes still running
+    ``DIES_WITHIN`` s later (then killed here, so a failure leaves nothing behind either)."""
+    pids = tmp_path / "pids.json"
+    inner = tmp_path / "test_inner.py"
+    inner.write_text(INNER.format(imports=imports, hold=hold, pids=str(pids)))
+    log = tmp_path / "inner.log"
+    with log.open("wb") as out:
+        pytest_ = start(  # no reaper: its group, killed when it dies, would hide what is checked
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(inner)],
+            reap=False,
+            cwd=REPO,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    written: dict = {}
+    try:
+        deadline = time.monotonic() + startup
+        while not pids.exists() or not (written := json.loads(pids.read_text() or "{}")):
+            assert pytest_.poll() is None, log.read_text(errors="replace")[-3000:]
+            assert time.monotonic() < deadline, f"not held after {startup}s:\n{log.read_text()[-3000:]}"
+            time.sleep(0.1)
+        assert written["pytest"] == pytest_.pid
+        started = written["all"]
+        assert written["held"] in started or written["held"] == pytest_.pid
+        assert all(alive(p) for p in started), log.read_text()  # else "none left" would say nothing
+        pytest_.send_signal(how)
+        assert pytest_.wait(timeout=DIES_WITHIN) < 0  # of a signal: no fixture's finally ran
+        deadline = time.monotonic() + DIES_WITHIN
+        while (left := [p for p in started if alive(p)]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return {**written, "left": left}
+    finally:
+        stop(pytest_, grace=0)
+        for p in written.get("all", []):
+            if alive(p):
+                os.kill(p, signal.SIGKILL)
+
+
+KILLS = [pytest.param(signal.SIGTERM, id="SIGTERM"), pytest.param(signal.SIGKILL, id="SIGKILL")]
+
+
+@pytest.mark.parametrize("how", KILLS)
+def test_a_process_and_its_child_die_with_a_killed_pytest(tmp_path, how):
+    """A process started with tests.processes.start ends by its death signal, its child by the
+    reaper, and the reaper itself once its work is done."""
+    imports = TREE_IMPORTS.format(tree=TREE)
+    held = held_then_killed(tmp_path, imports, "tree(plain=False)", how, startup=60)
+    assert len(held["all"]) == 3, held  # the process, its child, its reaper
+    assert held["left"] == [], held
+
+
+def test_the_control_a_plain_popen_outlives_a_killed_pytest(tmp_path):
+    """Without tests.processes the same process and its child outlive a SIGKILLed pytest."""
+    imports = TREE_IMPORTS.format(tree=TREE)
+    held = held_then_killed(tmp_path, imports, "tree(plain=True)", signal.SIGKILL, startup=60)
+    assert len(held["all"]) == 2, held
+    assert sorted(held["left"]) == sorted(held["all"]), held
+
+
+def test_a_run_that_times_out_takes_its_whole_group_with_it():
+    """``run`` as ``subprocess.run``, but a timeout kills the process's child too (subprocess.run
+    kills the process alone, and a child holding its pipes would keep it waiting)."""
+    with pytest.raises(subprocess.TimeoutExpired) as timed_out:
+        run([sys.executable, "-c", TREE], capture_output=True, text=True, timeout=1)
+    child = int(timed_out.value.stdout)
+    deadline = time.monotonic() + DIES_WITHIN
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child)
+    done = run([sys.executable, "-c", "print('ok')"], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "ok\n")
+
+
+def test_only_the_main_thread_starts_a_process():
+    """A child forked from a thread that ends would be killed when it ends: refused."""
+    refused: list[BaseException] = []
+
+    def other() -> None:
+        try:
+            start([sys.executable, "-c", "pass"])
+        except RuntimeError as e:
+            refused.append(e)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join()
+    assert refused and "PR_SET_PDEATHSIG" in str(refused[0])
