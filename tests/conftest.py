@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,13 @@ def roles() -> RoleSchema:
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     return Store(tmp_path / "vreact.db")
+
+
+def free_port() -> int:
+    """A loopback TCP port free when asked (the OS's choice)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,13 @@
 """What a test starts dies with the pytest that started it, however that pytest ends (issue 58):
-a pytest in a subprocess holds a fixture's processes (a process with a child of its own), writes
-their pids and its own, and is killed with SIGTERM or SIGKILL; within 5 s none of them runs. A plain
+a pytest in a subprocess holds a fixture's processes (a loopback llama.cpp server, a process with
+a child of its own), writes their pids and its
+own, and is killed with SIGTERM or SIGKILL; within 5 s none of them runs. A plain
 ``subprocess.Popen`` in the same place is the control: its processes are still running after the
 same kill, so the check can tell."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -63,6 +65,22 @@ def tree(plain):
         yield p.pid
     finally:
         stop(p) if not plain else p.kill()
+"""
+
+LLAMA_IMPORTS = """
+import contextlib
+
+from tests.model.test_real_server import serve
+
+
+@contextlib.contextmanager
+def server(log):
+    with serve(log):
+        [pid] = [
+            p for p in descendants(os.getpid())
+            if b"llama_cpp.server" in Path(f"/proc/{p}/cmdline").read_bytes()
+        ]
+        yield pid
 """
 
 
@@ -126,6 +144,20 @@ def test_the_control_a_plain_popen_outlives_a_killed_pytest(tmp_path):
     held = held_then_killed(tmp_path, imports, "tree(plain=True)", signal.SIGKILL, startup=60)
     assert len(held["all"]) == 2, held
     assert sorted(held["left"]) == sorted(held["all"]), held
+
+
+@pytest.mark.real_model
+@pytest.mark.parametrize("how", KILLS)
+def test_the_llama_cpp_server_dies_with_a_killed_pytest(tmp_path, how):
+    """tests/model/test_real_server.py's ``serve`` (SmolLM2 behind ``python -m llama_cpp.server``
+    on a loopback port), held by a pytest killed once it answers: the server and its reaper end
+    within 5 s."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama_cpp is not importable: pip install 'vreact[llamacpp]' runs the server")
+    hold = f"server({str(tmp_path / 'server.log')!r})"
+    held = held_then_killed(tmp_path, LLAMA_IMPORTS, hold, how, startup=180)
+    assert held["held"] in held["all"]
+    assert held["left"] == [], held
 
 
 def test_a_run_that_times_out_takes_its_whole_group_with_it():
