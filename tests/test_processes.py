@@ -1,6 +1,6 @@
 """What a test starts dies with the pytest that started it, however that pytest ends (issue 58):
 a pytest in a subprocess holds a fixture's processes (a loopback llama.cpp server, a process with
-a child of its own), writes their pids and its
+a child of its own, the session's Ray cluster), writes their pids and its
 own, and is killed with SIGTERM or SIGKILL; within 5 s none of them runs. A plain
 ``subprocess.Popen`` in the same place is the control: its processes are still running after the
 same kill, so the check can tell."""
@@ -83,6 +83,21 @@ def server(log):
         yield pid
 """
 
+RAY_IMPORTS = """
+import contextlib
+import ray
+
+from tests.conftest import ray_joined
+
+
+@contextlib.contextmanager
+def cluster(log):
+    # the ray_cluster fixture's, and one task run, so a worker process exists
+    with ray_joined(Path(log)):
+        assert ray.get(ray.remote(lambda: os.getpid()).remote()) != os.getpid()
+        yield os.getpid()
+"""
+
 
 def held_then_killed(tmp_path: Path, imports: str, hold: str, how: signal.Signals, startup: float) -> dict:
     """Run the inner test in a pytest of its own, wait until it holds its processes, send that
@@ -157,6 +172,18 @@ def test_the_llama_cpp_server_dies_with_a_killed_pytest(tmp_path, how):
     hold = f"server({str(tmp_path / 'server.log')!r})"
     held = held_then_killed(tmp_path, LLAMA_IMPORTS, hold, how, startup=180)
     assert held["held"] in held["all"]
+    assert held["left"] == [], held
+
+
+def test_a_ray_cluster_dies_with_a_killed_pytest(tmp_path):
+    """The ray_cluster fixture's cluster (``ray start --head`` through tests.processes), joined by
+    the inner pytest as a driver that ran a task, then SIGKILLed: its GCS, raylet, agents and
+    worker end. (A cluster from ``ray.init(address="local")`` in pytest would leave the raylet's
+    two agents running: see ``ray_head``.)"""
+    pytest.importorskip("ray", reason="the ray backend is an extra: pip install 'vreact[ray]'")
+    hold = f"cluster({str(tmp_path / 'head.log')!r})"
+    held = held_then_killed(tmp_path, RAY_IMPORTS, hold, signal.SIGKILL, startup=120)
+    assert len(held["all"]) >= 6, held  # ray start, its reaper, GCS, raylet, two agents, ...
     assert held["left"] == [], held
 
 
