@@ -1,6 +1,6 @@
 """What a test starts dies with the pytest that started it, however that pytest ends (issue 58):
 a pytest in a subprocess holds a fixture's processes (a loopback llama.cpp server, a process with
-a child of its own, the session's Ray cluster), writes their pids and its
+a child of its own, the session's Ray cluster, a headless Chromium), writes their pids and its
 own, and is killed with SIGTERM or SIGKILL; within 5 s none of them runs. A plain
 ``subprocess.Popen`` in the same place is the control: its processes are still running after the
 same kill, so the check can tell."""
@@ -98,6 +98,26 @@ def cluster(log):
         yield os.getpid()
 """
 
+CHROMIUM_IMPORTS = """
+import contextlib
+
+from tests.processes import start, stop
+from tests.report.test_html import chromium
+
+
+@contextlib.contextmanager
+def browser(profile):
+    # as browse() runs it, kept open: an about:blank page and a debugging port hold it
+    args = ["--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}"]
+    p = start([chromium(), *args, "--remote-debugging-port=0", "about:blank"])
+    try:
+        while sum(1 for _ in descendants(p.pid)) < 3:  # its zygotes and renderer
+            time.sleep(0.1)
+        yield p.pid
+    finally:
+        stop(p)
+"""
+
 
 def held_then_killed(tmp_path: Path, imports: str, hold: str, how: signal.Signals, startup: float) -> dict:
     """Run the inner test in a pytest of its own, wait until it holds its processes, send that
@@ -184,6 +204,15 @@ def test_a_ray_cluster_dies_with_a_killed_pytest(tmp_path):
     hold = f"cluster({str(tmp_path / 'head.log')!r})"
     held = held_then_killed(tmp_path, RAY_IMPORTS, hold, signal.SIGKILL, startup=120)
     assert len(held["all"]) >= 6, held  # ray start, its reaper, GCS, raylet, two agents, ...
+    assert held["left"] == [], held
+
+
+def test_a_headless_chromium_dies_with_a_killed_pytest(tmp_path):
+    """Chromium as browse() runs it, held open, SIGKILLed with its pytest: the browser, its
+    zygotes and renderers end (its crash handlers, in sessions of their own, end with it)."""
+    hold = f"browser({str(tmp_path / 'profile')!r})"
+    held = held_then_killed(tmp_path, CHROMIUM_IMPORTS, hold, signal.SIGKILL, startup=60)
+    assert held["held"] in held["all"] and len(held["all"]) >= 4, held
     assert held["left"] == [], held
 
 
