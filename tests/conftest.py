@@ -5,12 +5,17 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import socket
+import sys
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.processes import start, stop
 from vreact.cli._check import problems
 from vreact.experiment import RAISE_INTERNAL
 from vreact.model import _llamacpp
@@ -42,6 +47,10 @@ GUARD_DIR = REPO / "tests" / "loopback_only"
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ["VREACT_LOOPBACK_ONLY"] = "1"
+    # Ray's clusters in the tests are on loopback: read once, when ray is imported, this keeps a
+    # driver joining 127.0.0.1 there (as vreact sets it for a cluster on loopback), instead of
+    # the machine's outside address
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(GUARD_DIR), os.environ.get("PYTHONPATH")]))
     spec = importlib.util.spec_from_file_location("vreact_loopback_only", GUARD_DIR / "sitecustomize.py")
     assert spec is not None and spec.loader is not None
@@ -119,22 +128,64 @@ def store(tmp_path: Path) -> Store:
     return Store(tmp_path / "vreact.db")
 
 
-@pytest.fixture(scope="session")
-def ray_cluster() -> Iterator[str]:
-    """One local Ray cluster for the session (2 CPUs, no dashboard, its node on loopback, so
-    address discovery never meets the network guard): its address, for runs to join. The tests
-    that lose a node or kill a driver start their own."""
+def free_port() -> int:
+    """A loopback TCP port free when asked (the OS's choice)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def ray_head(log: Path, num_cpus: int = 2) -> Iterator[str]:
+    """A Ray cluster of one node on loopback, started by ``ray start --head --block`` (no
+    dashboard) through tests.processes, its output in ``log``: its address (HOST:PORT), once its
+    GCS answers. Stopped at the end by its process group.
+
+    Not ``ray.init(address="local")`` in pytest: Ray's GCS and raylet share the fate of the
+    process that starts them (a death signal), but the raylet's two agents (dashboard and
+    runtime-env) do not: when a pytest holding such a cluster is SIGKILLed they see the raylet
+    die, call ``sys.exit`` and hang there for good (Ray 2.52, seen here). In a process group of
+    its own, the cluster goes whole with pytest, agents included."""
+    port = free_port()
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO": "0"}
+    command = [str(Path(sys.executable).parent / "ray"), "start", "--head", "--block", f"--port={port}"]
+    command += [f"--num-cpus={num_cpus}", "--node-ip-address=127.0.0.1", "--include-dashboard=false"]
+    with log.open("ab") as out:
+        head = start([*command, "--disable-usage-stats"], env=env, stdout=out, stderr=out)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if head.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"ray start --head did not answer on {port}:\n{log.read_text()[-3000:]}")
+            time.sleep(0.2)
+        yield f"127.0.0.1:{port}"
+    finally:
+        stop(head, grace=60)
+
+
+@contextmanager
+def ray_joined(log: Path) -> Iterator[str]:
+    """A :func:`ray_head` cluster (2 CPUs, no dashboard, its node on loopback, so address
+    discovery never meets the network guard) that this process joins as a driver: its address,
+    for runs to join."""
+    os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")  # no GPUs: no warning about them
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # see pytest_configure
     import ray
 
-    os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")  # no GPUs: no warning about them
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        log_to_driver=False,
-    )
-    try:
-        yield ray.get_runtime_context().gcs_address
-    finally:
-        ray.shutdown()
+    with ray_head(log) as address:
+        ray.init(address=address, _node_ip_address="127.0.0.1", log_to_driver=False)
+        try:
+            yield ray.get_runtime_context().gcs_address
+        finally:
+            ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One local Ray cluster for the session, joined by this process (:func:`ray_joined`): its
+    address. The tests that lose a node or kill a driver start their own."""
+    with ray_joined(tmp_path_factory.mktemp("ray") / "head.log") as address:
+        yield address

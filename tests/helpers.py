@@ -198,13 +198,15 @@ def cli(
     """``vreact ARGS`` in a subprocess of ``python`` (default: this one), run from ``cwd``
     (default: the repository), in ``env`` (default: this process's environment), with the
     repository on its import path (the tests' plugins), after ``imported_from`` (a checkout
-    vreact is imported from instead of this one) when given."""
+    vreact is imported from instead of this one) when given. It dies with pytest
+    (tests.processes): a run can take minutes, never more than the test that asked for it."""
     from tests.conftest import REPO
+    from tests.processes import run
 
     env = dict(os.environ if env is None else env)
     first = [str(imported_from)] if imported_from is not None else []
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [*first, str(REPO), env.get("PYTHONPATH")]))
-    return subprocess.run(
+    return run(
         [python, "-m", "vreact.cli", *args],
         cwd=cwd or REPO,
         env=env,

@@ -26,6 +26,7 @@ from click.testing import CliRunner
 
 from tests.conftest import FULL, REPO
 from tests.fakes.chaos_server import ChaosServer
+from tests.processes import start
 from vreact.cli import _run as cli_run
 from vreact.cli import cli
 from vreact.experiment import ResolvedExperiment
@@ -72,12 +73,12 @@ def finished(db: Path) -> int:
 
 
 def spawn(args: list[str], cache: Path, log: Path) -> subprocess.Popen[bytes]:
+    """``vreact ARGS`` in a process of its own (dies with pytest: tests.processes), its output
+    appended to ``log``."""
     env = {**os.environ, "VREACT_CACHE_DIR": str(cache), "OPENAI_API_KEY": "sk-test-not-a-key"}
     env.pop("OPENAI_BASE_URL", None)
     with log.open("ab") as fh:
-        return subprocess.Popen(
-            [sys.executable, "-m", "vreact.cli", *args], cwd=REPO, env=env, stdout=fh, stderr=fh
-        )
+        return start([sys.executable, "-m", "vreact.cli", *args], cwd=REPO, env=env, stdout=fh, stderr=fh)
 
 
 def report(out: Path) -> dict[str, Any]:

@@ -198,7 +198,7 @@ def test_a_pool_and_a_base_url_are_refused_together():
 
 
 def test_no_cluster_at_the_address_or_no_ray_is_one_line(tmp_path, monkeypatch):
-    from tests.experiment.test_ray_faults import free_port
+    from tests.conftest import free_port
     from vreact.experiment.ray_backend import ClusterUnavailable, connect
     from vreact.spec import RunnerSettings
 

@@ -4,20 +4,15 @@ cluster that outlives it (``ray start --head``) and resumed."""
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import REPO
+from tests.conftest import REPO, ray_head
 from tests.experiment.test_experiment import experiment_args, killed_twice, report, rows, spawn
 from tests.fakes.chaos_server import ChaosServer
+from tests.processes import run
 from vreact.cli import cli
 
 MIX = {"nonsense": 0.86, "prose": 0.08, "http500": 0.03, "http429": 0.03}
@@ -25,7 +20,7 @@ MIX = {"nonsense": 0.86, "prose": 0.08, "http500": 0.03, "http429": 0.03}
 
 def test_a_worker_node_lost_mid_run_loses_and_repeats_no_attempt(tmp_path):
     out = tmp_path / "run"
-    done = subprocess.run(
+    done = run(  # its cluster's processes go with it, and with pytest
         [sys.executable, "-m", "tests.experiment.ray_node_loss", str(out)],
         cwd=REPO,
         capture_output=True,
@@ -43,51 +38,11 @@ def test_a_worker_node_lost_mid_run_loses_and_repeats_no_attempt(tmp_path):
     assert checked.exit_code == 0 and checked.output.startswith("OK:"), checked.output
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def head(tmp_path):
-    """A cluster started by ``ray start --head`` (it outlives the drivers that join it), stopped
-    at the end by its own process group."""
-    port = free_port()
-    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO": "0"}
-    ray = Path(sys.executable).parent / "ray"
-    log = (tmp_path / "head.log").open("wb")
-    p = subprocess.Popen(
-        [
-            str(ray),
-            "start",
-            "--head",
-            "--block",
-            f"--port={port}",
-            "--num-cpus=2",
-            "--node-ip-address=127.0.0.1",
-            "--include-dashboard=false",
-            "--disable-usage-stats",
-        ],
-        env=env,
-        stdout=log,
-        stderr=log,
-        start_new_session=True,
-    )
-    address = f"127.0.0.1:{port}"
-    for _ in range(120):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.5)
-    try:
+    """A cluster started by ``ray start --head`` (it outlives the drivers that join it)."""
+    with ray_head(tmp_path / "head.log") as address:
         yield address
-    finally:
-        os.killpg(p.pid, signal.SIGTERM)
-        try:
-            p.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
 
 
 def test_a_driver_killed_twice_resumes_to_the_records_of_an_uninterrupted_run(tmp_path, head):

@@ -11,7 +11,6 @@ import os
 import re
 import signal
 import sqlite3
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 from tests.conftest import REPO
 from tests.fakes.scripted_server import ScriptedServer
 from tests.helpers import cli, installed_plugin
+from tests.processes import start
 from vreact.origin import origins_in
 from vreact.records import DB_NAME, read_run
 
@@ -205,7 +205,7 @@ def test_a_killed_run_of_the_family_resumes(tmp_path):
         out = tmp_path / "run"
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         log = (tmp_path / "log.txt").open("w")
-        p = subprocess.Popen(
+        p = start(
             [sys.executable, "-m", "vreact.cli", *run_args(server.base_url, out)],
             cwd=REPO,
             env=env,

@@ -6,8 +6,6 @@ Slow (minutes on two cores): marked ``real_model``; deselect with ``-m "not real
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
 import time
 import urllib.request
@@ -18,7 +16,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.conftest import free_port
 from tests.model.test_chaos import FULL, check_accounting, rows, run_cli
+from tests.processes import start, stop
 from tests.report.test_html import browse, by_id, dom
 from vreact.cli import cli
 from vreact.model._llamacpp import smollm2_path
@@ -28,26 +28,22 @@ pytestmark = pytest.mark.real_model
 STARTUP_S = 120
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _tail(log: Path, n: int = 40) -> str:
     return "\n".join(log.read_text(errors="replace").splitlines()[-n:]) if log.exists() else ""
 
 
 @contextmanager
 def serve(log: Path, n_ctx: int = 8192) -> Iterator[str]:
-    """``python -m llama_cpp.server`` with SmolLM2 on a free loopback port; yields its base URL."""
-    port = _free_port()
+    """``python -m llama_cpp.server`` with SmolLM2 on a free loopback port; yields its base URL.
+    Started through tests.processes: it dies with pytest however pytest ends (one started with a
+    plain Popen outlived its SIGTERMed pytest by an hour)."""
+    port = free_port()
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path())]
     cmd += ["--n_ctx", str(n_ctx), "--host", "127.0.0.1", "--port", str(port)]
     base_url = f"http://127.0.0.1:{port}/v1"
     # the server logs a lot: a file, never a pipe nobody reads (it would fill and block)
     with open(log, "wb") as log_file:
-        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT)
+        proc = start(cmd, stdout=log_file, stderr=log_file)
     try:
         deadline = time.monotonic() + STARTUP_S
         while True:
@@ -64,12 +60,7 @@ def serve(log: Path, n_ctx: int = 8192) -> Iterator[str]:
             time.sleep(0.5)
         yield base_url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, grace=15)
 
 
 @pytest.fixture(scope="module")

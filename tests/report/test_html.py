@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import assert_records_whole
 from tests.helpers import abstain, by_role, finish, judged, plan, read, search, solve
+from tests.processes import run
 from vreact.config import Configuration
 from vreact.experiment import Job, ResolvedExperiment, run_attempt
 from vreact.model import MockModel
@@ -168,7 +169,7 @@ def browse(url: str, profile: Path, *extra: str) -> tuple[str, list[str]]:
             url,
         ]
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+            done = run(command, capture_output=True, text=True, timeout=60)  # dies with pytest
             break
         except subprocess.TimeoutExpired:
             if attempt == 2:

@@ -287,8 +287,10 @@ def test_two_processes_never_share_a_sandbox_user():
     import subprocess
     import sys
 
+    from tests.processes import start
+
     hold = "from vreact.sandbox import _users; u = _users().get(); print(u, flush=True); input()"
-    other = subprocess.Popen(
+    other = start(
         [sys.executable, "-c", hold], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     try:
