@@ -106,8 +106,8 @@ def test_bubblewraps_own_words_for_a_path_it_cannot_reach_are_read_as_that_path(
     hidden.write_text("x")
     command = Sandbox._command
 
-    def with_a_bind(self, work, harness=None):
-        args = command(self, work, harness)
+    def with_a_bind(self, work, *fds):
+        args = command(self, work, *fds)
         at = args.index("--unshare-all")
         return [*args[:at], "--ro-bind", str(hidden), "/data.txt", *args[at:]]
 
@@ -126,8 +126,8 @@ def test_bubblewrap_missing_is_said_apart_from_a_path(monkeypatch):
 def test_bubblewrap_that_cannot_start_says_so_with_its_own_words(monkeypatch):
     command = Sandbox._command
 
-    def broken(self, work, harness=None):
-        args = command(self, work, harness)
+    def broken(self, work, *fds):
+        args = command(self, work, *fds)
         return [args[0], "--no-such-option", *args[1:]]
 
     monkeypatch.setattr(Sandbox, "_command", broken)

@@ -13,9 +13,16 @@ another user, every run is that user's. As root, a run's work folder goes under 
 folder when the run's user may enter every folder above it, else under the system's (``/tmp``):
 a private ``TMPDIR`` is passed over, never given to bubblewrap to fail on. Limits: CPU seconds, address space,
 processes, file size (the program's output is a file: this caps it) and open files, and a wall
-clock that kills the whole process group (the PID namespace takes a daemonised grandchild with
-it). What comes back counts only after the run's marker, drawn at random per run; the runner
-inside (``_harness.py``) keeps the checks, and the hidden test, out of the program's process.
+clock that kills the sandbox's first process, the PID namespace's init (which takes every
+process of the namespace, a daemonised grandchild too, with it). No process of a run outlives
+its bubblewrap: bubblewrap runs the runner as the namespace's PID 1 (``--as-pid-1``, the runner
+being its own init), so it waits for it and reaps it, and the wall clock kills that process
+first (its PID from bubblewrap's ``--info-fd``), never bubblewrap alone (which would leave it
+orphaned, a zombie under an init that reaps nothing). So the process that runs the sandbox
+adopts nothing and never becomes a subreaper: it is left no zombie of what else it runs (Ray's
+workers, a browser's helpers). What comes back counts only after the run's marker, drawn at
+random per run; the runner inside (``_harness.py``) keeps the checks, and the hidden test, out of
+the program's process.
 
 ``sandbox: none`` (``Sandbox(kind="none")``) runs the same runner without bubblewrap, under the
 same limits, as the current user: no isolation, for a machine that has no sandbox and an
@@ -32,6 +39,7 @@ import os
 import re
 import resource
 import secrets
+import select
 import shutil
 import signal
 import stat
@@ -239,13 +247,15 @@ class Sandbox:
                     os.chmod(work, 0o700)
                 return self._run(repr(request) + "\n", marker, Path(work), user, deadline)
         finally:
-            if user is not None:  # bubblewrap's inner process, adopted here, is reaped too
+            if user is not None:  # a run leaves no process; this ends any one that could not end
                 _sweep(user)
                 self._users.put(user)  # type: ignore[union-attr]
 
-    def _command(self, work: Path, harness: int | None = None) -> list[str]:
+    def _command(self, work: Path, harness: int | None = None, info: int | None = None) -> list[str]:
         """The command line: the runner alone (``none``), or bubblewrap with the runner read from
-        the descriptor ``harness``."""
+        the descriptor ``harness``, as the PID namespace's init (``--as-pid-1``: bubblewrap
+        waits for it, none of its own orphaned), writing the init's PID to the descriptor
+        ``info``."""
         runner = [PYTHON, "-I", "-S", "-B"]
         limits = self.limits
         limited = [
@@ -270,6 +280,7 @@ class Sandbox:
             *("--bind", str(work), "/work", "--chdir", "/work"),
             *("--ro-bind-data", str(harness), "/sandbox/harness.py"),
             *("--unshare-all", "--die-with-parent", "--new-session", "--clearenv"),
+            *("--as-pid-1", "--info-fd", str(info)),
             *("--hostname", "sandbox", "--cap-drop", "ALL"),
             *runner,
             *("/sandbox/harness.py", *limited),
@@ -287,34 +298,41 @@ class Sandbox:
         env = {} if self.kind == "bwrap" else {"PATH": "/usr/bin"}
         ids: dict[str, Any] = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
         harness = _harness_fd() if self.kind == "bwrap" else None
-        try:
-            process = subprocess.Popen(
-                self._command(work, harness),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=work,
-                env=env,
-                start_new_session=True,
-                pass_fds=() if harness is None else (harness,),
-                **ids,
-            )
-        finally:
-            if harness is not None:  # bubblewrap holds its own copy
-                os.close(harness)
+        # where bubblewrap writes its init's PID (``--info-fd``): what the wall clock kills first
+        info, info_w = os.pipe() if self.kind == "bwrap" else (None, None)
         killed = None
         try:
-            out, err = process.communicate(request.encode(), timeout=wall)
-        except subprocess.TimeoutExpired:
-            killed = f"wall clock: still running after {wall:g} s" + (
-                " (the attempt's time ran out)" if wall < limits.wall_s else ""
-            )
-            _kill_group(process)
-            out, err = process.communicate()
-        except BaseException:  # Ctrl-C, or any error here: nothing is left running
-            _kill_group(process)
-            process.wait()
-            raise
+            try:
+                process = subprocess.Popen(
+                    self._command(work, harness, info_w),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=work,
+                    env=env,
+                    start_new_session=True,
+                    pass_fds=tuple(fd for fd in (harness, info_w) if fd is not None),
+                    **ids,
+                )
+            finally:
+                for fd in (harness, info_w):  # bubblewrap holds its own copies
+                    if fd is not None:
+                        os.close(fd)
+            try:
+                out, err = process.communicate(request.encode(), timeout=wall)
+            except subprocess.TimeoutExpired:
+                killed = f"wall clock: still running after {wall:g} s" + (
+                    " (the attempt's time ran out)" if wall < limits.wall_s else ""
+                )
+                _stop(process, info)
+                out, err = process.communicate()
+            except BaseException:  # Ctrl-C, or any error here: nothing is left running
+                _stop(process, info)
+                process.wait()
+                raise
+        finally:
+            if info is not None:
+                os.close(info)
         seconds = time.monotonic() - start
         reply = _reply(out.decode("utf-8", "replace"), marker)
         if reply is None:
@@ -362,9 +380,59 @@ def _reply(out: str, marker: str) -> dict[str, Any] | None:
     return None
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+def _stop(process: subprocess.Popen[bytes], info: int | None) -> None:
+    """Stop a run from outside. Under bubblewrap, its init (the namespace's PID 1: the whole
+    namespace dies with it) is killed first and bubblewrap given the time to reap it and end:
+    killing bubblewrap first would leave the init orphaned, a zombie under an init that reaps
+    nothing. Then, if bubblewrap has not ended (or had no init to kill: it ended, or never
+    started one), or for the runner alone (``info`` None), the process group."""
+    init = _init_of(process, info) if info is not None else None
+    if init is not None:
+        with contextlib.suppress(ProcessLookupError):  # ended already: bubblewrap ends too
+            signal.pidfd_send_signal(init, signal.SIGKILL)
+        os.close(init)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(STOP_S)
+    if process.returncode is None:  # not reaped, so its group's ID is still its own
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+#: How long bubblewrap is given to say its init's PID, and then to end once that is killed.
+STOP_S = 5.0
+
+
+def _init_of(process: subprocess.Popen[bytes], info: int) -> int | None:
+    """A descriptor of bubblewrap's init (``pidfd``), still its child; None when it has none (it
+    ended or never started one). The PID comes from ``--info-fd``, which bubblewrap writes and
+    closes as soon as the init exists, before the init runs anything; the descriptor pins the
+    process, and its parent is checked after, so a PID since reused is never the one killed."""
+    said = b""
+    deadline = time.monotonic() + STOP_S
+    while (left := deadline - time.monotonic()) > 0 and select.select([info], [], [], left)[0]:
+        if not (chunk := os.read(info, 4096)):
+            break
+        said += chunk
+    if (found := re.search(rb'"child-pid":\s*(\d+)', said)) is None:
+        return None
+    pid = int(found.group(1))
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:  # gone: bubblewrap has reaped it
+        return None
+    if _parent(pid) != process.pid:
+        os.close(pidfd)
+        return None
+    return pidfd
+
+
+def _parent(pid: int) -> int | None:
+    """``pid``'s parent, from /proc (None: no such process)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 class _Users:
@@ -422,42 +490,36 @@ _USERS_LOCK = threading.Lock()
 
 
 def _users() -> _Users:
-    """The process's one handle on the machine's users (made once: it adopts orphans)."""
+    """The process's one handle on the machine's users (made once)."""
     global _USERS
     with _USERS_LOCK:
         if _USERS is None:
-            _adopt_orphans()
             _USERS = _Users()
         return _USERS
 
 
-def _adopt_orphans() -> None:
-    """Make this process the reaper of its descendants' orphans (a sandbox killed by the wall
-    clock leaves its inner process to be reaped), so none is left a zombie under an init that
-    reaps nothing."""
-    import ctypes
-
-    PR_SET_CHILD_SUBREAPER = 36
-    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-
-
 def _sweep(user: int) -> None:
-    """Kill and reap any process of ``user`` still there, until none is: after every run,
-    bubblewrap's inner process (adopted here, a zombie: reaped at once); after a run the wall
-    clock stopped, whatever of it was still dying."""
+    """Kill any process of ``user`` still running, until none is. A run leaves none (bubblewrap
+    reaps its init, this process reaps bubblewrap); this is for what a run could not end itself:
+    a bubblewrap whose init it never learnt, a run of a vreact process killed midway. A zombie
+    is not waited for: it runs nothing, and is its parent's to reap (this process adopts none)."""
     for _ in range(200):
-        alive = _pids_of(user)
+        alive = [pid for pid in _pids_of(user) if not _zombie(pid)]
         if not alive:
             return
-        reaped = 0
         for pid in alive:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-                reaped += os.waitpid(pid, os.WNOHANG)[0] == pid  # an orphan this process adopted
-            except (ProcessLookupError, ChildProcessError):
-                pass
-        if reaped < len(alive):  # some still dying (or another's child): give them a moment
-            time.sleep(0.005)
+        time.sleep(0.005)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether ``pid`` has ended and waits to be reaped (or is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
 
 
 def _pids_of(user: int) -> list[int]:

@@ -1,9 +1,12 @@
 """The sandbox's own runner: run by the system's Python in isolated mode inside bubblewrap, it
 imports nothing of vreact (only its standard library is there).
 
-Two processes. The checker (this script's first process) forks the program's process before it
-reads anything, so nothing the checker later holds was ever in the program's memory; it then
-turns itself non-dumpable, so the program cannot read its memory or its files through /proc.
+Three processes. The first is the PID namespace's init (bubblewrap runs it as PID 1,
+``--as-pid-1``, so that bubblewrap itself waits for it and no process of the sandbox outlives
+its bubblewrap, orphaned: ``init``); it forks the checker and does nothing but reap until the
+checker ends. The checker forks the program's process before it reads anything, so nothing the
+checker later holds was ever in the program's memory; it then turns itself non-dumpable, so the
+program cannot read its memory or its files through /proc.
 The checker reads the request (stdin), sends the program alone to the program's process, and
 runs every check itself: a visible example's call and a hidden test's ``check(candidate)`` call
 the program through a proxy that sends the arguments and receives the return value as a plain
@@ -390,8 +393,38 @@ def limit(argv: list[str]) -> None:
             os._exit(3)
 
 
+def init() -> None:
+    """As PID 1 of the sandbox's namespace: fork the checker (which returns here to run the
+    rest), then reap every process of the namespace until the checker ends, and end with its
+    status; the kernel then kills whatever of the namespace is left, and bubblewrap, this
+    process's parent, reaps it. What bubblewrap's own init would do, but as the process
+    bubblewrap started, so bubblewrap waits for it instead of leaving it orphaned (to be reaped
+    by whichever subreaper or init is above, or by none). Non-dumpable before the fork, with its
+    standard streams closed once the checker has them: the program can neither read the request
+    through this process's descriptors nor write to the reply channel. As PID 1 it receives no
+    signal from inside the namespace that it has no handler for (SIGINT's handler is dropped),
+    so the program cannot end it."""
+    libc = ctypes.CDLL(None)
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    checker = os.fork()
+    if checker == 0:
+        libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # as before: the program's process is dumpable
+        return
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    while True:
+        pid, status = os.wait()
+        if pid == checker:
+            os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+
+
 def main() -> None:
     limit(sys.argv[1:])
+    if os.getpid() == 1:  # inside bubblewrap (``--as-pid-1``); run without it, no init is needed
+        init()
     to_program_r, to_program_w = os.pipe()
     from_program_r, from_program_w = os.pipe()
     pid = os.fork()
