@@ -380,6 +380,10 @@ def _reply(out: str, marker: str) -> dict[str, Any] | None:
     return None
 
 
+#: How long bubblewrap is given to say its init's PID, and then to end once that is killed.
+STOP_S = 5.0
+
+
 def _stop(process: subprocess.Popen[bytes], info: int | None) -> None:
     """Stop a run from outside. Under bubblewrap, its init (the namespace's PID 1: the whole
     namespace dies with it) is killed first and bubblewrap given the time to reap it and end:
@@ -396,10 +400,6 @@ def _stop(process: subprocess.Popen[bytes], info: int | None) -> None:
     if process.returncode is None:  # not reaped, so its group's ID is still its own
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-
-
-#: How long bubblewrap is given to say its init's PID, and then to end once that is killed.
-STOP_S = 5.0
 
 
 def _init_of(process: subprocess.Popen[bytes], info: int) -> int | None:
