@@ -9,7 +9,11 @@ Ray and Chromium are what left zombies here when the sandbox made this process a
 every orphan of their processes (Ray's workers once its raylet ends, Chromium's helpers once the
 browser ends) was then reparented to it and never reaped. Ray's own children (its GCS, raylet,
 monitors: this process started them) are another matter: its shutdown ends one without waiting
-for it, so they are reaped here, as what this process started is its own to reap."""
+for it, so they are reaped here, as what this process started is its own to reap. Ray is started
+in this process (``ray.init(address="local")``, not the suite's ``ray start`` head) so that it is
+the parent of Ray's services, as a user's process that runs Ray locally is; the test starts this
+process through ``tests.processes``, so it dies with pytest, and Ray's services and Chromium, in
+its process group, with it."""
 
 from __future__ import annotations
 

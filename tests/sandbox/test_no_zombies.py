@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import ctypes
 import json
-import subprocess
 import sys
 
 import pytest
 
 from tests.conftest import REPO
+from tests.processes import run
 from vreact.sandbox import Sandbox, unavailable
 
 PROGRAMS = 300
@@ -21,7 +21,7 @@ PROGRAMS = 300
 def test_many_programs_beside_ray_and_chromium_leave_no_zombie():
     why = unavailable()
     assert why is None, f"the sandbox tests need bubblewrap and /usr/bin/python3 ({why}): make install-test"
-    done = subprocess.run(
+    done = run(  # Ray and Chromium, started in it, die with pytest too
         [sys.executable, "-m", "tests.sandbox.crowded", str(PROGRAMS)],
         cwd=REPO,
         capture_output=True,
