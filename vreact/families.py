@@ -380,12 +380,34 @@ class StepKit:
         return {}
 
 
+class ExecutorDefaults(BaseModel):
+    """How a family's executor calls are made where an experiment says nothing: its completion
+    tokens per call (``max_tokens``: what a configuration's ``calls.executor.max_tokens`` sets)
+    and the seconds for all tries of one call (``call_timeout``: what an experiment's
+    ``limits.call_timeout`` sets); None leaves vreact's own (256 tokens, 600 seconds). A family
+    whose executor writes more than a step says needs them: at vreact's 256 tokens a coding
+    model's program is cut mid-function, and a cut program reads as a wrong one. The file wins
+    wherever it says (a configuration's ``max_tokens`` or ``calls``, the experiment's ``calls``,
+    its ``limits``), then the family, then vreact."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_tokens: int | None = Field(None, ge=16, description="the executor's completion tokens per call")
+    call_timeout: float | None = Field(
+        None, ge=0, description="seconds for all tries of one call, waits included (0: none)"
+    )
+
+
 class Settings(BaseModel):
     """The base of a family's own settings models (its L1 answer requirements, its dataset
     settings, its step settings): each field a setting, validated where the file names it, and
     no other key (a typo is refused naming the closest)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    #: how the executor's calls are made where an experiment says nothing (read from a family's
+    #: ``step_settings`` model: its steps are what the executor writes); none by default
+    executor_defaults: ClassVar[ExecutorDefaults] = ExecutorDefaults()
 
     def identity(self) -> dict[str, Any]:
         """What of these settings a run's identity keeps (default: nothing): a family's dataset
@@ -707,6 +729,11 @@ def family(cls: type[TaskFamily]) -> type[TaskFamily]:
                 f"family {cls.name!r}: {kind} is a model class (a subclass of vreact.families.Settings),"
                 f" not {model!r} (docs/families.md, Migrating a family)"
             )
+    if not isinstance(cls.step_settings.executor_defaults, ExecutorDefaults):
+        raise TypeError(
+            f"family {cls.name!r}: its step settings' executor_defaults is a"
+            f" vreact.families.ExecutorDefaults, not {cls.step_settings.executor_defaults!r}"
+        )
     if "abstention_allowed" not in cls.requirements.model_fields:
         raise TypeError(
             f"family {cls.name!r}: its requirements have no abstention_allowed (every family's: subclass"
