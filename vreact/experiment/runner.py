@@ -209,6 +209,7 @@ def _record_provenance(store: Store, run_id: int, experiment: ResolvedExperiment
         dataset_files=family.data_files(selection) if selection is not None else (),
         libraries=family.libraries,
         ask_servers=not (experiment.cache is not None and experiment.cache.only),
+        limits=experiment.limits.model_dump(),
     )
     before = store.latest_provenance(run_id)
     store.record_provenance(run_id, now)

@@ -398,7 +398,10 @@ class RunLimits(_Strict):
     )
     timeout: float = Field(120.0, gt=0, description="seconds for one HTTP request")
     call_timeout: float = Field(
-        _CALL.call_timeout or 0.0, ge=0, description="seconds for all tries of one call (0: none)"
+        _CALL.call_timeout or 0.0,
+        ge=0,
+        description="seconds for all tries of one call (0: none); unset, the dataset's family's if it"
+        " gives one (code's 1200)",
     )
     endpoint_concurrency: int = Field(
         _CALL.concurrency, ge=1, le=MAX_CONCURRENCY, description="requests in flight per endpoint"
@@ -498,7 +501,8 @@ class Experiment(_Plugged):
     calls: dict[str, CallSettings] = Field(
         default_factory=dict,
         description="model-call settings for every configuration: default: {temperature, max_tokens}"
-        f" (vreact's: {_DEFAULT_CALL.temperature} and {_DEFAULT_CALL.max_tokens}) and per role"
+        f" (vreact's: {_DEFAULT_CALL.temperature} and {_DEFAULT_CALL.max_tokens}; where neither"
+        " names the executor's max_tokens, its family's, if it gives one: code's 768) and per role"
         f" ({', '.join(CALL_ROLES)}); a configuration's own temperature, max_tokens or calls.<role>"
         " wins",
     )
