@@ -380,7 +380,8 @@ class StepKit:
         return {}
 
 
-class ExecutorDefaults(BaseModel):
+@dataclass(frozen=True)
+class ExecutorDefaults:
     """How a family's executor calls are made where an experiment says nothing: its completion
     tokens per call (``max_tokens``: what a configuration's ``calls.executor.max_tokens`` sets)
     and the seconds for all tries of one call (``call_timeout``: what an experiment's
@@ -390,12 +391,18 @@ class ExecutorDefaults(BaseModel):
     wherever it says (a configuration's ``max_tokens`` or ``calls``, the experiment's ``calls``,
     its ``limits``), then the family, then vreact."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    #: the executor's completion tokens per call (at least 16, as a file's ``max_tokens``)
+    max_tokens: int | None = None
+    #: seconds for all tries of one call, waits included (0: none)
+    call_timeout: float | None = None
 
-    max_tokens: int | None = Field(None, ge=16, description="the executor's completion tokens per call")
-    call_timeout: float | None = Field(
-        None, ge=0, description="seconds for all tries of one call, waits included (0: none)"
-    )
+    def __post_init__(self) -> None:
+        """Refused when the family is defined, not when a run reads it: the bounds a file's own
+        ``max_tokens`` and ``call_timeout`` are held to."""
+        if self.max_tokens is not None and (isinstance(self.max_tokens, bool) or self.max_tokens < 16):
+            raise ValueError(f"executor_defaults.max_tokens is at least 16, not {self.max_tokens!r}")
+        if self.call_timeout is not None and self.call_timeout < 0:
+            raise ValueError(f"executor_defaults.call_timeout is at least 0, not {self.call_timeout!r}")
 
 
 class Settings(BaseModel):

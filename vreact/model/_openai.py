@@ -220,7 +220,7 @@ class OpenAIModel:
                     thought = getattr(delta, "reasoning_content", None) or extra.get("reasoning_content")
                     reasoning += len(thought or "")
                     answer.append(delta.content or "")
-                    stopped = _said(choice.finish_reason) or stopped
+                    stopped = _said(getattr(choice, "finish_reason", None)) or stopped
                 text = "".join(answer)
                 thinking = text.lstrip().startswith("<think>") and "</think>" not in text
                 if not text.strip() or thinking:
