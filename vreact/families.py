@@ -380,12 +380,41 @@ class StepKit:
         return {}
 
 
+@dataclass(frozen=True)
+class ExecutorDefaults:
+    """How a family's executor calls are made where an experiment says nothing: its completion
+    tokens per call (``max_tokens``: what a configuration's ``calls.executor.max_tokens`` sets)
+    and the seconds for all tries of one call (``call_timeout``: what an experiment's
+    ``limits.call_timeout`` sets); None leaves vreact's own (256 tokens, 600 seconds). A family
+    whose executor writes more than a step says needs them: at vreact's 256 tokens a coding
+    model's program is cut mid-function, and a cut program reads as a wrong one. The file wins
+    wherever it says (a configuration's ``max_tokens`` or ``calls``, the experiment's ``calls``,
+    its ``limits``), then the family, then vreact."""
+
+    #: the executor's completion tokens per call (at least 16, as a file's ``max_tokens``)
+    max_tokens: int | None = None
+    #: seconds for all tries of one call, waits included (0: none)
+    call_timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        """Refused when the family is defined, not when a run reads it: the bounds a file's own
+        ``max_tokens`` and ``call_timeout`` are held to."""
+        if self.max_tokens is not None and (isinstance(self.max_tokens, bool) or self.max_tokens < 16):
+            raise ValueError(f"executor_defaults.max_tokens is at least 16, not {self.max_tokens!r}")
+        if self.call_timeout is not None and self.call_timeout < 0:
+            raise ValueError(f"executor_defaults.call_timeout is at least 0, not {self.call_timeout!r}")
+
+
 class Settings(BaseModel):
     """The base of a family's own settings models (its L1 answer requirements, its dataset
     settings, its step settings): each field a setting, validated where the file names it, and
     no other key (a typo is refused naming the closest)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    #: how the executor's calls are made where an experiment says nothing (read from a family's
+    #: ``step_settings`` model: its steps are what the executor writes); none by default
+    executor_defaults: ClassVar[ExecutorDefaults] = ExecutorDefaults()
 
     def identity(self) -> dict[str, Any]:
         """What of these settings a run's identity keeps (default: nothing): a family's dataset
@@ -707,6 +736,11 @@ def family(cls: type[TaskFamily]) -> type[TaskFamily]:
                 f"family {cls.name!r}: {kind} is a model class (a subclass of vreact.families.Settings),"
                 f" not {model!r} (docs/families.md, Migrating a family)"
             )
+    if not isinstance(cls.step_settings.executor_defaults, ExecutorDefaults):
+        raise TypeError(
+            f"family {cls.name!r}: its step settings' executor_defaults is a"
+            f" vreact.families.ExecutorDefaults, not {cls.step_settings.executor_defaults!r}"
+        )
     if "abstention_allowed" not in cls.requirements.model_fields:
         raise TypeError(
             f"family {cls.name!r}: its requirements have no abstention_allowed (every family's: subclass"

@@ -13,12 +13,16 @@ class ReasoningServer(LoopbackServer):
     url_suffix = "/v1"
 
     def __init__(
-        self, chunk: str = "Let me think about this step by step. ", every: float = 0.005, then: str = ""
+        self,
+        chunk: str = "Let me think about this step by step. ",
+        every: float = 0.005,
+        then: str = "",
+        finish: str = "stop",
     ) -> None:
         """``then``: after 20 reasoning chunks, answer this text and end the stream (default:
-        reason forever)."""
+        reason forever), its last chunk's ``finish_reason`` ``finish``."""
         super().__init__()
-        self.chunk, self.every, self.then = chunk, every, then
+        self.chunk, self.every, self.then, self.finish = chunk, every, then, finish
         self.streamed = 0  # requests answered with a stream
         self.stalled = 0  # plain requests left unanswered
 
@@ -48,7 +52,7 @@ class _Handler(JSONHandler):
             while not owner._stopping.is_set():
                 if owner.then and sent == 20:
                     answer = {"role": "assistant", "content": owner.then}
-                    end = {**event, "choices": [{"index": 0, "delta": answer, "finish_reason": "stop"}]}
+                    end = {**event, "choices": [{"index": 0, "delta": answer, "finish_reason": owner.finish}]}
                     self.wfile.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())
                     self.wfile.flush()
                     return

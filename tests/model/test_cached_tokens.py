@@ -58,7 +58,7 @@ def test_a_streamed_reply_carries_the_cached_tokens_of_its_usage_chunk() -> None
         SimpleNamespace(usage=usage, choices=[]),
     ]
     stream = type("S", (), {"__iter__": lambda self: iter(chunks), "close": lambda self: None})()
-    assert OpenAIModel._streamed(stream, Watchdog(max_tokens=100)) == ("4", 30, 2, 24)
+    assert OpenAIModel._streamed(stream, Watchdog(max_tokens=100)) == ("4", 30, 2, 24, None)
     assert cached_tokens(None) is None
     assert cached_tokens(SimpleNamespace(prompt_tokens_details=None)) is None
 

@@ -86,6 +86,8 @@ def test_run_against_llama_cpp_server(llama_server: str, tmp_path: Path) -> None
     # the server refuses json_schema (HTTP 500); the fallback to json_object must be silent
     assert all(c["status"] == "ok" for c in vg), [c for c in vg if c["status"] != "ok"]
     assert all(c["prompt_tokens"] > 0 for c in calls if c["status"] == "ok"), calls
+    # why each reply stopped, as the server said it (a request served by the cache says it too)
+    assert {c["stop_reason"] for c in calls if c["status"] == "ok"} <= {"stop", "length"}, calls
 
 
 def test_run_in_process_llamacpp(tmp_path: Path) -> None:
@@ -100,6 +102,7 @@ def test_run_in_process_llamacpp(tmp_path: Path) -> None:
     calls = rows(out / "vreact.db", "select * from model_calls")
     assert calls
     assert all(c["status"] == "ok" and c["prompt_tokens"] > 0 for c in calls), calls
+    assert {c["stop_reason"] for c in calls} <= {"stop", "length"}, calls  # llama.cpp's own word
 
 
 def test_experiment_with_attempts_report_and_page(llama_server: str, tmp_path: Path) -> None:

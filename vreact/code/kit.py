@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field, ValidationError
 
@@ -14,7 +14,7 @@ from vreact.code.artifact import Program, parameters_of
 from vreact.code.data import Problem
 from vreact.code.plan import CodeSubtask, imports_of, split_objective
 from vreact.code.sandboxes import of
-from vreact.families import FINALS, Settings, Step, StepKit, Subtask
+from vreact.families import FINALS, ExecutorDefaults, Settings, Step, StepKit, Subtask
 from vreact.model import Message, parse_json_object
 
 ACTIONS = ("run", *FINALS)
@@ -178,7 +178,14 @@ class CodeKit(StepKit):
 
 
 class CodeSteps(Settings):
-    """What the code family's executor steps read of a configuration."""
+    """What the code family's executor steps read of a configuration, and how its executor's
+    calls are made where an experiment says nothing (``executor_defaults``)."""
+
+    #: a whole program needs room: at vreact's 256 tokens 103 of 265 replies of
+    #: Qwen2.5-Coder-0.5B on HumanEval/0-81 stopped at the limit, cut mid-function, at 768 4 of 233
+    #: (docs/evidence/2026-12-03-qwen0.5b-code-tuning.md); and a 1.5B model on 2 cores takes up
+    #: to a minute a reply, so one call has 1200 s before it is a time-out (as experiments/code.yaml)
+    executor_defaults: ClassVar[ExecutorDefaults] = ExecutorDefaults(max_tokens=768, call_timeout=1200)
 
     show_rejected: bool = Field(
         False,

@@ -76,6 +76,7 @@ class Recorder:
             cut=c.cut,
             verifier=verifier,
             caused_by=caused_by,
+            stop_reason=c.stop_reason,
         )
 
     def failed_call(

@@ -23,6 +23,7 @@ import json
 from typing import Any
 
 from vreact.budget import BudgetStop
+from vreact.config import COMPONENTS
 from vreact.controller._context import AttemptContext
 from vreact.controller._outcome import Outcome
 from vreact.controller._try import ANSWER, ExecutorTry
@@ -31,6 +32,7 @@ from vreact.model import Completion, Message
 from vreact.spec import TaskSpec, VerifierSet
 from vreact.v import V
 from vreact.verdict import Verdict
+from vreact.verify.gates import reject
 from vreact.verify.verifier import Rejection, Verifiers
 
 #: The component whose verdicts are the plan's and the chain's.
@@ -123,6 +125,9 @@ class Controller:
             messages = planning.messages(self.ctx.assembler.build("planner", scope))
             completion = self._call("planner", PLANNER, messages, planning.schema)
             proposal = planning.proposal(self.task.text, completion.text)
+            if completion.truncated:  # cut at its allowance: no plan, whatever it parses as
+                self._truncated_plan(proposal, completion)
+                continue
             # the plan gates (if on), then the plan judge (if on): NP has neither
             rejection = self._check("plan", PLANNER, proposal, l1)
             if rejection is None:
@@ -136,6 +141,27 @@ class Controller:
             self.ctx.caused_by = charge(rejection)  # the next plan is this rejection's cost
         self.plan_fallback = True
         return [self.designer.single_task(self.task.text)], False
+
+    def _truncated_plan(self, proposal: Artifact, completion: Completion) -> None:
+        """A plan whose reply stopped at its token allowance fails closed: where the plan
+        verifier runs, its rejection (the ``parses`` check, cause ``truncated``) is recorded and
+        the next plan is its cost, as any plan rejection's; in NP, which verifies no plan, the
+        plan is dropped without a verdict. Either way it spends a plan try."""
+        if not COMPONENTS["plan_verifier"].runs(self.config):
+            return
+        detail = f"the planner's reply stopped at its token allowance ({completion.stop_reason})"
+        rejection = Rejection(
+            "plan",
+            "gate",
+            "parses",
+            reject("truncated", detail),
+            {},
+            proposal.identity(),
+            None,
+            proposal.gate_input(),
+        )
+        self._reject(PLANNER, rejection)
+        self.ctx.caused_by = charge(rejection)
 
     def _execute(self, subtasks: list[Subtask], planned: bool) -> tuple[Artifact | None, Artifact] | Outcome:
         """Each subtask in plan order, upstream answers substituted into its objective. Returns

@@ -132,7 +132,7 @@ class ExecutorTry:
                 if turn.history != self.history or turn.sources:  # a context member shaped it
                     turn.messages = self._messages(turn.history, turn.sources)
                 try:
-                    turn.text = self._call(turn.messages)
+                    turn.text, turn.truncated = self._call(turn.messages)
                 except ReasoningRunaway as e:  # the watchdog cut the reply off: a guard stop
                     self.ctx.budgets.steps.spend()
                     cap.spend()
@@ -189,20 +189,27 @@ class ExecutorTry:
         """Final-answer recovery: one more call that may only finish or abstain."""
         turn = Turn(self.subtask.component, self.subtask.objective, cap.used, [], self.history, kit=self.kit)
         turn.messages = [*self._messages(self.history), {"role": "user", "content": self.kit.recover}]
-        turn.text = self._call(turn.messages)
+        turn.text, turn.truncated = self._call(turn.messages)
         self.ctx.budgets.steps.spend()
         self._parse(turn)
+        if turn.truncated:  # cut at its allowance: never the answer, whatever it parses as
+            self._record(
+                turn, f"final-answer recovery: the reply stopped at its token allowance ({turn.truncated})"
+            )
+            return None
         if turn.step is None or not turn.final:
             self._record(turn, "final-answer recovery: not a finish or abstain")
             return None
         self._record(turn, "")
         return self.kit.artifact(turn.step)
 
-    def _call(self, messages: list[dict[str, str]]) -> str:
+    def _call(self, messages: list[dict[str, str]]) -> tuple[str, str]:
         """The executor's reply: JSON against the kit's schema, or one of its actions as a native
-        tool call (its model's ``actions: native``)."""
+        tool call (its model's ``actions: native``); and the provider's stop reason when it
+        stopped at its token allowance (empty: it did not)."""
         tools = self.kit.native_tools() if self.kit.native else None
-        return self.ctx.call("executor", messages, self.kit.schema, self.temperature, tools=tools).text
+        c = self.ctx.call("executor", messages, self.kit.schema, self.temperature, tools=tools)
+        return c.text, (c.stop_reason or "") if c.truncated else ""
 
     def _parse(self, turn: Turn) -> None:
         """The step in the reply (None: not one; ``turn.problem`` then says why, if the kit can).

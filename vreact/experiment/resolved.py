@@ -5,7 +5,7 @@ spec, verifiers, roles, attempts, limits, cache), made from an experiment file o
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +140,16 @@ class ResolvedExperiment:
             **({"sandbox": self.sandbox} if family_of(self.family).runs_code else {}),
             "seed": self.seed,
         }
+
+    def as_made_before(self) -> ResolvedExperiment | None:
+        """This run with each configuration as its file makes it, without its family's executor
+        tokens (``Experiment.as_made_before``): a run folder made before the family gave them
+        (a code run without ``calls``: 256 tokens) is this, and resumes as it was made, its
+        stored identity kept (None: the family gave none, or the run has no file)."""
+        before = self.source.as_made_before() if self.source is not None else None
+        if before is None:
+            return None
+        return replace(self, configs=list(before.configurations), source=before)
 
     def total(self) -> int:
         """How many attempts the run makes (a configuration's limit runs it on fewer tasks)."""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from vreact.controller import Outcome
 from vreact.experiment.attempt import Job, Stop, run_attempt
-from vreact.experiment.history import grown, plain, refusal
+from vreact.experiment.history import RunMismatch, grown, plain, refusal
 from vreact.experiment.resolved import ResolvedExperiment
 from vreact.families import Task, family_of
 from vreact.records import DB_NAME, StorageFault, Store, exclusive, io_cause, io_error, provenance
@@ -105,11 +105,12 @@ def _run_experiment(
     with exclusive(out_dir):
         store = Store(out_dir / DB_NAME)
         store.discard_unfinished()
-        run_id = _open_run(store, experiment, out_dir)
+        run_id, experiment, before = _open_run(store, experiment, out_dir)
         family = family_of(experiment.family)
         store.add_tasks([family.row(t) for t in experiment.tasks])
         finished = store.finished_attempts(run_id)
         notice = _record_provenance(store, run_id, experiment, len(finished))
+        notice = "\n".join(n for n in (before, notice) if n) or None
         tally = dict(Counter(finished.values()))
         total = experiment.total()
         resumed = _planned_among(experiment, finished)
@@ -150,26 +151,49 @@ def backend(experiment: ResolvedExperiment) -> str:
     return experiment.source.runner.backend if experiment.source is not None else "local"
 
 
-def _open_run(store: Store, experiment: ResolvedExperiment, out_dir: Path) -> int:
+def _open_run(
+    store: Store, experiment: ResolvedExperiment, out_dir: Path
+) -> tuple[int, ResolvedExperiment, str | None]:
     """The folder's run that this one is, reopened (its stored identity grown by the
     configurations it had not run); a new run in a folder without one; else the refusal that
-    names how this run differs from the folder's latest.
+    names how this run differs from the folder's latest. With the run, what it runs: this
+    experiment, or, for a run made before its family gave the executor's tokens where the file
+    gives none (``ResolvedExperiment.as_made_before``), the experiment as that run was made, with
+    the line that says so: a default that moved neither refuses an old folder nor changes what
+    its run makes.
 
     A folder made before the rule may hold several runs: the one recorded with exactly this
     identity is resumed first, else the latest that differs in its configurations alone."""
-    identity = plain(experiment.identity())
     runs = dict(store.run_configs())
-    refusals = {run_id: refusal(out_dir, run_id, stored, identity) for run_id, stored in runs.items()}
-    same = [run_id for run_id, error in refusals.items() if error is None]
-    run_id = store.find_run(experiment.identity()) or next(reversed(same), None)
-    if run_id is None:
-        latest = refusals[max(runs)] if runs else None
-        if latest is not None:
-            raise latest
-        family = family_of(experiment.family).record()
-        return store.new_run(identity, experiment.model_name(), experiment.dataset, family)
-    store.reopen_run(run_id, grown(runs[run_id], identity))
-    return run_id
+    latest: RunMismatch | None = None
+    before = experiment.as_made_before() if runs else None
+    for candidate in (experiment, before):
+        if candidate is None:
+            continue
+        identity = plain(candidate.identity())
+        refusals = {run_id: refusal(out_dir, run_id, stored, identity) for run_id, stored in runs.items()}
+        same = [run_id for run_id, error in refusals.items() if error is None]
+        run_id = store.find_run(candidate.identity()) or next(reversed(same), None)
+        if run_id is not None:
+            store.reopen_run(run_id, grown(runs[run_id], identity))
+            return run_id, candidate, None if candidate is experiment else _made_before(run_id, experiment)
+        latest = latest or (refusals[max(runs)] if runs else None)
+    if latest is not None:
+        raise latest
+    family = family_of(experiment.family).record()
+    identity = plain(experiment.identity())
+    return store.new_run(identity, experiment.model_name(), experiment.dataset, family), experiment, None
+
+
+def _made_before(run_id: int, experiment: ResolvedExperiment) -> str:
+    """The line a run made before its family's executor tokens says as it resumes."""
+    family = family_of(experiment.family)
+    tokens = family.step_settings.executor_defaults.max_tokens
+    return (
+        f"note: run {run_id} was made before the {family.name} family gave its executor {tokens}"
+        " completion tokens where the file gives none; it goes on as it was made, with vreact's"
+        " (another --out makes a run with them)"
+    )
 
 
 def _record_provenance(store: Store, run_id: int, experiment: ResolvedExperiment, done: int) -> str | None:
@@ -185,6 +209,7 @@ def _record_provenance(store: Store, run_id: int, experiment: ResolvedExperiment
         dataset_files=family.data_files(selection) if selection is not None else (),
         libraries=family.libraries,
         ask_servers=not (experiment.cache is not None and experiment.cache.only),
+        limits=experiment.limits.model_dump(),
     )
     before = store.latest_provenance(run_id)
     store.record_provenance(run_id, now)

@@ -219,7 +219,7 @@ class AnthropicModel:
         if tools:
             said = "".join(b.text for b in blocks if b.type == "text")
             text = native_reply(said, [(b.name, b.input) for b in blocks if b.type == "tool_use"])
-            return self._completion(text, resp.usage, started)
+            return self._completion(text, resp, started)
         tool = next((b for b in blocks if b.type == "tool_use" and b.name == TOOL_NAME), None)
         if schema is not None and tool is not None:
             value = tool.input
@@ -228,11 +228,13 @@ class AnthropicModel:
             text = json.dumps(value)
         else:  # no tool call: the text as it came (a parse gate fails closed on it)
             text = "".join(b.text for b in blocks if b.type == "text")
-        return self._completion(text, resp.usage, started)
+        return self._completion(text, resp, started)
 
     @staticmethod
-    def _completion(text: str, usage: Any, started: float) -> Completion:
+    def _completion(text: str, resp: Any, started: float) -> Completion:
         # input_tokens leaves out what the prompt cache read or wrote: the prompt is all three
+        usage = resp.usage
+        stopped = getattr(resp, "stop_reason", None)
         read = _count(usage, "cache_read_input_tokens")
         written = _count(usage, "cache_creation_input_tokens")
         return Completion(
@@ -241,6 +243,7 @@ class AnthropicModel:
             completion_tokens=usage.output_tokens if usage else 0,
             latency_ms=(time.perf_counter() - started) * 1000,
             cached_tokens=read,
+            stop_reason=str(stopped) if stopped else None,  # max_tokens: cut at the allowance
         )
 
 

@@ -28,10 +28,25 @@ class Completion:
     #: prompt tokens the server says it reused from its prompt cache (None: it does not say)
     cached_tokens: int | None = None
     cut: bool = False  # its text was longer than MAX_REPLY_CHARS and was cut to it
+    #: why the provider says the reply stopped, in its own word (OpenAI-compatible
+    #: ``finish_reason``: stop, length, tool_calls; Anthropic's ``stop_reason``: end_turn,
+    #: max_tokens, tool_use); None: it did not say (a mock, a reply cached before it was kept)
+    stop_reason: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the reply stopped at its token allowance (``max_tokens``): what it holds is
+        cut, whatever it parses as, so no role acts on it (``TRUNCATED``)."""
+        return self.stop_reason in TRUNCATED
 
     def within(self, limit: int) -> Completion:
         """This completion with its text cut to ``limit`` characters (and marked cut) if longer."""
         return self if len(self.text) <= limit else replace(self, text=self.text[:limit], cut=True)
+
+
+#: The stop reasons that say a reply ran into its token allowance: OpenAI-compatible servers'
+#: ``finish_reason`` (llama.cpp's too) and Anthropic's ``stop_reason``.
+TRUNCATED = frozenset({"length", "max_tokens"})
 
 
 #: The longest model output a role or judge parses, in characters: a longer one is cut to this

@@ -30,19 +30,19 @@ def request_key(request: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
 
 
-_GET = "select text, prompt_tokens, completion_tokens, latency_ms from responses where key = ?"
+_GET = "select text, prompt_tokens, completion_tokens, latency_ms, stop_reason from responses where key = ?"
 #: An upsert: a key answered again keeps the latest completion.
 _PUT = (
-    "insert into responses (key, model, text, prompt_tokens, completion_tokens, latency_ms, created)"
-    " values (?, ?, ?, ?, ?, ?, ?) on conflict (key) do update set model = excluded.model,"
-    " text = excluded.text, prompt_tokens = excluded.prompt_tokens,"
+    "insert into responses (key, model, text, prompt_tokens, completion_tokens, latency_ms, created,"
+    " stop_reason) values (?, ?, ?, ?, ?, ?, ?, ?) on conflict (key) do update set"
+    " model = excluded.model, text = excluded.text, prompt_tokens = excluded.prompt_tokens,"
     " completion_tokens = excluded.completion_tokens, latency_ms = excluded.latency_ms,"
-    " created = excluded.created"
+    " created = excluded.created, stop_reason = excluded.stop_reason"
 )
 
 
 class ResponseCache:
-    """``DIR/responses.db``: completions by request key.
+    """``DIR/responses.db``: completions by request key, each with why it stopped.
 
     Each thread reads and writes through its own connection (no lock: SQLite's WAL lets readers
     run beside the one writer). A write is committed without an fsync (``synchronous=NORMAL``):
@@ -81,9 +81,23 @@ class ResponseCache:
                     "completion_tokens": int,
                     "latency_ms": float,
                     "created": float,
+                    "stop_reason": str,
                 },
                 pk="key",
             )
+        elif "stop_reason" not in self.table.columns_dict:
+            self._add_stop_reason()
+
+    def _add_stop_reason(self) -> None:
+        """The column a cache made before stop reasons were kept lacks: why each reply stopped
+        (``Completion.stop_reason``), so a cached reply cut at its allowance is still known as
+        one; NULL for the entries made before (their reason was not kept). Another process may
+        add it at the same moment: then it is there."""
+        try:
+            self.db.execute("alter table responses add column stop_reason text")
+        except sqlite3.OperationalError as e:
+            if "duplicate column" not in str(e).lower():
+                raise
 
     def _conn(self) -> sqlite3.Connection:
         """This thread's connection (closed when the thread ends and drops it)."""
@@ -128,10 +142,19 @@ class ResponseCache:
             return None
         if row is None or not isinstance(row[0], str):
             return None
-        return Completion(row[0], row[1], row[2], row[3], cached=True)
+        return Completion(row[0], row[1], row[2], row[3], cached=True, stop_reason=row[4])
 
     def put(self, key: str, model: str, c: Completion) -> None:
-        row = (key, model, c.text, c.prompt_tokens, c.completion_tokens, c.latency_ms, time.time())
+        row = (
+            key,
+            model,
+            c.text,
+            c.prompt_tokens,
+            c.completion_tokens,
+            c.latency_ms,
+            time.time(),
+            c.stop_reason,
+        )
         try:
             self._conn().execute(_PUT, row)
         except sqlite3.DatabaseError as e:

@@ -141,12 +141,14 @@ class LlamaCppModel:
             usage = resp.get("usage") or {}
             prompt = usage.get("prompt_tokens", 0)
             cached = _reused(before, _evaluated(self.llm), prompt)
+        choice = resp["choices"][0]
         return Completion(
-            resp["choices"][0]["message"].get("content") or "",
+            choice["message"].get("content") or "",
             prompt_tokens=prompt,
             completion_tokens=usage.get("completion_tokens", 0),
             latency_ms=(time.perf_counter() - started) * 1000,
             cached_tokens=cached,
+            stop_reason=choice.get("finish_reason") or None,  # length: cut at max_tokens
         )
 
 

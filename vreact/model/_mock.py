@@ -16,7 +16,7 @@ from vreact.model._base import (
     ToolSpec,
 )
 
-Output = str | dict[str, Any] | BaseException
+Output = str | dict[str, Any] | BaseException | Completion
 Script = Iterable[Output] | Callable[[list[Message]], Output]
 
 
@@ -27,7 +27,8 @@ class MockScriptExhausted(ModelError):
 class MockModel:
     """Answers from a script: a list, a generator, or a function of the messages.
 
-    A dict is sent as JSON; an exception instance is raised (to stand for a provider error).
+    A dict is sent as JSON; an exception instance is raised (to stand for a provider error); a
+    ``Completion`` is the reply as it is (a reply stopped at its allowance: ``stop_reason``).
     Every call's messages are kept in ``calls``, and its settings in ``settings``, so tests can
     read what each role was shown and how it was asked.
     """
@@ -75,6 +76,8 @@ class MockModel:
                 ) from None
         if isinstance(out, BaseException):
             raise out
+        if isinstance(out, Completion):
+            return out
         text = out if isinstance(out, str) else json.dumps(out)
         prompt = sum(len(m["content"]) for m in messages) // 4
         return Completion(text, prompt_tokens=prompt, completion_tokens=len(text) // 4 + 1)

@@ -158,7 +158,7 @@ class OpenAIModel:
         try:
             resp = self._create(kwargs)
             if self.watchdog is not None and "stream" in kwargs:
-                text, prompt, completion, cached = self._streamed(resp, self.watchdog)
+                text, prompt, completion, cached, stopped = self._streamed(resp, self.watchdog)
                 latency = (time.perf_counter() - started) * 1000
                 return Completion(
                     text,
@@ -166,6 +166,7 @@ class OpenAIModel:
                     completion_tokens=completion,
                     latency_ms=latency,
                     cached_tokens=cached,
+                    stop_reason=stopped,
                 )
         except openai.APIStatusError as e:
             msg = str(e).lower()
@@ -182,7 +183,8 @@ class OpenAIModel:
             raise ConnectionFailed(f"{type(e).__name__}: {_reason(e)}") from e
         except openai.APIError as e:
             raise ModelError(f"{type(e).__name__}: {e}") from e
-        message = resp.choices[0].message if resp.choices else None
+        choice = resp.choices[0] if resp.choices else None
+        message = choice.message if choice is not None else None
         text = (message.content or "") if message is not None else ""  # a streamed one returned
         if tools:
             # a call of another type, or without its function, is read as a call of no name
@@ -197,15 +199,17 @@ class OpenAIModel:
             completion_tokens=usage.completion_tokens if usage else 0,
             latency_ms=(time.perf_counter() - started) * 1000,
             cached_tokens=cached_tokens(usage),
+            stop_reason=_said(getattr(choice, "finish_reason", None)),
         )
 
     @staticmethod
-    def _streamed(stream: Any, watchdog: Watchdog) -> tuple[str, int, int, int | None]:
-        """Read a streamed reply: (text, prompt, completion and cached prompt tokens). While it has produced
+    def _streamed(stream: Any, watchdog: Watchdog) -> tuple[str, int, int, int | None, str | None]:
+        """Read a streamed reply: (text, prompt, completion and cached prompt tokens, the
+        finish_reason of its last chunk that gave one). While it has produced
         only reasoning (``reasoning_content`` deltas, or an open ``<think>`` block in the answer
         channel) the watchdog may abort it (ReasoningRunaway), closing the connection."""
         answer: list[str] = []
-        reasoning, usage = 0, None
+        reasoning, usage, stopped = 0, None, None
         t0 = time.monotonic()
         try:
             for chunk in stream:
@@ -216,6 +220,7 @@ class OpenAIModel:
                     thought = getattr(delta, "reasoning_content", None) or extra.get("reasoning_content")
                     reasoning += len(thought or "")
                     answer.append(delta.content or "")
+                    stopped = _said(getattr(choice, "finish_reason", None)) or stopped
                 text = "".join(answer)
                 thinking = text.lstrip().startswith("<think>") and "</think>" not in text
                 if not text.strip() or thinking:
@@ -224,7 +229,12 @@ class OpenAIModel:
             stream.close()
         text = "".join(answer)
         completion = usage.completion_tokens if usage else (len(text) + reasoning) // 4
-        return text, usage.prompt_tokens if usage else 0, completion, cached_tokens(usage)
+        return text, usage.prompt_tokens if usage else 0, completion, cached_tokens(usage), stopped
+
+
+def _said(reason: Any) -> str | None:
+    """A ``finish_reason`` as recorded: the server's word (None: it gave none)."""
+    return str(reason) if reason else None
 
 
 def cached_tokens(usage: Any) -> int | None:

@@ -14,7 +14,10 @@ from vreact.v import Source
 @member("parses")
 class ParseGate(Member):
     """Fail closed on a reply that is not one JSON step: with gates on, the try stops (a
-    reject by the ``parses`` gate); without, the model is told and the step is spent."""
+    reject by the ``parses`` gate); without, the model is told and the step is spent. A reply
+    that stopped at its token allowance stops the try either way (cause ``truncated``), even
+    when it parses: what it holds is cut (a program mid-function parses as a shorter one), so
+    it is never acted on, and its try's rejection says why instead of looking like a bad step."""
 
     verifier: ClassVar[str] = "R1"
     source: ClassVar[Source] = "gate"
@@ -23,6 +26,14 @@ class ParseGate(Member):
         self.strict = strict
 
     def proposal(self, turn: Turn) -> StepOutcome:
+        if turn.truncated:
+            return stop(
+                "truncated",
+                f"the reply stopped at its token allowance (the provider's {turn.truncated!r}):"
+                " what it holds is cut",
+                observation="rejected by the parses gate (truncated)",
+                artifact=turn.text,
+            )
         if turn.step is not None:
             return PASS
         if turn.problem is not None:  # a native reply that is no single call of an offered tool

@@ -98,6 +98,10 @@ class Turn:
     history: list[tuple[str, str]]  # the try so far: (reply, observation)
     text: str = ""
     step: Step | None = None
+    #: the provider's word for why the reply stopped when it stopped at its token allowance
+    #: (``length``, ``max_tokens``; empty: it did not): the reply is cut, so the parse gate stops
+    #: the try on it (cause ``truncated``), whatever it parses as
+    truncated: str = ""
     observation: str | None = None
     cut: bool = False  # the observation shows something cut when it was read (qa: Paragraph.cut)
     seconds: float | None = None  # how long the action ran (None: no tool ran)

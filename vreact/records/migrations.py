@@ -442,6 +442,15 @@ def _m028_scores_before_families(db: sqlite_utils.Database) -> None:
     db.execute("update tasks set family = 'qa' where family is null")
 
 
+def _m029_call_stop_reason(db: sqlite_utils.Database) -> None:
+    # why the provider says each reply stopped, in its own word (an OpenAI-compatible server's
+    # finish_reason: stop, length, tool_calls; Anthropic's stop_reason: end_turn, max_tokens,
+    # tool_use): length and max_tokens say a reply was cut at its token allowance, which a cut
+    # program read as a wrong one hid. NULL in records made before, for a failed call, and where
+    # the provider did not say (a reply the response cache kept before it kept the reason)
+    db.table("model_calls").add_column("stop_reason", str)
+
+
 def _json_list(text: str | None) -> list[Any]:
     """A JSON list column, as the reader parses it (anything else: empty)."""
     try:
@@ -518,4 +527,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m026_provenance,
     _m027_scorers,
     _m028_scores_before_families,
+    _m029_call_stop_reason,
 ]

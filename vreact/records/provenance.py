@@ -36,10 +36,14 @@ def collect(
     dataset_files: Iterable[Path] = (),
     libraries: Iterable[str] = (),
     ask_servers: bool = True,
+    limits: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The provenance of a run about to make attempts with ``models`` on the tasks of
     ``dataset_files``: ``libraries`` beyond ``LIBRARIES`` (a family's own); with
-    ``ask_servers`` (not under ``--cache-only``), each served model's id at its server."""
+    ``ask_servers`` (not under ``--cache-only``), each served model's id at its server; with
+    ``limits``, how its model calls are made (an experiment's ``limits`` as it runs them, a
+    family's call timeout where the file gives none): no part of a run's identity (a resume
+    under another timeout goes on), so recorded here, each time a process makes attempts."""
     return {
         "vreact": version("vreact"),
         **checkout(),
@@ -47,6 +51,7 @@ def collect(
         "libraries": {name: version(name) for name in dict.fromkeys([*LIBRARIES, *libraries])},
         "models": {m.name: model_identity(m, ask_servers) for m in _distinct(models)},
         "data": {str(path): _sha256(path) for path in dataset_files},
+        **({"limits": limits} if limits is not None else {}),
     }
 
 

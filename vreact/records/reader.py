@@ -169,6 +169,9 @@ class CallRecord:
     messages: list[dict[str, str]] | None = None
     verifier: str | None = None  # a judge's call: the verifier it judged for (plan, R1, R2, R3)
     caused_by: str | None = None  # the check (VERIFIER:SOURCE:CHECK) whose rejection caused its try
+    #: why the provider says the reply stopped (length, max_tokens: at its token allowance; None:
+    #: it did not say, a failed call, records made before)
+    stop_reason: str | None = None
 
 
 @dataclass(frozen=True)

@@ -657,9 +657,11 @@ class Store:
         cut: bool = False,
         verifier: str | None = None,
         caused_by: str | None = None,
+        stop_reason: str | None = None,
     ) -> Callable[[sqlite3.Connection], int]:
         """The writer of one call's row and its transcript's messages (made now, written later);
-        the call counts towards its attempt's ``calls`` from now."""
+        the call counts towards its attempt's ``calls`` from now. ``stop_reason`` is why the
+        provider says the reply stopped (``Completion.stop_reason``; None: it did not say)."""
         self._calls[attempt_id] += 1
         hashes = None
         rows: list[Sequence[Any]] = []
@@ -685,6 +687,7 @@ class Store:
             "error": error,
             "verifier": verifier,
             "caused_by": caused_by,
+            "stop_reason": stop_reason,
         }
 
         def write(conn: sqlite3.Connection) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 from vreact.families import DEFAULT, FINALS, TaskFamily, UnknownFamily, family_of, recorded_reading
 from vreact.metrics import GroupMember, answerability, group_sufficiency, normalize_answer
+from vreact.model import TRUNCATED
 from vreact.records import (
     AttemptRecord,
     CallRecord,
@@ -541,6 +542,8 @@ class _Tally:
     gold: Counter[str] = field(default_factory=Counter)  # the retrieval ceiling's counts
     right_rejected: Counter[str] = field(default_factory=Counter)  # by source: rejections of right tries
     confirmed: Counter[str] = field(default_factory=Counter)  # by source: corrections the scorer confirms
+    #: by role: replies that stopped at their token allowance (the provider said so)
+    truncated: Counter[str] = field(default_factory=Counter)
 
     def add(self, a: AttemptRecord, task: TaskRecord) -> None:
         self.c["executed"] += 1
@@ -576,7 +579,12 @@ class _Tally:
         }
         self.rejections.update((s[2], s[1]) for s in seen)
         self.corrected.update(corrections(a.verdicts))
-        self.c["format_failures"] += sum(s.source == "executor" and s.action is None for s in a.steps)
+        cut = {c.id for c in a.calls if c.stop_reason in TRUNCATED}
+        self.truncated.update(c.role for c in a.calls if c.id in cut)
+        # a reply cut at its allowance is counted there, not as a failure of the step's format
+        self.c["format_failures"] += sum(
+            s.source == "executor" and s.action is None and s.call_id not in cut for s in a.steps
+        )
         tries = a.score.tries if a.score is not None else {}
         if tries:
             self.c["tries_scored"] += len(tries)
@@ -677,6 +685,7 @@ def _figures(
         rejections={s: _by(t.rejections, 0, s) for s in ATTRIBUTED},
         corrections={s: _by(t.corrected, 0, s) for s in ATTRIBUTED},
         format_failures=c["format_failures"],
+        truncated=dict(sorted(t.truncated.items())),
         tries_scored=c["tries_scored"],
         false_rejections={s: t.right_rejected[s] for s in ATTRIBUTED} if c["tries_scored"] else {},
         confirmed_corrections={s: t.confirmed[s] for s in ATTRIBUTED} if c["tries_scored"] else {},

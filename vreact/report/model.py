@@ -148,8 +148,13 @@ class HopsReport(_Figures):
     retries: int
     rejections: dict[str, int]
     corrections: dict[str, int]
-    #: executor replies no step could be parsed out of (the step format's failures)
+    #: executor replies no step could be parsed out of (the step format's failures; a reply cut
+    #: at its token allowance is counted in ``truncated`` instead)
     format_failures: int = 0
+    #: by role, the replies that stopped at their token allowance (the provider's ``length`` or
+    #: ``max_tokens``): cut, never acted on (cause ``truncated``); empty where none did, and in
+    #: records made before stop reasons were kept
+    truncated: dict[str, int] = {}
     #: the judged tries the family's scorer scored when each attempt ended (code: the hidden test
     #: on every program a verifier judged); by source, the rejections of tries it found right
     #: (false rejections) and the corrections it confirms (the rejected try wrong, the one
@@ -367,7 +372,7 @@ class ProvenanceState(_Figures):
     imported from and whether a tracked file differed (None: not a git checkout); Python's and
     the libraries' versions; each model's endpoint and identity (``sha256`` of a local file,
     ``declared_sha256`` of a models-file entry, ``served``: the id its server reported); the
-    dataset files' sha256."""
+    dataset files' sha256; how its model calls were made (``limits``)."""
 
     vreact: str | None = None
     commit: str | None = None
@@ -376,6 +381,9 @@ class ProvenanceState(_Figures):
     libraries: dict[str, str] = {}
     models: dict[str, dict[str, str]] = {}
     data: dict[str, str] = {}
+    #: how its model calls were made: the experiment's limits as it ran them (``call_timeout``
+    #: its family's where the file gives none); empty: not recorded (a run made before)
+    limits: dict[str, float] = {}
     #: the ids of the run's finished attempts this state made
     attempts: list[int] = []
 

@@ -144,6 +144,13 @@ def _scored_tries(report: Report) -> Iterator[Row]:
                     yield Row(n, (n, source), r, {"s": source})
 
 
+def _truncated(report: Report) -> Iterator[Row]:
+    """Per configuration, a row per role whose replies stopped at their token allowance."""
+    for n, r in _configs(report):
+        for role in r.truncated:
+            yield Row(n, (n, role), r, {"role": role})
+
+
 def _by_scorer(report: Report) -> Iterator[Row]:
     """Per configuration, a row per scorer its records hold (none when they hold one)."""
     for n, r in _configs(report):
@@ -561,6 +568,17 @@ TABLES: tuple[Table, ...] = (
             Column("format fail", "format_failures"),
         ),
         _scored_tries,
+        optional=True,
+    ),
+    Table(
+        "Replies cut at their token allowance (the provider's length or max_tokens)",
+        "A reply that stopped at its max_tokens is cut, whatever it parses as, and never acted on: the "
+        "executor's stops its try (cause truncated: a verdict of the parses gate where the run verifies, "
+        "else the abstention's cause), a judge's rejects, a planner's is no plan. Give the role more "
+        "(calls.<role>.max_tokens; the code family's executor takes 768 where a file says none).",
+        ("config", "role"),
+        (Column("cut", "truncated.{role}"),),
+        _truncated,
         optional=True,
     ),
     Table(

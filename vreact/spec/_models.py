@@ -34,6 +34,7 @@ from vreact.config import (
 from vreact.families import DEFAULT as DEFAULT_FAMILY
 from vreact.families import (
     Acceptable,
+    ExecutorDefaults,
     Settings,
     UnknownFamily,
     family_of,
@@ -397,7 +398,10 @@ class RunLimits(_Strict):
     )
     timeout: float = Field(120.0, gt=0, description="seconds for one HTTP request")
     call_timeout: float = Field(
-        _CALL.call_timeout or 0.0, ge=0, description="seconds for all tries of one call (0: none)"
+        _CALL.call_timeout or 0.0,
+        ge=0,
+        description="seconds for all tries of one call (0: none); unset, the dataset's family's if it"
+        " gives one (code's 1200)",
     )
     endpoint_concurrency: int = Field(
         _CALL.concurrency, ge=1, le=MAX_CONCURRENCY, description="requests in flight per endpoint"
@@ -497,7 +501,8 @@ class Experiment(_Plugged):
     calls: dict[str, CallSettings] = Field(
         default_factory=dict,
         description="model-call settings for every configuration: default: {temperature, max_tokens}"
-        f" (vreact's: {_DEFAULT_CALL.temperature} and {_DEFAULT_CALL.max_tokens}) and per role"
+        f" (vreact's: {_DEFAULT_CALL.temperature} and {_DEFAULT_CALL.max_tokens}; where neither"
+        " names the executor's max_tokens, its family's, if it gives one: code's 768) and per role"
         f" ({', '.join(CALL_ROLES)}); a configuration's own temperature, max_tokens or calls.<role>"
         " wins",
     )
@@ -532,6 +537,41 @@ class Experiment(_Plugged):
                         + ("" if role == "default" else f" or calls no {role}"),
                     )
         return self
+
+    #: each configuration as the file makes it, before its family's executor defaults (by name;
+    #: empty: the family gave it none): what a run folder made before the family gave them ran
+    _made_before: dict[str, Configuration] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _executor_defaults(self) -> Experiment:
+        """Where the file says nothing of the executor's completion tokens (a configuration's
+        ``max_tokens`` or ``calls.executor``, the experiment's ``calls.default`` or
+        ``calls.executor``) or of ``limits.call_timeout``, its family's
+        (``Settings.executor_defaults`` of its step settings), else vreact's. The tokens are
+        set as the experiment's ``calls.executor`` would set them, so a run records them where
+        a file's go (each configuration's ``calls``) and its requests are the same as a file's
+        that gives them; the timeout is set but not marked as given, so no rule takes it for the
+        file's (a setting no model reads is refused only where a file gives it)."""
+        given = family_of(self.dataset.family).step_settings.executor_defaults
+        calls = family_calls(given, self.calls)
+        if calls:
+            before = self.configurations
+            self.configurations, _ = with_calls(calls, before)
+            self._made_before = {c.name: c for c in before}
+        limits = self.limits
+        if given.call_timeout is not None and "call_timeout" not in limits.model_fields_set:
+            values = {**dict(limits), "call_timeout": given.call_timeout}
+            self.__dict__["limits"] = RunLimits.model_construct(limits.model_fields_set, **values)
+        return self
+
+    def as_made_before(self) -> Experiment | None:
+        """This experiment with each configuration as the file makes it, without its family's
+        executor tokens: how a run folder made before the family gave them resumes, as it was
+        made (None: the family gave none here)."""
+        if not self._made_before:
+            return None
+        configs = [self._made_before.get(c.name, c) for c in self.configurations]
+        return self.model_copy(update={"configurations": configs})
 
     @model_validator(mode="after")
     def _family_defaults(self) -> Experiment:
@@ -740,6 +780,16 @@ def _temperatures(config: Configuration) -> list[tuple[Loc, list[str]]]:
     if "retry_temperature" in config.model_fields_set and config.retry_temperature is not None:
         out.append((("retry_temperature",), ["executor"]))
     return out
+
+
+def family_calls(given: ExecutorDefaults, calls: dict[str, CallSettings]) -> dict[str, CallSettings]:
+    """The executor's call settings a family gives (``given``) that an experiment's ``calls``
+    leave to it, as ``calls`` would give them: its ``max_tokens``, unless ``calls.default`` or
+    ``calls.executor`` names one (empty: none)."""
+    said = any(c.max_tokens is not None for r, c in calls.items() if r in ("default", "executor"))
+    if given.max_tokens is None or said:
+        return {}
+    return {"executor": CallSettings(max_tokens=given.max_tokens)}
 
 
 def with_calls(

@@ -182,7 +182,13 @@ class Verifiers:
             result = reject("verifier_error", f"judge prompt {prompt}: {type(e).__name__}: {e}")
             return Rejection(verifier, "judge", name, result, args, ident, time.perf_counter() - start, given)
         completion = ctx.call("judge", messages, judges.JUDGE_SCHEMA, verifier=verifier)
-        result = judges.decide(completion.text, judge.min_confidence)
+        result = (
+            reject(
+                "truncated", f"the judge's reply stopped at its token allowance ({completion.stop_reason})"
+            )
+            if completion.truncated  # cut: whatever it parses as, no decision (fail closed)
+            else judges.decide(completion.text, judge.min_confidence)
+        )
         seconds = time.perf_counter() - start
         if not result.ok:
             return Rejection(verifier, "judge", name, result, args, ident, seconds, given)
