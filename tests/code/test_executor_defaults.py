@@ -183,3 +183,11 @@ def test_an_old_evidence_run_made_without_calls_still_reads_as_256():
         ("N", 256, False),
         ("VG", 256, False),
     ]
+
+
+def test_a_familys_defaults_are_held_to_a_files_bounds_when_it_is_defined():
+    with pytest.raises(ValueError, match="at least 16"):
+        ExecutorDefaults(max_tokens=8)
+    with pytest.raises(ValueError, match="at least 0"):
+        ExecutorDefaults(call_timeout=-1)
+    assert ExecutorDefaults() == ExecutorDefaults(None, None)  # vreact's own, a family that gives none
