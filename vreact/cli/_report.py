@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import click
 
 from vreact.cli._common import UserError, console, plugin_option, print_report, show_measured, user_errors
 from vreact.quality.replay import ReplayError
-from vreact.records import DB_NAME, RecordsError, RunSummary, Store, open_to_read, run_list
+from vreact.records import DB_NAME, RecordsError, RunSummary, open_to_read, run_list
 from vreact.records.store import unreadable
 from vreact.report import CORRECTIONS, Report, compute, render, render_markdown, run_lines, runs_heading
 
@@ -144,38 +144,23 @@ def _report(
 ) -> None:
     """``vreact report``, from records opened read-only, once (an older vreact's: one migrated
     copy for every table)."""
-    store = open_to_read(run_dir / DB_NAME)
-    try:
-        _report_of(store, run_dir, as_json, as_markdown, run_id, baseline, only_corrections)
-    finally:
-        store.close()
-
-
-def _report_of(
-    store: Store,
-    run_dir: Path,
-    as_json: bool,
-    as_markdown: bool,
-    run_id: int | str | None,
-    baseline: str | None,
-    only_corrections: bool,
-) -> None:
-    runs = run_list(store)
-    if _measured(store, run_id, as_json, as_markdown, baseline, only_corrections):
-        return
-    with user_errors(ValueError):
-        reports = [compute(store, i, baseline) for i in _chosen(run_dir, runs, run_id)]
-    if only_corrections:
-        _corrections(reports, as_json, as_markdown, run_id == ALL)
-        return
-    if as_json:
-        data = [r.model_dump(mode="json") for r in reports]
-        click.echo(json.dumps(data if run_id == ALL else data[0], indent=2))
-    elif as_markdown:
-        click.echo(_markdown(runs, reports))
-    else:
-        print_report(run_dir, reports=reports, store=store)
-        console.print()
+    with closing(open_to_read(run_dir / DB_NAME)) as store:
+        runs = run_list(store)
+        if _measured(store, run_id, as_json, as_markdown, baseline, only_corrections):
+            return
+        with user_errors(ValueError):
+            reports = [compute(store, i, baseline) for i in _chosen(run_dir, runs, run_id)]
+        if only_corrections:
+            _corrections(reports, as_json, as_markdown, run_id == ALL)
+            return
+        if as_json:
+            data = [r.model_dump(mode="json") for r in reports]
+            click.echo(json.dumps(data if run_id == ALL else data[0], indent=2))
+        elif as_markdown:
+            click.echo(_markdown(runs, reports))
+        else:
+            print_report(run_dir, reports=reports, store=store)
+            console.print()
 
 
 def _measured(
