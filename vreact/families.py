@@ -32,6 +32,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -81,9 +82,75 @@ def select(tasks: list[Any], task_ids: list[str] | None, limit: int | None, sour
 
 
 def read_selection(family: Any, d: Any, limit: int | None = None) -> list[Any]:
-    """A dataset selection's file read by its family, in its format."""
+    """A dataset selection's file read by its family, in its format. A file it refuses whose
+    records are another family's or format's shape (``looks_like``), or a name another family
+    ships, is refused saying so, with the flag to give."""
     family.check_selection(d)
-    return list(family.read_dataset(d, limit))
+    try:
+        return list(family.read_dataset(d, limit))
+    except DatasetError:
+        other = elsewhere(family, d.record_format, str(d.path))
+        if other is None:
+            raise
+        raise DatasetError(other) from None
+
+
+def looks_like(record: Any) -> tuple[str, str] | None:
+    """The (family, format) whose shape (``TaskFamily.shapes``) a record has, the one with the
+    most fields when several match (2Wiki's is HotpotQA's and ``evidences``); None: none."""
+    if not isinstance(record, dict):
+        return None
+    found = [
+        (len(fields), name, fmt)
+        for name in family_names()
+        for fmt, fields in family_of(name).shapes.items()
+        if fields <= record.keys()
+    ]
+    return max(found)[1:] if found else None
+
+
+def first_record(path: str) -> Any:
+    """The first record of a file of JSON lines or of a JSON array (None: no file, or none can
+    be read)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+    except (OSError, ValueError):
+        return None
+    stripped = text.lstrip()
+    decoder = json.JSONDecoder()
+    try:
+        if stripped.startswith("["):
+            rest = stripped[1:].lstrip()
+            return decoder.raw_decode(rest)[0] if rest[:1] == "{" else None
+        return decoder.raw_decode(stripped)[0] if stripped[:1] == "{" else None
+    except (ValueError, RecursionError):
+        return None
+
+
+def elsewhere(family: Any, format: str, path: str) -> str | None:
+    """What to say of ``path``, refused by ``family`` in ``format``, when it is another family's
+    shipped name or its first record has another family's or format's shape: which, and the
+    flag to give; None when it is none of these."""
+    for name in family_names():
+        if name != family.name and path in family_of(name).shipped:
+            return f"{path}: the {name} family's shipped set, not a {family.name} file: {_give(family=name)}"
+    seen = looks_like(first_record(path)) if Path(path).is_file() else None
+    if seen is None or seen == (family.name, format):
+        return None
+    name, fmt = seen
+    if name == family.name:
+        return f"{path}: its records look like {fmt} records, not {format}: {_give(format=fmt)}"
+    other = fmt if fmt != family_of(name).formats[0] else None
+    said = f"its records look like the {name} family's ({fmt}), not {family.name}'s"
+    return f"{path}: {said}: {_give(name, other)}"
+
+
+def _give(family: str | None = None, format: str | None = None) -> str:
+    """The flags that name ``family`` and ``format``, and an experiment file's keys for them."""
+    given = {"family": family, "format": format}
+    flags = " ".join(f"--{k} {v}" for k, v in given.items() if v)
+    keys = " and ".join(f"dataset.{k}" for k, v in given.items() if v)
+    return f"give {flags} ({keys} in an experiment file)"
 
 
 @dataclass(frozen=True)
@@ -472,6 +539,13 @@ class TaskFamily:
     #: None: a run of its records names its own, ``spec:`` and ``verifiers:``)
     default_spec: ClassVar[str | None] = None
     default_verifiers: ClassVar[str | None] = None
+
+    #: the fields that mark a record of each of its formats, by format: a record holding all of
+    #: a format's fields looks like one (``looks_like``), so a file refused by another family or
+    #: format is named as this one's, with the flag to give; a format left out is not recognised
+    shapes: ClassVar[Mapping[str, frozenset[str]]] = MappingProxyType({})
+    #: the names ``read`` takes in place of a file (qa: ``sample``; code: its shipped sets)
+    shipped: ClassVar[tuple[str, ...]] = ()
 
     def spec_for(self, format: str) -> str | None:
         """The L1 spec its runs and probes of records in ``format`` take when none is named."""

@@ -51,6 +51,13 @@ class Code(TaskFamily):
     version = "1"
     runs_code = True
     formats = (HIDDEN, PLUS)
+    shapes = MappingProxyType(
+        {
+            HIDDEN: frozenset({"task_id", "prompt", "entry_point"}),
+            PLUS: frozenset({"task_id", "prompt", "entry_point", "base_input", "plus_input"}),
+        }
+    )
+    shipped = (SHIPPED, SHIPPED_PLUS)
     step_settings = CodeSteps
     metrics = ("pass",)
     default_spec = "humaneval"

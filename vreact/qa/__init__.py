@@ -32,6 +32,14 @@ class QuestionAnswering(TaskFamily):
     name = "qa"
     version = "1"
     formats = ("musique", *formats.FORMATS)
+    shapes = MappingProxyType(
+        {
+            "musique": frozenset({"id", "question", "paragraphs", "question_decomposition"}),
+            "hotpotqa": frozenset({"_id", "question", "context", "supporting_facts"}),
+            "2wiki": frozenset({"_id", "question", "context", "supporting_facts", "evidences"}),
+        }
+    )
+    shipped = ("sample",)
     requirements = AnswerRequirements
     dataset_settings = QADataset
     step_settings = QASteps
