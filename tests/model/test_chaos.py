@@ -107,7 +107,8 @@ def check_accounting(out: Path, configs: list[str], executed: int) -> dict[str, 
 def test_chaos_run_accounts_for_every_attempt(tmp_path: Path, reject_json_schema: bool) -> None:
     out = tmp_path / "run"
     with ChaosServer(reject_json_schema=reject_json_schema) as server:
-        result, elapsed = run_cli(FULL, "N,VG", "openai/chaos", out, 10, server.base_url)
+        url = server.base_url
+        result, elapsed = run_cli(FULL, "N,VG", "openai/chaos", out, 10, url)
     print(
         f"chaos run (reject_json_schema={reject_json_schema}): {elapsed:.1f}s, "
         f"{len(server.requests)} requests, {server.counts}"
@@ -123,10 +124,18 @@ def test_chaos_run_accounts_for_every_attempt(tmp_path: Path, reject_json_schema
     assert all(r["executed"] == 10 for r in report.values())
 
     formats = [(q.get("response_format") or {}).get("type") for q in server.requests]
+    said = [line for line in result.stderr.splitlines() if line.startswith("note: ")]
     if not reject_json_schema:
-        # transient 500/429 on the first call must not switch the format
+        # transient 500/429 on the first call must not switch the format, nor say anything
         assert set(formats) == {"json_schema"}, formats
+        assert said == [], said
         return
+    # the fallback is said once, naming the server and what its refusal was
+    assert said == [
+        f"note: {url} refused response_format json_schema (HTTP 400): asking it for"
+        " json_object with the schema from now on (a models file's structured_output: json_object"
+        " skips the first try)"
+    ], result.stderr
     # one rejected json_schema request, then json_object with the same schema from then on
     first, second = server.requests[0], server.requests[1]
     assert formats[0] == "json_schema"

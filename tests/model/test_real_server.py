@@ -26,6 +26,8 @@ from vreact.model._llamacpp import smollm2_path
 pytestmark = pytest.mark.real_model
 
 STARTUP_S = 120
+#: Each server's log, by its base URL.
+LOGS: dict[str, Path] = {}
 
 
 def _tail(log: Path, n: int = 40) -> str:
@@ -41,6 +43,7 @@ def serve(log: Path, n_ctx: int = 8192) -> Iterator[str]:
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path())]
     cmd += ["--n_ctx", str(n_ctx), "--host", "127.0.0.1", "--port", str(port)]
     base_url = f"http://127.0.0.1:{port}/v1"
+    LOGS[base_url] = log
     # the server logs a lot: a file, never a pipe nobody reads (it would fill and block)
     with open(log, "wb") as log_file:
         proc = start(cmd, stdout=log_file, stderr=log_file)
@@ -83,8 +86,16 @@ def test_run_against_llama_cpp_server(llama_server: str, tmp_path: Path) -> None
     )
     assert {c["config"] for c in calls} == {"N", "VG"}
     vg = [c for c in calls if c["config"] == "VG"]
-    # the server refuses json_schema (HTTP 500); the fallback to json_object must be silent
+    # the server declares no json_schema (its /openapi.json): it is asked for json_object from the
+    # first request, so it never answers a 500 with a traceback in its log; said once
     assert all(c["status"] == "ok" for c in vg), [c for c in vg if c["status"] != "ok"]
+    log = LOGS[llama_server].read_text(errors="replace")
+    assert "Traceback" not in log and " 500 " not in log, _tail(LOGS[llama_server])
+    said = [line for line in result.stderr.splitlines() if line.startswith("note: ")]
+    assert said == [
+        f"note: {llama_server} takes response_format text, json_object (its /openapi.json), not"
+        " json_schema: asking it for json_object with the schema"
+    ], result.stderr
     assert all(c["prompt_tokens"] > 0 for c in calls if c["status"] == "ok"), calls
     # why each reply stopped, as the server said it (a request served by the cache says it too)
     assert {c["stop_reason"] for c in calls if c["status"] == "ok"} <= {"stop", "length"}, calls

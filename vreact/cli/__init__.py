@@ -7,7 +7,9 @@ the model SDKs, networkx, the report)."""
 
 from __future__ import annotations
 
+import warnings
 from importlib import import_module
+from typing import Any
 
 import click
 
@@ -139,6 +141,27 @@ class LazyGroup(click.Group):
 @click.version_option(package_name="vreact")
 def cli() -> None:
     """vreact: a V-model verification layer for LLM agents."""
+    _say_notices()
+
+
+def _say_notices() -> None:
+    """Print each warning whose category is ``said_as_note`` (``vreact.model.Notice``: what a
+    model's client chose that the user should know, said once) as one ``note:`` line on stderr;
+    other warnings as before. Nothing is imported until one is."""
+    shown = warnings.showwarning
+    if getattr(shown, "says_notes", False):
+        return
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if not getattr(category, "said_as_note", False):
+            shown(message, category, *args, **kwargs)
+            return
+        from vreact.cli._common import err
+
+        err.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
+
+    show.says_notes = True  # type: ignore[attr-defined]
+    warnings.showwarning = show
 
 
 def main() -> None:

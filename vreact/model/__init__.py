@@ -16,6 +16,7 @@ from vreact.model._base import (
     ModelConfigError,
     ModelError,
     NotCached,
+    Notice,
     OutOfTime,
     ReasoningRunaway,
     ToolSpec,
@@ -28,6 +29,7 @@ from vreact.model._base import (
     endpoint_of,
     native_reply,
     parse_json_object,
+    say_once,
 )
 from vreact.model._cache import ResponseCache, default_cache_dir
 from vreact.model._local import file_sha256, gguf_sha256
@@ -58,6 +60,7 @@ __all__ = [
     "ModelConfigError",
     "ModelError",
     "NotCached",
+    "Notice",
     "OutOfTime",
     "Price",
     "ReasoningRunaway",
@@ -82,4 +85,5 @@ __all__ = [
     "providers_reading",
     "redact",
     "refused_by",
+    "say_once",
 ]

@@ -8,6 +8,7 @@ import email.utils
 import json
 import threading
 import time
+import warnings
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -182,6 +183,26 @@ class ContextLengthError(ModelError):
 class OutOfTime(ModelError):
     """A call cut at the deadline its caller gave (an attempt's wall clock), before its own
     logical-call timeout: a budget stop, not a time-out."""
+
+
+class Notice(UserWarning):
+    """What a model's client chose that the user should know, said once (``say_once``): a
+    server that takes no ``json_schema``. The command line prints it as a ``note:`` line."""
+
+    said_as_note = True
+
+
+_SAID: set[str] = set()
+_SAID_LOCK = threading.Lock()
+
+
+def say_once(message: str) -> None:
+    """Warn ``message`` as a :class:`Notice`, the first time this process says it."""
+    with _SAID_LOCK:
+        if message in _SAID:
+            return
+        _SAID.add(message)
+    warnings.warn(message, Notice, stacklevel=2)
 
 
 class Interrupted(BaseException):

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+import threading
 import time
+import urllib.request
 from typing import Any
+from urllib.parse import urlsplit
 
 from vreact.model._base import (
     DEFAULT_SETTINGS,
@@ -20,6 +24,7 @@ from vreact.model._base import (
     Watchdog,
     native_reply,
     retry_after_seconds,
+    say_once,
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -30,6 +35,58 @@ API_KEY_ENV, BASE_URL_ENV = "OPENAI_API_KEY", "OPENAI_BASE_URL"
 def own_server(base_url: str | None) -> bool:
     """Whether ``base_url`` is OpenAI's own server (None: it is): only that one needs a key."""
     return not base_url or base_url.rstrip("/") == DEFAULT_BASE_URL
+
+
+#: Seconds to wait for a server's OpenAPI document, and the bytes read of it at most.
+DECLARED_TIMEOUT, MAX_DOCUMENT = 5.0, 4_000_000
+
+
+def declared_formats(endpoint: str) -> tuple[str, ...] | None:
+    """The ``response_format`` types a server declares for its ``/chat/completions`` in the
+    OpenAPI document a FastAPI server publishes at ``/openapi.json`` (llama-cpp-python's: text
+    and json_object); None: it publishes none, or none that says."""
+    parts = urlsplit(endpoint)
+    try:
+        with urllib.request.urlopen(
+            f"{parts.scheme}://{parts.netloc}/openapi.json", timeout=DECLARED_TIMEOUT
+        ) as r:
+            doc = json.loads(r.read(MAX_DOCUMENT + 1)[:MAX_DOCUMENT])
+    except (OSError, ValueError, RecursionError):  # none published, or not JSON (cut past its cap)
+        return None
+    return _response_formats(doc) if isinstance(doc, dict) else None
+
+
+def _response_formats(doc: dict[str, Any]) -> tuple[str, ...] | None:
+    """The ``type`` values of ``response_format`` in an OpenAPI document's chat completions
+    request, its ``$ref``s, ``anyOf`` and ``oneOf`` followed."""
+
+    def deref(node: Any, depth: int = 0) -> Any:
+        while isinstance(node, dict) and isinstance(node.get("$ref"), str) and depth < 32:
+            ref, node, depth = node["$ref"], doc, depth + 1
+            for part in ref.removeprefix("#/").split("/"):
+                node = node.get(part) if isinstance(node, dict) else None
+        return node if isinstance(node, dict) else {}
+
+    def types(node: Any, depth: int = 0) -> list[str]:
+        node = deref(node)
+        if depth > 8:
+            return []
+        if "anyOf" in node or "oneOf" in node:
+            return [
+                t for option in node.get("anyOf") or node.get("oneOf") or [] for t in types(option, depth + 1)
+            ]
+        kind = deref((node.get("properties") or {}).get("type"))
+        said = kind.get("enum") or ([kind["const"]] if "const" in kind else [])
+        return [t for t in said if isinstance(t, str)]
+
+    for path, item in (doc.get("paths") or {}).items():
+        if not str(path).endswith("/chat/completions") or not isinstance(item, dict):
+            continue
+        content = deref(deref(item.get("post")).get("requestBody")).get("content") or {}
+        body = deref(deref(content.get("application/json")).get("schema"))
+        found = types((body.get("properties") or {}).get("response_format"))
+        return tuple(dict.fromkeys(found)) or None
+    return None
 
 
 _CONTEXT_HINTS = (
@@ -45,8 +102,12 @@ _CONTEXT_HINTS = (
 class OpenAIModel:
     """Chat completions with JSON output against a schema.
 
-    ``response_format`` is ``json_schema`` first; a server that rejects it (llama-cpp-python's
-    does) is asked for ``{"type": "json_object", "schema": ...}`` from then on.
+    ``response_format`` is ``json_schema``, unless the server's OpenAPI document declares the
+    types it takes and ``json_schema`` is not one of them (llama-cpp-python's server declares
+    text and json_object; it answers ``json_schema`` with a 500 and a traceback in its log): then
+    ``{"type": "json_object", "schema": ...}``, read once, before the first request with a
+    schema. A server that refuses ``json_schema`` all the same is asked for ``json_object`` from
+    then on. Either is said once (``say_once``); a models file's ``structured_output`` skips both.
     """
 
     def __init__(
@@ -85,6 +146,24 @@ class OpenAIModel:
         self.watchdog = watchdog if watchdog is not None and watchdog.on else None
         self.json_mode = json_mode or "json_schema"
         self._json_mode_known = json_mode is not None  # a models file may fix it; else probe
+        # OpenAI's own takes json_schema: only another server's document is read
+        self._declared_read = self._json_mode_known or own_server(self.endpoint)
+        self._declared_lock = threading.Lock()
+
+    def _read_declared(self) -> None:
+        """Once, before the first request with a schema: ``json_object`` for a server whose
+        OpenAPI document declares the ``response_format`` types it takes without ``json_schema``."""
+        with self._declared_lock:
+            if self._declared_read:
+                return
+            declared = declared_formats(self.endpoint)
+            if declared is not None and "json_schema" not in declared and "json_object" in declared:
+                self.json_mode, self._json_mode_known = "json_object", True
+                say_once(
+                    f"{self.endpoint} takes response_format {', '.join(declared)} (its /openapi.json), not"
+                    " json_schema: asking it for json_object with the schema"
+                )
+            self._declared_read = True
 
     def _create(self, kwargs: dict[str, Any]) -> Any:
         """One completion. While the structured-output mode is unknown, a server that refuses
@@ -99,6 +178,11 @@ class OpenAIModel:
             if self._json_mode_known or "response_format" not in kwargs or not refused:
                 raise
             self.json_mode = "json_object"
+            say_once(
+                f"{self.endpoint} refused response_format json_schema (HTTP {e.status_code}): asking it"
+                " for json_object with the schema from now on (a models file's structured_output:"
+                " json_object skips the first try)"
+            )
             schema = kwargs["response_format"]["json_schema"]["schema"]
             resp = self._post({**kwargs, "response_format": self._response_format(schema)})
         if "response_format" in kwargs:
@@ -151,6 +235,8 @@ class OpenAIModel:
             kwargs["tool_choice"] = "required"
             kwargs["parallel_tool_calls"] = False
         elif schema is not None:
+            if not self._declared_read:
+                self._read_declared()
             kwargs["response_format"] = self._response_format(schema)
         if self.watchdog is not None and not tools:
             kwargs["stream"] = True

@@ -936,7 +936,9 @@ class ModelEntry(_Strict):
 
     api_key_env: str | None = Field(None, description="the environment variable that holds its key")
     structured_output: Literal["json_schema", "json_object"] | None = Field(
-        None, description="openai/ only: skip probing and use this response_format"
+        None,
+        description="openai/ only: use this response_format, without reading the server's"
+        " /openapi.json or trying json_schema first",
     )
     actions: Literal["json", "native"] = Field(
         "json",
