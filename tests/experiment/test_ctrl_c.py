@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -29,6 +30,19 @@ HOLD = 5.0
 
 def said(log: Path, text: str, start: int = 0) -> bool:
     return text in log.read_text(errors="replace")[start:]
+
+
+def watch(p: subprocess.Popen[bytes], log: Path, texts: tuple[str, ...]) -> tuple[dict[str, float], float]:
+    """Until ``p`` exits: when each of ``texts`` was first seen in ``log``, and when it exited
+    (``time.monotonic()``, polled every 10 ms)."""
+    seen: dict[str, float] = {}
+    while True:
+        running = p.poll() is None
+        now, text = time.monotonic(), log.read_text(errors="replace")
+        seen |= {t: now for t in texts if t not in seen and t in text}
+        if not running:
+            return seen, now
+        time.sleep(0.01)
 
 
 def ctrl_c(p: subprocess.Popen[bytes], log: Path, times: int) -> tuple[float, int]:
@@ -135,7 +149,16 @@ def test_ctrl_c_with_the_in_process_model_exits_130_never_crashes_and_resumes(tm
         time.sleep(0.05)
     time.sleep(1.5)
     assert p.poll() is None, log.read_text()[-3000:]
-    answered, code = ctrl_c(p, log, times)
+    sent = time.monotonic()
+    waiting = "waiting for llamacpp/smollm2-135m to end the reply it is writing"
+    if times == 1:  # it waits for the reply in flight only while saying so
+        p.send_signal(signal.SIGINT)
+        seen, exited = watch(p, log, (STOPPING, "stopped: ", waiting))
+        assert seen[STOPPING] - sent < 1.0 and "stopped: " in seen, log.read_text()[-3000:]
+        assert waiting in seen or exited - seen["stopped: "] < 1.0, (seen, exited)
+        if waiting in seen:
+            assert seen[waiting] - seen["stopped: "] < 1.0, (seen, exited)
+    answered, code = ctrl_c(p, log, times) if times == 2 else (seen[STOPPING] - sent, p.wait())
     text = log.read_text()
     assert code == 130, text[-3000:]  # never 139 (a segmentation fault)
     assert answered < 1.0, answered
@@ -147,3 +170,47 @@ def test_ctrl_c_with_the_in_process_model_exits_130_never_crashes_and_resumes(tm
         {"n": 2}
     ]
     assert_records_whole(out)
+
+
+def test_a_stopped_run_says_what_it_waits_for_while_the_in_process_reply_ends(monkeypatch, capsys):
+    """A stopped run's process waits for the in-process model's reply in flight (it cannot be
+    cut): it says so at once, names the model, and says it again while it still waits; no reply
+    starts after it (one waiting for the model would hold the exit for another)."""
+    from vreact.cli._run import _let_generations_end
+    from vreact.model import _llamacpp
+
+    monkeypatch.setattr(_llamacpp, "SAY_EVERY", 0.2)
+    _llamacpp._GENERATING.append(("llamacpp/qwen2.5-coder-1.5b", time.monotonic() - 12, 768))
+    ends = threading.Timer(0.5, _llamacpp._GENERATING.clear)
+    ends.start()
+    try:
+        started = time.monotonic()
+        _let_generations_end()
+        waited = time.monotonic() - started
+        assert _llamacpp._CLOSING.is_set()
+    finally:
+        ends.cancel()
+        _llamacpp._GENERATING.clear()
+        _llamacpp._CLOSING.clear()
+    assert 0.4 < waited < 2.0, waited
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == (
+        "waiting for llamacpp/qwen2.5-coder-1.5b to end the reply it is writing (12 s in, at most 768"
+        " tokens), which cannot be cut, before the model is freed; Ctrl-C again to stop now"
+    )
+    assert len(lines) >= 2 and all(
+        line.startswith("still waiting for llamacpp/qwen2.5-coder-1.5b") for line in lines[1:]
+    )
+
+
+def test_no_reply_waits_nothing_and_says_nothing(capsys):
+    from vreact.cli._run import _let_generations_end
+    from vreact.model import _llamacpp
+
+    try:
+        started = time.monotonic()
+        _let_generations_end()
+        assert time.monotonic() - started < 0.2
+    finally:
+        _llamacpp._CLOSING.clear()
+    assert capsys.readouterr().err == ""

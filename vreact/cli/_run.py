@@ -233,6 +233,7 @@ def _launch(
         except RunStopped as e:
             if e.why == "interrupted":
                 err.print(f"stopped: {e}", highlight=False, soft_wrap=True)
+                _let_generations_end()
                 raise click.exceptions.Exit(130) from None
             print_report(out_dir, e.run_id, omit_zero=omit_zero)
             raise Stopped(str(e)) from None
@@ -290,6 +291,18 @@ def _ctrl_c(stop: Stop) -> Iterator[None]:
         # closes, and while the interpreter waits for other threads (Ray's) on its way out
         if not stop.event.is_set():
             signal.signal(signal.SIGINT, previous)
+
+
+def _let_generations_end() -> None:
+    """Before a stopped run's process exits: the in-process model's reply in flight, which cannot
+    be cut, ends first (the model is never freed under it); what is waited for is said, at once
+    and every few seconds, and a second Ctrl-C ends the process at once."""
+    from vreact.model import end_generations
+
+    def say(line: str) -> None:
+        err.print(f"{line}; Ctrl-C again to stop now", highlight=False, soft_wrap=True)
+
+    end_generations(say)
 
 
 def _dry_run(p: Plan, out_dir: Path) -> None:

@@ -32,6 +32,7 @@ from vreact.model._base import (
     say_once,
 )
 from vreact.model._cache import ResponseCache, default_cache_dir
+from vreact.model._llamacpp import end_generations
 from vreact.model._local import file_sha256, gguf_sha256
 from vreact.model._mock import MockModel, MockScriptExhausted
 from vreact.model._registry import get_model, provider, provider_reads, providers_reading, refused_by
@@ -74,6 +75,7 @@ __all__ = [
     "called_at",
     "declared",
     "default_cache_dir",
+    "end_generations",
     "endpoint_of",
     "file_sha256",
     "get_model",

@@ -7,6 +7,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from vreact.model._base import (
     GenerateSettings,
     Message,
     ModelConfigError,
+    ModelError,
 )
 
 DEFAULT_N_CTX = 8192
@@ -39,11 +41,46 @@ def smollm2_path() -> Path:
 CLOSE_WAIT = 60.0
 
 
+#: The generation in flight (one at a time: ``_LOCK``), if any: its model's name, when it began
+#: (``time.monotonic()``) and its completion cap.
+_GENERATING: list[tuple[str, float, int]] = []
+#: Set as the process ends (``end_generations``, the exit): no generation starts after it (one
+#: already waiting for the model would hold the exit for another whole reply); a model made
+#: again (a new run in the same process) clears it.
+_CLOSING = threading.Event()
+#: How often ``end_generations`` says it still waits, in seconds.
+SAY_EVERY = 10.0
+
+
+def end_generations(say: Callable[[str], None] | None = None, timeout: float = CLOSE_WAIT) -> bool:
+    """Let no generation start, then wait up to ``timeout`` seconds for the one in flight, which
+    cannot be cut (a stopped run's, left to end in the background); while it runs, ``say`` what
+    is waited for, at once and every ``SAY_EVERY`` seconds. Whether none runs now."""
+    _CLOSING.set()
+    deadline = time.monotonic() + timeout
+    said_at = None
+    while _GENERATING:
+        now = time.monotonic()
+        if now >= deadline:
+            return False
+        if say is not None and (said_at is None or now - said_at >= SAY_EVERY):
+            name, started, cap = _GENERATING[0]
+            again = "still " if said_at is not None else ""
+            say(
+                f"{again}waiting for {name} to end the reply it is writing ({now - started:.0f} s in, at"
+                f" most {cap} tokens), which cannot be cut, before the model is freed"
+            )
+            said_at = now
+        time.sleep(0.05)
+    return True
+
+
 @atexit.register
 def _close_models() -> None:
     """Free llama.cpp contexts before the interpreter tears down the modules they need, in order:
     once no generation runs (one a stopped run left in the background ends at its completion
-    cap), never under one."""
+    cap), never under one; none starts after the exit began."""
+    _CLOSING.set()
     if not _LOCK.acquire(timeout=CLOSE_WAIT):
         return
     try:
@@ -99,6 +136,7 @@ class LlamaCppModel:
         if not ALLOW_LOCAL_LOADS:  # even one loaded before: no in-process model where they are off
             raise RuntimeError(f"loading {path} in-process is not allowed here ({ALLOW_LOCAL_LOADS_ENV}=0)")
         with _LOCK:
+            _CLOSING.clear()
             key = (str(path), n_ctx)
             if key not in _LOADED:
                 _LOADED[key] = llama_cpp.Llama(
@@ -125,7 +163,10 @@ class LlamaCppModel:
         grammar = self._grammar(schema) if schema is not None else None
         started = time.perf_counter()
         with _LOCK:  # one llama context is not safe to share between threads
+            if _CLOSING.is_set():
+                raise ModelError(f"{self.name}: the process is ending; no reply is started")
             before = _evaluated(self.llm)
+            _GENERATING.append((self.name, time.monotonic(), settings.max_tokens))
             try:
                 resp = self.llm.create_chat_completion(
                     messages=messages,
@@ -138,6 +179,8 @@ class LlamaCppModel:
                 if "context window" in str(e):
                     raise ContextLengthError(f"context_length: {e}") from e
                 raise
+            finally:
+                _GENERATING.clear()
             usage = resp.get("usage") or {}
             prompt = usage.get("prompt_tokens", 0)
             cached = _reused(before, _evaluated(self.llm), prompt)
