@@ -80,6 +80,7 @@ test: install-test
 SPHINX := $(BIN)/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
 docs: install-docs
 	$(SPHINX)
+	@echo "The site: docs/_build/html/index.html (open it in a browser; it needs no server)"
 
 # Benchmarks (benchmarks/README.md holds the latest figures and what each row measures). Each
 # prints its figure last. The overhead benchmark makes the peers' own venv (smolagents,

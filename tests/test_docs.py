@@ -111,3 +111,25 @@ def test_the_checks_find_what_they_look_for():
     assert not inside("README.md", target) and inside("specs/musique.yaml", "../schemas/spec.schema.json")
     assert REPO_PATH.findall(f"`{gone}` checks this page, and docs/design.md.") == [gone, "docs/design.md"]
     assert not (REPO / gone).exists()
+
+
+#: A make target a text tells its reader to run: in backticks (`make docs`), a command line
+#: (``make demo  # ...``), or a code comment's parenthesis ("(make test does it)").
+MAKE = re.compile(r"(?:`|\()make ([a-z][\w-]*)|^\s*make ([a-z][\w-]*)(?=\s*(?:#|$|[A-Z]+=))", re.M)
+
+
+def make_targets() -> set[str]:
+    return set(re.findall(r"^([A-Za-z][\w-]*):", (REPO / "Makefile").read_text(), re.M))
+
+
+def test_every_make_target_the_text_names_is_in_the_makefile(texts):
+    """e.g. a page telling its reader to ``make install``, a target that was never there."""
+    named = {
+        (name, "".join(t)) for name, text in texts.items() if name.endswith(".md") for t in MAKE.findall(text)
+    }
+    assert sorted((name, t) for name, t in named if t not in make_targets()) == []
+    assert {"demo", "test", "docs"} <= {t for _, t in named}
+    assert MAKE.findall("apt-get install bubblewrap  # the sandbox (make install does it)") == [
+        ("install", "")
+    ]
+    assert MAKE.findall("make and fix mistakes\nmake demo   # the demo") == [("", "demo")]
