@@ -47,7 +47,7 @@ def _audit(
         raise UserError(f"--family: the {of.name} family has no dataset audit")
     with user_errors(DatasetError, FileNotFoundError, ValueError, SandboxUnavailable):
         tasks = read_selection(of, selection, limit)
-        err.print(f"Auditing {len(tasks)} record(s) of {dataset} ...", highlight=False)
+        err.print(f"Auditing {len(tasks)} record(s) of {dataset} ...", highlight=False, soft_wrap=True)
         report = audited.audit(of, tasks, dataset, _progress())
     if as_json:
         click.echo(report.model_dump_json(indent=2))

@@ -112,7 +112,7 @@ def print_report(
             console.print(f"Crashes of run {report.run}:", highlight=False, markup=False)
             for c in crashes:
                 console.print(f"  {c.line()}", highlight=False, markup=False, soft_wrap=True)
-    console.print(f"Run folder: [bold]{out_dir}[/bold]  (records: {db})")
+    console.print(f"Run folder: [bold]{out_dir}[/bold]  (records: {db})", soft_wrap=True)
     internal = sum(r.internal_errors for report in reports for r in report.configs.values())
     if internal:
         console.print(

@@ -204,7 +204,7 @@ def _probe(
         report = compute_probe(open_to_read(folder / DB_NAME), run_id)
     show_measured(report, tables(report), as_json, as_markdown)
     if not (as_json or as_markdown):
-        console.print(f"Probe folder: [bold]{folder}[/bold]")
+        console.print(f"Probe folder: [bold]{folder}[/bold]", soft_wrap=True)
 
 
 def _selection(

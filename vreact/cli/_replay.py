@@ -116,7 +116,7 @@ def _replay(
     r = report(result)
     show_measured(r, tables(r), as_json, as_markdown)
     if not (as_json or as_markdown):
-        console.print(f"Replay folder: [bold]{folder}[/bold]")
+        console.print(f"Replay folder: [bold]{folder}[/bold]", soft_wrap=True)
     if r.nondeterministic:
         err.print(f"{len(r.nondeterministic)} verdict(s) differ with the same gate and arguments: a gate is"
                   " not deterministic", highlight=False, soft_wrap=True)  # fmt: skip

@@ -217,7 +217,7 @@ def _launch(
             resolved = resolve(
                 exp, tasks=tasks, cache_dir=cache_dir, announce=check_then_announce, cache_only=cache_only
             )
-            err.print(_plan(resolved, out_dir), highlight=False)
+            err.print(_plan(resolved, out_dir), highlight=False, soft_wrap=True)
             for line in reading_lines(reading_of(family_of(exp.dataset.family), resolved.tasks)):
                 err.print(line, highlight=False, markup=False, soft_wrap=True)
             for model in exp.unseeded():  # never refused: the seed numbers the attempts too
