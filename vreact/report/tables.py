@@ -14,6 +14,7 @@ from vreact.families import Reading
 from vreact.records import provenance
 from vreact.report.compute import ALWAYS_ANSWER, DEFENCE_CHECKS, family_named
 from vreact.report.model import ConfigReport, Provenance, ProvenanceState, Report
+from vreact.terminal import Fitted
 from vreact.v import ABSTAIN_LEVELS
 
 if TYPE_CHECKING:
@@ -813,11 +814,13 @@ def run_lines(runs: list[RunSummary], shown: set[int | None]) -> list[str]:
 
 @dataclass(frozen=True)
 class TableData:
-    """One table of the report as text cells, before it is drawn (rich on a terminal, or Markdown)."""
+    """One table of the report as text cells, before it is drawn (rich on a terminal, or Markdown);
+    its first ``labels`` columns name a row."""
 
     title: str
     columns: tuple[str, ...]
     rows: list[tuple[Any, ...]]
+    labels: int = 1
 
 
 def fmt(x: Any) -> str:
@@ -895,26 +898,18 @@ def tables(report: Report, which: tuple[Table, ...] = TABLES) -> list[TableData]
         ]
         if rows or not t.optional:
             headers = (*t.labels, *(c.header for c in t.columns))
-            out.append(TableData(t.title.format(run=report.run), headers, rows))
+            out.append(TableData(t.title.format(run=report.run), headers, rows, len(t.labels)))
     return out
 
 
-def render(report: Report, which: tuple[Table, ...] = TABLES) -> list[Any]:
-    """The report as rich tables that fit 80 columns."""
-    from rich import box
-    from rich.table import Table as RichTable
-
-    out = []
-    for t in tables(report, which):
-        table = RichTable(
-            title=t.title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0)
-        )
-        for col in t.columns:
-            table.add_column(col, justify="left" if col in LEFT else "right", overflow="fold")
-        for row in t.rows:
-            table.add_row(*map(fmt, row))
-        out.append(table)
-    return out
+def render(report: Report, which: tuple[Table, ...] = TABLES) -> list[Fitted]:
+    """The report's tables for a terminal, each laid out at the width it is printed at (whole,
+    in parts beside its labels, or a block per row: ``vreact.terminal.Fitted``), no name cut."""
+    right = frozenset(c for t in which for c in (*t.labels, *(c.header for c in t.columns)) if c not in LEFT)
+    return [
+        Fitted(t.title, t.columns, [[fmt(x) for x in row] for row in t.rows], t.labels, right)
+        for t in tables(report, which)
+    ]
 
 
 def sandbox_line(report: Report) -> str | None:
