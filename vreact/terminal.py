@@ -49,9 +49,14 @@ class Fitted:
                 yield self._table(columns)
 
     def widths(self) -> list[int]:
-        """Each column's natural width: its widest line, header or cell."""
+        """Each column's natural width: its widest line, header or cell (a tab as rich draws it,
+        to the next multiple of 8)."""
         return [
-            max(cell_len(line) for text in (h, *(r[i] for r in self.rows)) for line in str(text).split("\n"))
+            max(
+                cell_len(line.expandtabs(8))
+                for text in (h, *(r[i] for r in self.rows))
+                for line in str(text).split("\n")
+            )
             for i, h in enumerate(self.headers)
         ]
 

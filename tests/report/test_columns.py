@@ -161,3 +161,10 @@ def test_narrower_still_it_is_a_block_per_row_with_long_values_wrapped_whole():
 def test_cells_are_text_not_markup():
     lines = drawn(Fitted("", ["alias", "install with"], [["a", "pip install 'vreact[local]'"]]), 80)
     assert any("pip install 'vreact[local]'" in line for line in lines)
+
+
+def test_a_tab_is_measured_as_it_is_drawn():
+    tabbed = Fitted("", ["name", "code"], [["a", "if x:\n\treturn 1"]])
+    assert tabbed.widths() == [4, 16]
+    lines = drawn(Fitted("", ["task", "program"], [["HumanEval/27", "\treturn x" + " y" * 20]]), 60)
+    assert max(map(len, lines)) <= 60 and "…" not in "".join(lines)
