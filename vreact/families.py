@@ -109,12 +109,18 @@ def looks_like(record: Any) -> tuple[str, str] | None:
     return max(found)[1:] if found else None
 
 
+#: How much of a refused file ``first_record`` reads: enough for any one record of the built-in
+#: families' datasets (a HotpotQA record is a few kilobytes), never a whole large file.
+FIRST_RECORD_BYTES = 4_000_000
+
+
 def first_record(path: str) -> Any:
-    """The first record of a file of JSON lines or of a JSON array (None: no file, or none can
-    be read)."""
+    """The first record of a file of JSON lines or of a JSON array, from its first
+    ``FIRST_RECORD_BYTES`` (None: no file, or no record can be read there)."""
     try:
-        text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
-    except (OSError, ValueError):
+        with open(path, "rb") as f:
+            text = f.read(FIRST_RECORD_BYTES).decode("utf-8-sig", errors="replace")
+    except OSError:
         return None
     stripped = text.lstrip()
     decoder = json.JSONDecoder()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from rich import box
 from rich.cells import cell_len
@@ -99,11 +98,6 @@ class Fitted:
             for c in shown:
                 grid.add_row(Text("  " + self.headers[c], style="dim"), Text(str(row[c])))
             yield grid
-
-
-def fitted(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], **kwargs: Any) -> Fitted:
-    """A :class:`Fitted` of any cells, each shown as its text."""
-    return Fitted(title, list(headers), [[str(x) for x in r] for r in rows], **kwargs)
 
 
 def _split(columns: list[int], fits: Callable[[list[int]], bool], sizes: list[int]) -> list[list[int]]:

@@ -45,6 +45,12 @@ def calls(store, attempt_id: int) -> list[tuple[str, str | None]]:
     return [(r["role"], r["stop_reason"]) for r in rows]
 
 
+def rejection(store, attempt_id: int) -> dict:
+    """The attempt's one rejecting verdict."""
+    [rejected] = [v for v in verdicts(store, attempt_id) if v["decision"] == "reject"]
+    return rejected
+
+
 def test_in_n_a_truncated_finish_is_no_answer_but_an_abstention_saying_why(run, store):
     model = by_role(executor=[read("10"), read("6"), cut(finish("north", ["10", "6"]))])
     _, row, _ = run(N, model)
@@ -63,13 +69,13 @@ def test_in_vg_it_is_the_parses_gates_rejection_and_the_retry_answers(run, store
     model = by_role(executor=[read("10"), read("6"), cut(finish("north", ["10", "6"]), "max_tokens"), *WHOLE])
     _, row, _ = run(VG, model)
     assert (row["outcome"], row["answer"]) == ("answer", "north")
-    [rejection] = [v for v in verdicts(store, row["id"]) if v["decision"] == "reject"]
-    assert (rejection["verifier"], rejection["check_name"], rejection["cause"]) == (
+    rejected = rejection(store, row["id"])
+    assert (rejected["verifier"], rejected["check_name"], rejected["cause"]) == (
         "R1",
         "parses",
         "truncated",
     )
-    assert "'max_tokens'" in rejection["detail"]
+    assert "'max_tokens'" in rejected["detail"]
     assert [r for _, r in calls(store, row["id"])].count("max_tokens") == 1
 
 
@@ -87,8 +93,8 @@ def test_a_truncated_judge_reply_rejects(run, store):
     model = by_role(executor=WHOLE * 2, judge=[cut(judged()), judged(), judged()])
     _, row, _ = run(VGJ, model)
     assert (row["outcome"], row["answer"]) == ("answer", "north")
-    [rejection] = [v for v in verdicts(store, row["id"]) if v["decision"] == "reject"]
-    assert (rejection["source"], rejection["cause"]) == ("judge", "truncated")
+    rejected = rejection(store, row["id"])
+    assert (rejected["source"], rejected["cause"]) == ("judge", "truncated")
     assert ("judge", "length") in calls(store, row["id"])
 
 
@@ -99,8 +105,8 @@ def test_a_truncated_plan_is_no_plan(run, store):
     model = by_role(planner=[cut(GOOD_PLAN), GOOD_PLAN], executor=hop1 + hop2)
     _, row, _ = run(VPG, model)
     assert (row["outcome"], row["answer"]) == ("answer", "north")
-    [rejection] = [v for v in verdicts(store, row["id"]) if v["decision"] == "reject"]
-    assert (rejection["verifier"], rejection["check_name"], rejection["cause"]) == (
+    rejected = rejection(store, row["id"])
+    assert (rejected["verifier"], rejected["check_name"], rejected["cause"]) == (
         "plan",
         "parses",
         "truncated",

