@@ -106,6 +106,11 @@ class Result:
     test: dict[str, Any] | None = None
     #: ``oracle``: the outputs and times on the inputs; ``inputs``: whether each passed
     inputs: dict[str, Any] | None = None
+    #: ``behaviours``: each program's (``loaded``, ``error``, ``stopped``, and ``shown``: what it
+    #: did on each input, cut to 200 characters), and per input a label per program, equal where
+    #: two behaved the same (compared whole; -1: the program did not load)
+    behaviours: list[dict[str, Any]] = field(default_factory=list)
+    labels: list[list[int]] = field(default_factory=list)
     output: str = ""
     stopped: str | None = None
     killed: str | None = None
@@ -202,7 +207,7 @@ class Sandbox:
         self,
         program: str,
         *,
-        mode: Literal["check", "run", "oracle", "inputs"] = "check",
+        mode: Literal["check", "run", "oracle", "inputs", "behaviours"] = "check",
         entry_point: str | None = None,
         examples: Sequence[tuple[str, str]] = (),
         setup: str = "",
@@ -212,6 +217,7 @@ class Sandbox:
         expected: Sequence[str] = (),
         limits: Sequence[float] = (),
         atol: float = 0.0,
+        programs: Sequence[str] = (),
     ) -> Result:
         """Run ``program``: as a snippet (``run``: its output, the value of its last expression,
         its exception and line), or load it and check ``entry_point`` on the visible
@@ -222,7 +228,10 @@ class Sandbox:
         ``inputs``: compare each call with ``expected`` (``repr``s), each in its own time
         (``limits``, seconds), as EvalPlus compares (``atol``: the problem's float tolerance).
         ``deadline`` (``time.monotonic()``'s clock) ends the run sooner than its wall clock
-        would: an attempt's own wall clock, which the run's time counts against."""
+        would: an attempt's own wall clock, which the run's time counts against. ``behaviours``:
+        each of ``programs`` (not ``program``) in a process of its own, one after the other, on
+        each of ``inputs``: what it returned (or the exception's type), compared across them
+        (``Result.labels``): several candidates' agreement in one start."""
         marker = "#" + secrets.token_hex(16) + "#"
         request: dict[str, Any] = {
             "marker": marker,
@@ -234,6 +243,8 @@ class Sandbox:
             "test": test,
             "call_seconds": self.limits.call_s,
         }
+        if mode == "behaviours":
+            request.update(programs=list(programs), inputs=[list(i) for i in inputs])
         if mode in ("oracle", "inputs"):
             request.update(
                 inputs=[list(i) for i in inputs], expected=list(expected), limits=list(limits), atol=atol
@@ -347,6 +358,8 @@ class Sandbox:
             examples=list(reply.get("examples") or []),
             test=reply.get("test"),
             inputs=reply.get("inputs"),
+            behaviours=list(reply.get("behaviours") or []),
+            labels=list(reply.get("labels") or []),
             output=str(reply.get("output") or ""),
             stopped=reply.get("stopped"),
             killed=killed,

@@ -208,6 +208,7 @@ class Program:
         self.pid, self.requests, self.call_seconds = pid, requests, call_seconds
         self.replies = os.fdopen(replies, "rb")
         self.calls = 0
+        self.ended = False
         self.seconds = 0.0  # the last call's own time, as the program's process measured it
 
     def send(self, data: dict[str, object]) -> None:
@@ -231,6 +232,22 @@ class Program:
             raise Stopped("the program's process answered something not its runner's")
         return data
 
+    def end(self) -> None:
+        """Close its pipes and kill its process (it may be gone already), and reap it; once."""
+        if self.ended:
+            return
+        self.ended = True
+        for close in (lambda: os.close(self.requests), self.replies.close):
+            try:  # noqa: SIM105 (contextlib would cost the start its imports)
+                close()
+            except OSError:
+                pass
+        try:  # noqa: SIM105
+            os.kill(self.pid, _signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self.pid, 0)
+
     def __call__(self, *args: object) -> object:
         """The proxy a check calls as the program's function: a plain value back, or the
         program's exception as a ``ProgramError``."""
@@ -244,6 +261,24 @@ class Program:
             return value_of(str(data.get("value")))
         except ValueError:
             raise ProgramError(f"returned no plain value: {str(data.get('value'))[:200]}", None) from None
+
+
+def start_program(call_seconds: float) -> Program:
+    """A program's process, forked with its two pipes: it waits for its program (``send``)."""
+    to_program_r, to_program_w = os.pipe()
+    from_program_r, from_program_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(to_program_w)
+        os.close(from_program_r)
+        ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # forked after the checker's is unset
+        try:  # its stdout, the checker's reply channel, becomes its own output file
+            program_process(to_program_r, from_program_w)
+        finally:
+            os._exit(0)
+    os.close(to_program_r)
+    os.close(from_program_w)
+    return Program(pid, to_program_w, from_program_r, call_seconds)
 
 
 class ProgramError(Exception):
@@ -373,6 +408,134 @@ def compare(program: Program, request: dict[str, Any]) -> dict[str, object]:
     return {"passed": True, "inputs": len(inputs)}
 
 
+#: How much of one behaviour a reply shows (the checker compares them whole: ``labels``).
+SHOWN_BEHAVIOUR = 200
+
+
+def canonical(value: object) -> str:
+    """A plain value as text that two equal values of the same types share: ``repr``, but a set's
+    elements and a dict's items sorted (their order is the hash's, not the program's)."""
+    t = type(value)
+    if t is list or t is tuple:
+        items = [canonical(v) for v in value]  # type: ignore[attr-defined]
+        return ("[%s]" if t is list else "(%s)") % ", ".join(items)
+    if t is set or t is frozenset:
+        return "{" + ", ".join(sorted(canonical(v) for v in value)) + "}"  # type: ignore[attr-defined]
+    if t is dict:
+        pairs = sorted(canonical(k) + ": " + canonical(v) for k, v in value.items())  # type: ignore[attr-defined]
+        return "{" + ", ".join(pairs) + "}"
+    return repr(value)
+
+
+def behaviour(program: Program, args: list[object]) -> str:
+    """What the program does on one input, as text: ``= value`` (``canonical``), ``raised
+    TypeName``, or ``no value`` (an object that is no plain value); ``Stopped`` goes up."""
+    try:
+        return "= " + canonical(program(*args))
+    except ProgramError as e:
+        said = str(e)
+        if said.startswith("returned no plain value"):
+            return "no value"
+        return "raised " + said.split(":", 1)[0]
+
+
+def clear_between() -> None:
+    """Inside bubblewrap (this checker the child of the namespace's init), between two programs:
+    every other process of the namespace killed (a daemonised grandchild of the last one too),
+    and the work folder and ``/tmp`` emptied, so no program reaches the next through a process
+    or a file. Run without bubblewrap there is no namespace of its own to clear: nothing is done."""
+    if os.getppid() != 1:
+        return
+    me = os.getpid()
+    for _ in range(200):
+        others = [int(e) for e in os.listdir("/proc") if e.isdigit() and int(e) not in (1, me)]
+        if not others:
+            break
+        for pid in others:
+            try:  # noqa: SIM105 (contextlib would cost the start its imports)
+                os.kill(pid, _signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.002)
+    for top in ("/tmp", "/work"):
+        for here, folders, files in os.walk(top, topdown=False):
+            for name in files:
+                try:  # noqa: SIM105
+                    os.unlink(os.path.join(here, name))
+                except OSError:
+                    pass
+            for name in folders:
+                try:  # noqa: SIM105
+                    os.rmdir(os.path.join(here, name))
+                except OSError:
+                    pass
+
+
+def behaviours(first: Program, request: dict[str, Any]) -> dict[str, object]:
+    """Several programs (``programs``), each in a program's process of its own, one after the
+    other, on every input: what each does (``behaviour``) and, per input, a label per program,
+    equal where the two behaved the same. The first uses the process forked before the request
+    was read; the others are forked after it, and the request holds nothing but the programs and
+    the inputs (no gold reaches this mode); between two, nothing of the last is left
+    (``clear_between``). A program that does not answer in time is ``stopped`` on that input and
+    every later one (its process is killed)."""
+    inputs, out = request["inputs"], []
+    whole: list[list[str]] = []
+    program = first
+    for i, text in enumerate(request["programs"]):
+        if i:
+            program = start_program(first.call_seconds)
+        try:
+            program.send({"program": text, "entry_point": request.get("entry_point"), "mode": "check"})
+            loaded = program.receive()
+            if not loaded.get("loaded"):
+                out.append({"loaded": False, "error": loaded.get("error"), "line": loaded.get("line")})
+                whole.append([])
+                continue
+            done: list[str] = []
+            try:
+                for args in inputs:
+                    done.append(behaviour(program, args))
+            except Stopped as e:
+                done.extend(["stopped"] * (len(inputs) - len(done)))
+                out.append({"loaded": True, "stopped": str(e)})
+            else:
+                out.append({"loaded": True})
+            out[-1]["shown"] = [b[:SHOWN_BEHAVIOUR] for b in done]
+            whole.append(done)
+        except Stopped as e:
+            out.append({"loaded": False, "error": f"stopped: {e}"})
+            whole.append([])
+        finally:  # before the next is forked: it inherits no pipe, process or file of this one's
+            program.end()
+            clear_between()
+    labels = []
+    for j in range(len(inputs)):
+        seen: dict[str, int] = {}
+        labels.append([seen.setdefault(w[j], len(seen)) if w else -1 for w in whole])
+    return {"behaviours": out, "labels": labels}
+
+
+def checks(program: Program, request: dict[str, Any], reply: dict[str, object]) -> None:
+    """One program loaded, then run as the request's mode asks, into ``reply``."""
+    program.send({k: request.get(k) for k in ("program", "entry_point", "mode")})
+    loaded = program.receive()
+    reply.update(loaded=bool(loaded.get("loaded")), error=loaded.get("error"), line=loaded.get("line"))
+    if request.get("mode") == "run":
+        reply["value"] = loaded.get("value")
+    elif loaded.get("loaded") and request.get("mode") == "oracle":
+        reply["inputs"] = oracle(program, request["inputs"])
+    elif loaded.get("loaded") and request.get("mode") == "inputs":
+        reply["inputs"] = compare(program, request)
+    elif loaded.get("loaded"):
+        reply["examples"] = []
+        examples(program, request.get("examples") or [], reply["examples"])  # type: ignore[arg-type]
+        if request.get("test"):
+            reply["test"] = hidden(
+                program, request.get("setup") or "", request["test"], request["entry_point"]
+            )
+
+
 def output() -> str:
     try:
         with open(OUT, "rb") as f:
@@ -425,52 +588,24 @@ def main() -> None:
     limit(sys.argv[1:])
     if os.getpid() == 1:  # inside bubblewrap (``--as-pid-1``); run without it, no init is needed
         init()
-    to_program_r, to_program_w = os.pipe()
-    from_program_r, from_program_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the program's process: before the checker has read anything
-        os.close(to_program_w)
-        os.close(from_program_r)
-        try:  # its stdout, the checker's reply channel, becomes its own output file
-            program_process(to_program_r, from_program_w)
-        finally:
-            os._exit(0)
-    os.close(to_program_r)
-    os.close(from_program_w)
+    program = start_program(3.0)  # before the checker has read anything
     ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # no /proc/<checker> for the program
     if hasattr(sys, "set_int_max_str_digits"):  # a stated or cached value of any size is read
         sys.set_int_max_str_digits(0)
     request = literal(sys.stdin.readline())
     marker = request.pop("marker")
-    program = Program(pid, to_program_w, from_program_r, float(request.get("call_seconds", 3)))
+    program.call_seconds = float(request.get("call_seconds", 3))
     start = time.monotonic()
     reply: dict[str, object] = {}
     try:
-        program.send({k: request.get(k) for k in ("program", "entry_point", "mode")})
-        loaded = program.receive()
-        reply.update(loaded=bool(loaded.get("loaded")), error=loaded.get("error"), line=loaded.get("line"))
-        if request.get("mode") == "run":
-            reply["value"] = loaded.get("value")
-        elif loaded.get("loaded") and request.get("mode") == "oracle":
-            reply["inputs"] = oracle(program, request["inputs"])
-        elif loaded.get("loaded") and request.get("mode") == "inputs":
-            reply["inputs"] = compare(program, request)
-        elif loaded.get("loaded"):
-            reply["examples"] = []
-            examples(program, request.get("examples") or [], reply["examples"])  # type: ignore[arg-type]
-            if request.get("test"):
-                reply["test"] = hidden(
-                    program, request.get("setup") or "", request["test"], request["entry_point"]
-                )
+        if request.get("mode") == "behaviours":
+            reply.update(behaviours(program, request))
+        else:
+            checks(program, request, reply)
     except Stopped as e:
         reply["stopped"] = str(e)
     finally:
-        os.close(to_program_w)
-        try:  # noqa: SIM105 (contextlib would cost the start its imports)
-            os.kill(pid, _signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        os.waitpid(pid, 0)
+        program.end()
     reply["output"] = output()
     reply["seconds"] = round(time.monotonic() - start, 4)
     sys.stdout.write(marker + repr(reply) + "\n")

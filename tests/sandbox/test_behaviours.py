@@ -1,0 +1,98 @@
+"""Several candidates in one sandbox start (``mode="behaviours"``), through the real sandbox: what
+each does on every input, compared whole by the checker; a hostile candidate among honest ones
+is contained, and nothing of one candidate (a process, a file) reaches the next."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.sandbox.test_hostile import HOSTILE, LIMITS, _left_behind
+from vreact.sandbox import Sandbox, unavailable
+
+HONEST = "def f(x):\n    return 2 * x\n"
+ALSO_HONEST = "def f(x):\n    return x + x\n"
+INPUTS = [[0], [1], [-3], [10**6]]
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Sandbox:
+    why = unavailable()
+    assert why is None, f"the sandbox tests need bubblewrap and /usr/bin/python3 ({why}): make install-test"
+    return Sandbox(LIMITS)
+
+
+def same(result, a: int, b: int) -> bool:
+    """Whether candidates ``a`` and ``b`` behaved the same on every input."""
+    return all(labels[a] == labels[b] for labels in result.labels)
+
+
+def test_candidates_that_behave_alike_share_every_label_and_others_do_not(sandbox):
+    programs = [
+        HONEST,
+        "def f(x):\n    return x * x\n",
+        ALSO_HONEST,
+        "def f(x):\n    return 1 // x\n",  # raises on 0
+        "def f(x) return",  # does not load
+        "def f(x):\n    return {x, 'a', 1}\n",  # a set: its order is the hash's
+        "def f(x):\n    return {1, x, 'a'}\n",
+    ]
+    result = sandbox.run("", mode="behaviours", entry_point="f", programs=programs, inputs=INPUTS)
+    assert result.marked and len(result.behaviours) == 7 and len(result.labels) == len(INPUTS)
+    assert same(result, 0, 2) and same(result, 5, 6)
+    assert not same(result, 0, 1) and not same(result, 0, 3)
+    assert result.behaviours[0]["shown"] == ["= 0", "= 2", "= -6", "= 2000000"]
+    assert result.behaviours[3]["shown"][0] == "raised ZeroDivisionError"
+    assert result.behaviours[4]["loaded"] is False and "SyntaxError" in result.behaviours[4]["error"]
+    assert all(labels[4] == -1 for labels in result.labels)
+
+
+def test_a_candidate_that_hangs_is_stopped_from_that_input_on_and_the_rest_still_run(sandbox):
+    hangs_on_one = "def f(x):\n    while x == 1:\n        pass\n    return 2 * x\n"
+    result = sandbox.run(
+        "", mode="behaviours", entry_point="f", programs=[hangs_on_one, HONEST], inputs=INPUTS
+    )
+    assert result.marked
+    assert result.behaviours[0]["shown"] == ["= 0", "stopped", "stopped", "stopped"]
+    assert "no answer within" in result.behaviours[0]["stopped"]
+    assert result.behaviours[1]["shown"] == ["= 0", "= 2", "= -6", "= 2000000"]
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_a_hostile_candidate_between_two_honest_ones_is_contained(sandbox, name):
+    programs = [HONEST, HOSTILE[name], ALSO_HONEST]
+    result = sandbox.run("", mode="behaviours", entry_point="f", programs=programs, inputs=INPUTS)
+    if name == "kill the parent":  # the checker is dead: no reply, so no agreement at all
+        assert not result.marked
+    else:
+        assert result.marked, (name, result)
+        assert same(result, 0, 2), (name, result.behaviours)
+        assert not same(result, 0, 1), (name, result.behaviours)
+    assert _left_behind() == []
+
+
+def test_nothing_of_one_candidate_reaches_the_next(sandbox):
+    """The first leaves a daemonised grandchild writing a file and a file in its work folder;
+    the second finds neither."""
+    leaves = """
+import os, time
+open('left.txt', 'w').write('x')
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        while True:
+            open('/tmp/alive', 'w').write(str(time.time()))
+            time.sleep(0.001)
+    os._exit(0)
+def f(x):
+    return 0
+"""
+    looks = """
+import os, time
+def f(x):
+    time.sleep(0.05)
+    return (os.path.exists('left.txt'), os.path.exists('/tmp/alive'))
+"""
+    result = sandbox.run("", mode="behaviours", entry_point="f", programs=[leaves, looks], inputs=[[0]])
+    assert result.marked
+    assert result.behaviours[1]["shown"] == ["= (False, False)"]
+    assert _left_behind() == []
