@@ -44,6 +44,17 @@ def test_candidates_that_behave_alike_share_every_label_and_others_do_not(sandbo
     assert result.behaviours[3]["shown"][0] == "raised ZeroDivisionError"
     assert result.behaviours[4]["loaded"] is False and "SyntaxError" in result.behaviours[4]["error"]
     assert all(labels[4] == -1 for labels in result.labels)
+    assert result.behaviours[0]["types"] == ["int"] * 4 and result.behaviours[3]["types"][0] == ""
+
+
+def test_the_stated_inputs_each_candidate_fails_are_named(sandbox):
+    """The first inputs are the stated examples', with their expected values: compared whole and
+    type first, as the examples gate compares (``2.0`` is not ``2``)."""
+    programs = [HONEST, "def f(x):\n    return 2.0 * x\n", "def f(x):\n    return x + 1\n"]
+    result = sandbox.run(
+        "", mode="behaviours", entry_point="f", programs=programs, inputs=INPUTS, expected=["0", "2"]
+    )
+    assert [b["fails"] for b in result.behaviours] == [[], [0, 1], [0]]
 
 
 def test_a_candidate_that_hangs_is_stopped_from_that_input_on_and_the_rest_still_run(sandbox):

@@ -157,18 +157,27 @@ def _hint_name(hint: ast.expr) -> tuple[str, list[ast.expr]]:
     return name, [i for i in inner if not (isinstance(i, ast.Constant) and i.value is Ellipsis)]
 
 
-def hints(prompt: str, entry_point: str) -> list[ast.expr | None]:
-    """Each parameter's type hint as written in the prompt's ``def`` (None: none), parsed, never
-    evaluated; empty when the prompt has no ``def`` of the entry point."""
+def definition(prompt: str, entry_point: str) -> ast.FunctionDef | None:
+    """The entry point's ``def`` line in the prompt, parsed (never evaluated); None when the
+    prompt has none."""
     at = re.search(rf"^\s*def\s+{re.escape(entry_point)}\s*\(.*?\)\s*(->[^:]*)?:", prompt, re.M | re.S)
     if at is None:
-        return []
+        return None
     try:
         tree = ast.parse(at.group(0).strip() + " pass")
     except SyntaxError:
+        return None
+    found = tree.body[0]
+    return found if isinstance(found, ast.FunctionDef) else None
+
+
+def hints(prompt: str, entry_point: str) -> list[ast.expr | None]:
+    """Each parameter's type hint as written in the prompt's ``def`` (None: none), parsed, never
+    evaluated; empty when the prompt has no ``def`` of the entry point."""
+    found = definition(prompt, entry_point)
+    if found is None:
         return []
-    args = tree.body[0].args  # type: ignore[attr-defined]
-    return [a.annotation for a in (*args.posonlyargs, *args.args)]
+    return [a.annotation for a in (*found.args.posonlyargs, *found.args.args)]
 
 
 def strategy(

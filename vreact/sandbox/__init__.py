@@ -106,9 +106,10 @@ class Result:
     test: dict[str, Any] | None = None
     #: ``oracle``: the outputs and times on the inputs; ``inputs``: whether each passed
     inputs: dict[str, Any] | None = None
-    #: ``behaviours``: each program's (``loaded``, ``error``, ``stopped``, and ``shown``: what it
-    #: did on each input, cut to 200 characters), and per input a label per program, equal where
-    #: two behaved the same (compared whole; -1: the program did not load)
+    #: ``behaviours``: each program's (``loaded``, ``error``, ``stopped``; ``shown``: what it did
+    #: on each input, cut to 200 characters; ``types``: the type's name of what it returned, empty
+    #: where nothing; ``fails``: the stated inputs it fails), and per input a label per program,
+    #: equal where two behaved the same (compared whole; -1: the program did not load)
     behaviours: list[dict[str, Any]] = field(default_factory=list)
     labels: list[list[int]] = field(default_factory=list)
     output: str = ""
@@ -231,7 +232,8 @@ class Sandbox:
         would: an attempt's own wall clock, which the run's time counts against. ``behaviours``:
         each of ``programs`` (not ``program``) in a process of its own, one after the other, on
         each of ``inputs``: what it returned (or the exception's type), compared across them
-        (``Result.labels``): several candidates' agreement in one start."""
+        (``Result.labels``), and with ``expected`` (``repr``s) for the first inputs, the stated
+        examples' (``fails``): several candidates' agreement in one start."""
         marker = "#" + secrets.token_hex(16) + "#"
         request: dict[str, Any] = {
             "marker": marker,
@@ -244,7 +246,7 @@ class Sandbox:
             "call_seconds": self.limits.call_s,
         }
         if mode == "behaviours":
-            request.update(programs=list(programs), inputs=[list(i) for i in inputs])
+            request.update(programs=list(programs), inputs=[list(i) for i in inputs], expected=list(expected))
         if mode in ("oracle", "inputs"):
             request.update(
                 inputs=[list(i) for i in inputs], expected=list(expected), limits=list(limits), atol=atol

@@ -427,16 +427,18 @@ def canonical(value: object) -> str:
     return repr(value)
 
 
-def behaviour(program: Program, args: list[object]) -> str:
+def behaviour(program: Program, args: list[object]) -> tuple[str, str]:
     """What the program does on one input, as text: ``= value`` (``canonical``), ``raised
-    TypeName``, or ``no value`` (an object that is no plain value); ``Stopped`` goes up."""
+    TypeName``, or ``no value`` (an object that is no plain value); and the returned value's
+    type's name (empty when none was returned). ``Stopped`` goes up."""
     try:
-        return "= " + canonical(program(*args))
+        value = program(*args)
     except ProgramError as e:
         said = str(e)
         if said.startswith("returned no plain value"):
-            return "no value"
-        return "raised " + said.split(":", 1)[0]
+            return "no value", ""
+        return "raised " + said.split(":", 1)[0], ""
+    return "= " + canonical(value), type(value).__name__
 
 
 def clear_between() -> None:
@@ -473,13 +475,16 @@ def clear_between() -> None:
 
 def behaviours(first: Program, request: dict[str, Any]) -> dict[str, object]:
     """Several programs (``programs``), each in a program's process of its own, one after the
-    other, on every input: what each does (``behaviour``) and, per input, a label per program,
-    equal where the two behaved the same. The first uses the process forked before the request
+    other, on every input: what each does (``behaviour``) and the type of what it returned, the
+    stated inputs (the first, one per ``expected`` value) it fails, and, per input, a label per
+    program, equal where the two behaved the same. The first uses the process forked before the request
     was read; the others are forked after it, and the request holds nothing but the programs and
     the inputs (no gold reaches this mode); between two, nothing of the last is left
     (``clear_between``). A program that does not answer in time is ``stopped`` on that input and
     every later one (its process is killed)."""
     inputs, out = request["inputs"], []
+    # the stated examples' expected values, for the first inputs: each as the behaviour it asks
+    expected = ["= " + canonical(value_of(e)) for e in request.get("expected") or []]
     whole: list[list[str]] = []
     program = first
     for i, text in enumerate(request["programs"]):
@@ -493,15 +498,21 @@ def behaviours(first: Program, request: dict[str, Any]) -> dict[str, object]:
                 whole.append([])
                 continue
             done: list[str] = []
+            types: list[str] = []
             try:
                 for args in inputs:
-                    done.append(behaviour(program, args))
+                    did, typed = behaviour(program, args)
+                    done.append(did)
+                    types.append(typed)
             except Stopped as e:
                 done.extend(["stopped"] * (len(inputs) - len(done)))
+                types.extend([""] * (len(inputs) - len(types)))
                 out.append({"loaded": True, "stopped": str(e)})
             else:
                 out.append({"loaded": True})
             out[-1]["shown"] = [b[:SHOWN_BEHAVIOUR] for b in done]
+            out[-1]["types"] = types
+            out[-1]["fails"] = [j for j, e in enumerate(expected) if done[j] != e]
             whole.append(done)
         except Stopped as e:
             out.append({"loaded": False, "error": f"stopped: {e}"})
