@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from vreact.code.data import HIDDEN, PLUS
+from vreact.code.examples import FORMS, stated
 from vreact.families import Finding, Reading
 
 
@@ -23,6 +24,18 @@ def findings(task: str, entry_point: str, audit: list[Any]) -> list[Finding]:
 def _ids(ids: list[str], shown: int = 6) -> str:
     more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
     return ", ".join(ids[:shown]) + more
+
+
+def _forms(records: list[Any]) -> Counter[str]:
+    """How many of the records' examples stand in each form of the prompt (``FORMS``' order), as
+    the rule reads the prompt today (an example a record holds that the rule no longer reads, or
+    a record without its prompt, is not counted)."""
+    found: Counter[str] = Counter()
+    for r in records:
+        held = {tuple(e) for e in r.get("examples") or ()}
+        if held and r.get("prompt") and r.get("entry_point"):
+            found.update(e.form for e in stated(str(r["prompt"]), str(r["entry_point"])) if e[:2] in held)
+    return Counter({f: found[f] for f in FORMS if found[f]})
 
 
 def reading(records: list[Any]) -> Reading | None:
@@ -43,6 +56,9 @@ def reading(records: list[Any]) -> Reading | None:
         )
     else:
         lines[0] += ", each run by the gates as stated"
+    forms = _forms(records)
+    if forms:
+        lines[0] += " (by form: " + ", ".join(f"{k} {v}" for k, v in forms.items()) + ")"
     found = [
         f
         for r in records
