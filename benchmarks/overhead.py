@@ -171,6 +171,7 @@ class ScriptedVreactModel:
 def vreact_worker(name: str, n_tasks: int, attempts: int, work: Path, cache: Path | None) -> dict[str, Any]:
     from vreact.experiment import ResolvedExperiment, run_experiment
     from vreact.model import CallPolicy, ResilientModel, ResponseCache
+
     try:
         from vreact.qa.dataset import load_tasks
     except ImportError:  # a checkout from before task families (--compare)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import inspect
 import json
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -254,6 +254,21 @@ class Artifact(Protocol):
     def shown(self, marked: bool = False) -> Any:
         """What a judge is shown of it (its material delimited as data when ``marked``)."""
         ...
+
+
+@dataclass
+class Behaviours:
+    """What a family says k candidates of one task did, for agreement at R3
+    (``vreact.verify.agreement``): each compared candidate's behaviour (equal where two did the
+    same), those that fail what the task itself states (their group is disputed), those left
+    out of every group and why, what to keep in the records (JSON), and, when no candidate could
+    be compared at all, why (a reject, never a silent accept)."""
+
+    of: Mapping[int, Hashable]
+    disputed: set[int] = field(default_factory=set)
+    left_out: dict[int, str] = field(default_factory=dict)
+    record: dict[str, Any] = field(default_factory=dict)
+    unavailable: str | None = None
 
 
 #: What a probe's class is: the gold artifact, a control that must pass, or a fault that should not.
@@ -740,6 +755,20 @@ class TaskFamily:
     def declined(self, task: Any, artifact: Any) -> Artifact:
         """A unit's abstain as the attempt's (R3 checks that declining is allowed)."""
         return artifact
+
+    def behaviours(
+        self,
+        task: Any,
+        candidates: Mapping[int, Artifact],
+        inputs: Sequence[Any] = (),
+        made: int = 0,
+        seed: int = 0,
+    ) -> Behaviours:
+        """What ``candidates`` (index -> a try's final) did, compared (agreement at R3): ``inputs``
+        are a tester's (argument tuples, for a family whose answers are functions), ``made`` how
+        many inputs to make up, ``seed`` theirs. A family that cannot compare its candidates has
+        none (the default): a configuration that asks it for agreement is refused."""
+        raise NotImplementedError(f"the {self.name} family cannot compare candidates")
 
     # --- what a probe asks of it ----------------------------------------------------------
 

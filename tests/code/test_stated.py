@@ -76,7 +76,10 @@ def mine(tmp_path_factory):
 def test_a_run_says_what_its_prompts_state_and_what_the_audit_lists(mine):
     out, done = mine
     said = done.stderr
-    assert "examples: 5 stated in the prompts of 3 of 3 problem(s), each run by the gates as stated" in said
+    assert (
+        "examples: 5 stated in the prompts of 3 of 3 problem(s) (by form: doctest 5), each run by the gates"
+        " as stated"
+    ) in said
     assert "the reference solution contradicts 1 of them, on 1 problem(s): HumanEval/47 (1)" in said
     assert "unscored: 1 of 3 problem(s) have no hidden test (nor HumanEval+'s inputs)" in said
     assert said.count("unscored:") == 1  # said once, not per attempt

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from vreact.code import gates as _gates  # noqa: F401  (register the family's gates)
+from vreact.code.agreement import check, inputs_for
 from vreact.code.artifact import Program, parameters_of, tried_program
 from vreact.code.data import (
     HIDDEN,
@@ -40,7 +41,18 @@ from vreact.code.kit import CodeKit, CodeSteps
 from vreact.code.plan import Planner, with_helpers
 from vreact.code.reading import findings, reading
 from vreact.code.sandboxes import RunSandbox, of, opened
-from vreact.families import FaultClass, Finding, Probed, Reading, Score, StepKit, Subtask, TaskFamily, family
+from vreact.families import (
+    Behaviours,
+    FaultClass,
+    Finding,
+    Probed,
+    Reading,
+    Score,
+    StepKit,
+    Subtask,
+    TaskFamily,
+    family,
+)
 
 
 @family
@@ -109,6 +121,38 @@ class Code(TaskFamily):
             return data
         stated = examples(question, str(data.get("entry_point") or ""))
         return {**data, "examples": [list(e) for e in stated]}
+
+    def behaviours(
+        self,
+        task: Any,
+        candidates: Mapping[int, Any],
+        inputs: Sequence[Any] = (),
+        made: int = 0,
+        seed: int = 0,
+    ) -> Behaviours:
+        """The candidates' programs run in one start of the problem's sandbox on the stated
+        examples' inputs, ``inputs`` (a tester's) and ``made`` made-up ones (``vreact.code.agreement``):
+        inputs most refuse dropped, a candidate that breaks a property left out, the rest
+        compared on every input kept; a candidate that fails a stated example is disputed."""
+        programs = {i: a.module for i, a in candidates.items() if a.kind == "answer"}
+        declined = {i: "declined" for i in candidates if i not in programs}
+        if not programs:
+            return Behaviours(of={}, left_out=declined)
+        given = inputs_for(task, tester=inputs, made=made, seed=seed)
+        checked = check(task, programs, given, of(task))
+        record = {
+            "inputs": [repr(a) for a in given.args],
+            "sources": given.sources,
+            "kept": checked.kept,
+            "shown": {str(i): s for i, s in checked.shown.items()},
+        }
+        return Behaviours(
+            of=dict(checked.behaviours),
+            disputed={i for i, f in checked.fails.items() if f},
+            left_out={**declined, **checked.broke},
+            record=record,
+            unavailable=checked.unavailable,
+        )
 
     def check_selection(self, selection: Any) -> None:
         """A shipped set named with the other set's format is refused (the format would change

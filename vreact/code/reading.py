@@ -48,6 +48,9 @@ def reading(records: list[Any]) -> Reading | None:
     dropped = [len(r.get("dropped") or ()) for r in records]  # records made before 2026-12-06
     read = [s + d for s, d in zip(stated, dropped, strict=True)]
     lines = [f"examples: {sum(read)} stated in the prompts of {sum(1 for x in read if x)} of {n} problem(s)"]
+    forms = _forms(records)
+    if forms:
+        lines[0] += " (by form: " + ", ".join(f"{k} {v}" for k, v in forms.items()) + ")"
     if any(dropped):
         filtered = [i for i, d in zip(ids, dropped, strict=True) if d]
         lines[0] += (
@@ -56,9 +59,6 @@ def reading(records: list[Any]) -> Reading | None:
         )
     else:
         lines[0] += ", each run by the gates as stated"
-    forms = _forms(records)
-    if forms:
-        lines[0] += " (by form: " + ", ".join(f"{k} {v}" for k, v in forms.items()) + ")"
     found = [
         f
         for r in records

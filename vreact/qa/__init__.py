@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from vreact.families import FaultClass, Probed, Score, StepKit, TaskFamily, family, read_selection
-from vreact.metrics import best_em, best_f1, support_f1
+from vreact.families import Behaviours, FaultClass, Probed, Score, StepKit, TaskFamily, family, read_selection
+from vreact.metrics import best_em, best_f1, normalize_answer, support_f1
 from vreact.qa import _levels, formats
 from vreact.qa._kit import QAKit
 from vreact.qa.attacks import with_attacks
@@ -166,6 +167,24 @@ class QuestionAnswering(TaskFamily):
 
     def declined(self, task: Task, artifact: Any) -> Artifact:
         return dataclasses.replace(artifact, question=task.question)
+
+    def behaviours(
+        self,
+        task: Task,
+        candidates: Mapping[int, Any],
+        inputs: Sequence[Any] = (),
+        made: int = 0,
+        seed: int = 0,
+    ) -> Behaviours:
+        """Majority agreement: each answer as the official metric normalises it (``normalize_answer``:
+        lower case, no punctuation or articles); an abstention is left out. No inputs to run."""
+        answered = {i: a for i, a in candidates.items() if a.kind == "answer"}
+        said = {i: normalize_answer(str(a.answer)) for i, a in answered.items()}
+        return Behaviours(
+            of=said,
+            left_out={i: "declined" for i in candidates if i not in answered},
+            record={"answers": {str(i): s for i, s in said.items()}},
+        )
 
     def fault_classes(self) -> tuple[FaultClass, ...]:
         return CLASSES
