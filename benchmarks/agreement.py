@@ -16,6 +16,7 @@ import argparse
 import statistics
 import time
 
+from vreact.code.agreement import CALL_S, WALL_S
 from vreact.code.data import SHIPPED, read_problems
 from vreact.code.generated import generated
 from vreact.sandbox import Limits, Sandbox
@@ -27,8 +28,8 @@ def main() -> None:
     parser.add_argument("--inputs", type=int, default=200)
     parser.add_argument("--limit", type=int, default=None)
     args = parser.parse_args()
-    sandbox = Sandbox(Limits(wall_s=60, call_s=1.0))
-    whole, inside, making, counts, stopped = [], [], [], [], 0
+    sandbox = Sandbox(Limits(wall_s=WALL_S, call_s=CALL_S))  # as vreact.code.agreement.check runs
+    whole, inside, making, counts, stopped, ids = [], [], [], [], 0, []
     for p in read_problems(SHIPPED, args.limit, audit=lambda p: []):
         start = time.perf_counter()
         inputs = generated(p.prompt, p.entry_point, p.examples, n=args.inputs)
@@ -43,6 +44,7 @@ def main() -> None:
         inside.append(r.checks_s)
         counts.append(len(inputs))
         stopped += any(b.get("stopped") for b in r.behaviours) or not r.marked
+        ids.append(p.id)
     print(f"{len(whole)} problems with made-up inputs ({min(counts)}-{max(counts)} each,", end=" ")
     print(f"median {statistics.median(counts):g}), k = {args.k} candidates each, one sandbox start a problem")
     print("| what | median ms | 90th percentile ms | largest ms |")
@@ -55,7 +57,9 @@ def main() -> None:
         ms = [1000 * t for t in times]
         tenth = statistics.quantiles(ms, n=10, method="inclusive")[-1]
         print(f"| {what} | {statistics.median(ms):.0f} | {tenth:.0f} | {max(ms):.0f} |")
+    slowest = max(range(len(whole)), key=whole.__getitem__)
     print(f"checks where a candidate was stopped (the 1 s a call may take) or no reply came: {stopped}")
+    print(f"the slowest: {ids[slowest]}, {1000 * whole[slowest]:.0f} ms")
 
 
 if __name__ == "__main__":

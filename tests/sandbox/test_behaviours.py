@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.sandbox.test_hostile import HOSTILE, LIMITS, _left_behind
-from vreact.sandbox import Sandbox, unavailable
+from vreact.sandbox import Limits, Sandbox, unavailable
 
 HONEST = "def f(x):\n    return 2 * x\n"
 ALSO_HONEST = "def f(x):\n    return x + x\n"
@@ -57,15 +57,18 @@ def test_the_stated_inputs_each_candidate_fails_are_named(sandbox):
     assert [b["fails"] for b in result.behaviours] == [[], [0, 1], [0]]
 
 
-def test_a_candidate_that_hangs_is_stopped_from_that_input_on_and_the_rest_still_run(sandbox):
+def test_a_candidate_that_hangs_is_stopped_on_that_input_started_again_and_after_two_stops_ends():
+    sandbox = Sandbox(Limits(wall_s=30, call_s=1.0))
     hangs_on_one = "def f(x):\n    while x == 1:\n        pass\n    return 2 * x\n"
+    hangs_on_two = "def f(x):\n    while x in (0, 1):\n        pass\n    return 2 * x\n"
     result = sandbox.run(
-        "", mode="behaviours", entry_point="f", programs=[hangs_on_one, HONEST], inputs=INPUTS
+        "", mode="behaviours", entry_point="f", programs=[hangs_on_one, HONEST, hangs_on_two], inputs=INPUTS
     )
     assert result.marked
-    assert result.behaviours[0]["shown"] == ["= 0", "stopped", "stopped", "stopped"]
-    assert "no answer within" in result.behaviours[0]["stopped"]
+    assert result.behaviours[0]["shown"] == ["= 0", "stopped", "= -6", "= 2000000"]
+    assert "no answer within" in result.behaviours[0]["stopped"] and result.behaviours[0]["stops"] == 1
     assert result.behaviours[1]["shown"] == ["= 0", "= 2", "= -6", "= 2000000"]
+    assert result.behaviours[2]["shown"] == ["stopped"] * 4 and result.behaviours[2]["stops"] == 2
 
 
 @pytest.mark.parametrize("name", HOSTILE)

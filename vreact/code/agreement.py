@@ -4,8 +4,8 @@ and compared on each; never against an expected output a model predicted.
 
 Before grouping:
 
-- **the precondition filter**: an input (not a stated one) on which most of the loaded candidates
-  raise is outside what the problem accepts, and is dropped;
+- **the precondition filter**: an input (not a stated one) that most of the loaded candidates
+  refuse, raising or not ending in time, is outside what the problem accepts, and is dropped;
 - **property checks** on each candidate, over the inputs kept: it ends within its time, raises
   nothing, and returns the type the signature annotates (``-> List[int]``) or, without one, a
   type the stated examples return (an ``int`` where a ``float`` is asked is one). A candidate that
@@ -27,6 +27,10 @@ from vreact.code.generated import _hint_name, definition, generated
 from vreact.sandbox import Result
 from vreact.verify.agreement import Group, grouped
 
+#: The time one call of a candidate may take in the check (a right program answers the small
+#: inputs here in milliseconds), and the whole check's wall clock: k candidates, each stopped at
+#: most twice (``vreact.sandbox._harness.STOPS``), fit in it.
+CALL_S, WALL_S = 1.0, 60.0
 #: Where an input came from.
 STATED, TESTER, MADE = "stated", "tester", "generated"
 #: A type hint's outer name and the type names it allows (``Optional`` adds ``NoneType``).
@@ -116,6 +120,8 @@ def check(
         programs=[programs[i] for i in order],
         inputs=[list(a) for a in inputs.args],
         expected=stated,
+        call_s=CALL_S,
+        wall_s=WALL_S,
     )
     if not result.marked:
         why = f"the candidates' check was stopped: {result.killed}"
@@ -124,8 +130,8 @@ def check(
     loaded = [i for i in order if done[i].get("loaded")]
     kept = []
     for j, source in enumerate(inputs.sources):
-        raised = sum(1 for i in loaded if done[i]["shown"][j].startswith("raised"))
-        kept.append(source == STATED or raised * 2 <= len(loaded))
+        refused = sum(1 for i in loaded if _refuses(done[i]["shown"][j]))
+        kept.append(source == STATED or refused * 2 <= len(loaded))
     allowed = allowed_types(problem)
     broke: dict[int, str] = {}
     for i in order:
@@ -150,6 +156,11 @@ def check(
     groups = grouped(behaviours, disputed={i for i in behaviours if fails.get(i)})
     shown = {i: list(done[i].get("shown") or []) for i in order}
     return Checked(inputs, kept, behaviours, broke, fails, groups, shown)
+
+
+def _refuses(did: str) -> bool:
+    """Whether a candidate refused an input: it raised, or did not end in time."""
+    return did.startswith("raised") or did == "stopped"
 
 
 def sources_kept(checked: Checked) -> Counter[str]:

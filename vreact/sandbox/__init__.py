@@ -219,6 +219,8 @@ class Sandbox:
         limits: Sequence[float] = (),
         atol: float = 0.0,
         programs: Sequence[str] = (),
+        call_s: float | None = None,
+        wall_s: float | None = None,
     ) -> Result:
         """Run ``program``: as a snippet (``run``: its output, the value of its last expression,
         its exception and line), or load it and check ``entry_point`` on the visible
@@ -233,7 +235,8 @@ class Sandbox:
         each of ``programs`` (not ``program``) in a process of its own, one after the other, on
         each of ``inputs``: what it returned (or the exception's type), compared across them
         (``Result.labels``), and with ``expected`` (``repr``s) for the first inputs, the stated
-        examples' (``fails``): several candidates' agreement in one start."""
+        examples' (``fails``): several candidates' agreement in one start. ``call_s`` and
+        ``wall_s`` set this run's call time and wall clock instead of the sandbox's limits'."""
         marker = "#" + secrets.token_hex(16) + "#"
         request: dict[str, Any] = {
             "marker": marker,
@@ -243,7 +246,7 @@ class Sandbox:
             "examples": [list(e) for e in examples],
             "setup": setup,
             "test": test,
-            "call_seconds": self.limits.call_s,
+            "call_seconds": self.limits.call_s if call_s is None else call_s,
         }
         if mode == "behaviours":
             request.update(programs=list(programs), inputs=[list(i) for i in inputs], expected=list(expected))
@@ -258,7 +261,7 @@ class Sandbox:
                 if user is not None:
                     os.chown(work, user, user)
                     os.chmod(work, 0o700)
-                return self._run(repr(request) + "\n", marker, Path(work), user, deadline)
+                return self._run(repr(request) + "\n", marker, Path(work), user, deadline, wall_s)
         finally:
             if user is not None:  # a run leaves no process; this ends any one that could not end
                 _sweep(user)
@@ -300,14 +303,20 @@ class Sandbox:
         ]
 
     def _run(
-        self, request: str, marker: str, work: Path, user: int | None, deadline: float | None = None
+        self,
+        request: str,
+        marker: str,
+        work: Path,
+        user: int | None,
+        deadline: float | None = None,
+        wall_s: float | None = None,
     ) -> Result:
         """One run: bubblewrap (or the runner alone) started without a ``preexec_fn`` (a fork
         of this process where none is needed costs 4 ms), the runner setting its own limits
         before the program's process exists."""
-        limits = self.limits
+        own = self.limits.wall_s if wall_s is None else wall_s
         start = time.monotonic()
-        wall = limits.wall_s if deadline is None else max(0.0, min(limits.wall_s, deadline - start))
+        wall = own if deadline is None else max(0.0, min(own, deadline - start))
         env = {} if self.kind == "bwrap" else {"PATH": "/usr/bin"}
         ids: dict[str, Any] = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
         harness = _harness_fd() if self.kind == "bwrap" else None
@@ -335,7 +344,7 @@ class Sandbox:
                 out, err = process.communicate(request.encode(), timeout=wall)
             except subprocess.TimeoutExpired:
                 killed = f"wall clock: still running after {wall:g} s" + (
-                    " (the attempt's time ran out)" if wall < limits.wall_s else ""
+                    " (the attempt's time ran out)" if wall < own else ""
                 )
                 _stop(process, info)
                 out, err = process.communicate()

@@ -473,46 +473,67 @@ def clear_between() -> None:
                     pass
 
 
+#: How many times one program may be stopped (not answering in time) before it is stopped on every
+#: input left: each stop costs the call's time and a new process.
+STOPS = 2
+
+
+def _loaded(program: Program, text: str, request: dict[str, Any]) -> dict[str, object]:
+    program.send({"program": text, "entry_point": request.get("entry_point"), "mode": "check"})
+    return program.receive()
+
+
 def behaviours(first: Program, request: dict[str, Any]) -> dict[str, object]:
     """Several programs (``programs``), each in a program's process of its own, one after the
     other, on every input: what each does (``behaviour``) and the type of what it returned, the
     stated inputs (the first, one per ``expected`` value) it fails, and, per input, a label per
-    program, equal where the two behaved the same. The first uses the process forked before the request
-    was read; the others are forked after it, and the request holds nothing but the programs and
-    the inputs (no gold reaches this mode); between two, nothing of the last is left
-    (``clear_between``). A program that does not answer in time is ``stopped`` on that input and
-    every later one (its process is killed)."""
+    program, equal where the two behaved the same. The first uses the process forked before the
+    request was read; the others are forked after it, and the request holds nothing but the
+    programs and the inputs (no gold reaches this mode); between two, nothing of the last is left
+    (``clear_between``). A program that does not answer in time is ``stopped`` on that input, its
+    process killed and started again for the next; after ``STOPS`` stops, on every input left."""
     inputs, out = request["inputs"], []
     # the stated examples' expected values, for the first inputs: each as the behaviour it asks
     expected = ["= " + canonical(value_of(e)) for e in request.get("expected") or []]
     whole: list[list[str]] = []
-    program = first
     for i, text in enumerate(request["programs"]):
-        if i:
-            program = start_program(first.call_seconds)
+        program = start_program(first.call_seconds) if i else first
         try:
-            program.send({"program": text, "entry_point": request.get("entry_point"), "mode": "check"})
-            loaded = program.receive()
+            loaded = _loaded(program, text, request)
             if not loaded.get("loaded"):
                 out.append({"loaded": False, "error": loaded.get("error"), "line": loaded.get("line")})
                 whole.append([])
                 continue
             done: list[str] = []
             types: list[str] = []
-            try:
-                for args in inputs:
-                    did, typed = behaviour(program, args)
-                    done.append(did)
-                    types.append(typed)
-            except Stopped as e:
-                done.extend(["stopped"] * (len(inputs) - len(done)))
-                types.extend([""] * (len(inputs) - len(types)))
-                out.append({"loaded": True, "stopped": str(e)})
-            else:
-                out.append({"loaded": True})
-            out[-1]["shown"] = [b[:SHOWN_BEHAVIOUR] for b in done]
-            out[-1]["types"] = types
-            out[-1]["fails"] = [j for j, e in enumerate(expected) if done[j] != e]
+            said: dict[str, object] = {"loaded": True}
+            stops = 0
+            while len(done) < len(inputs):
+                try:
+                    did, typed = behaviour(program, inputs[len(done)])
+                except Stopped as e:
+                    did, typed = "stopped", ""
+                    stops += 1
+                    said.update(stopped=str(e), stops=stops)
+                    program.end()
+                    clear_between()
+                    if stops < STOPS:
+                        program = start_program(first.call_seconds)
+                        try:
+                            again = bool(_loaded(program, text, request).get("loaded"))
+                        except Stopped:
+                            again = False
+                        stops = stops if again else STOPS
+                    if stops >= STOPS:
+                        done.extend(["stopped"] * (len(inputs) - len(done)))
+                        types.extend([""] * (len(inputs) - len(types)))
+                        break
+                done.append(did)
+                types.append(typed)
+            said["shown"] = [b[:SHOWN_BEHAVIOUR] for b in done]
+            said["types"] = types
+            said["fails"] = [j for j, e in enumerate(expected) if done[j] != e]
+            out.append(said)
             whole.append(done)
         except Stopped as e:
             out.append({"loaded": False, "error": f"stopped: {e}"})
