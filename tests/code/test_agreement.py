@@ -121,6 +121,17 @@ def test_inputs_most_candidates_refuse_are_dropped_and_a_candidate_that_raises_i
     assert allowed_types(problem) == frozenset({"int"})
 
 
+def test_no_input_to_compare_on_is_no_agreement_however_many_candidates_load(sandbox, shipped):
+    """HumanEval/83 states no example and the prompt gives nothing to make inputs from: with no
+    tester's either, candidates that all load are not thereby agreed."""
+    problem = shipped["HumanEval/83"]
+    inputs = inputs_for(problem, made=50)
+    assert inputs.args == []
+    programs = {i: "def starts_one_ends(n):\n    return 1\n" for i in range(3)}
+    checked = check(problem, programs, inputs, sandbox)
+    assert checked.groups == () and "no input to compare" in checked.unavailable
+
+
 def test_a_hostile_candidate_ends_the_check_closed(sandbox, shipped):
     """A candidate that kills the checker: no candidate is compared, and it says why."""
     problem = shipped["HumanEval/0"]

@@ -99,6 +99,8 @@ def test_the_signature_orders_named_arguments_and_refuses_names_that_do_not_fit(
         'def f(x):\n    """Input: 3\n    Explanation: no output stated\n    """\n',
         'def f(x):\n    """x = 3\n    """\n',  # an assignment with nothing returned
         'def f(x):\n    """g(1) == 2\n    """\ndef g(x):\n    pass\n',  # g is defined: not f's
+        'def f(x):\n    """f(2) -> 3 * 2\n    """\n',  # an expression, not a value
+        'def f(a, b=1, c=2):\n    """f(1, c=3) == 4\n    """\n',  # a keyword that skips b
     ],
 )
 def test_what_is_not_an_example_is_not_read(prompt):

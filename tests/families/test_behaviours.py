@@ -28,13 +28,14 @@ def test_question_answering_agrees_on_the_normalised_answer_and_leaves_abstentio
             1: answered("eiffel tower."),
             2: Artifact("abstain", "Where is it?", reason="not found"),
             3: answered("Louvre"),
+            4: answered("The."),  # nothing once normalised
         },
     )
-    assert said.left_out == {2: "declined"} and said.disputed == set()
+    assert said.left_out == {2: "declined", 4: "an empty answer once normalised"} and said.disputed == set()
     groups = grouped(said.of)
     assert groups[0].members == (0, 1)
-    assert agree(4, 0.5, groups).chosen == 0
-    assert agree(4, 0.6, groups).chosen is None  # two of four is not 0.6
+    assert agree(5, 0.4, groups).chosen == 0
+    assert agree(5, 0.5, groups).chosen is None  # two of five is not 0.5
 
 
 def test_a_family_that_cannot_compare_its_candidates_says_so():

@@ -21,6 +21,19 @@ def test_the_largest_group_answers_when_it_holds_two_and_tau_of_all_k_made():
     assert held.chosen is None and held.cause == NO_AGREEMENT
 
 
+def test_two_largest_groups_of_one_size_are_no_agreement_whichever_came_first():
+    tied = grouped({0: "a", 1: "a", 2: "b", 3: "b"})
+    assert agree(4, 0.5, tied).cause == NO_AGREEMENT
+    assert agree(4, 0.5, grouped({0: "a", 1: "a", 2: "b", 3: "b"}, disputed={0, 1})).cause == NO_AGREEMENT
+
+
+def test_the_tau_curve_counts_the_attempt_whose_share_is_the_cut():
+    """Two of three is 0.6667 when shown, and still two of three when compared."""
+    points, area = tau_curve([(2, 3, False, True)], scoreable=1)
+    assert [(p.tau, p.coverage, p.selective_accuracy) for p in points] == [(0.6667, 1.0, 1.0)]
+    assert area == 1.0
+
+
 def test_one_candidate_alone_never_agrees_and_none_is_no_candidate():
     assert agree(1, 0.0, grouped({0: "a"})).cause == NO_AGREEMENT
     assert agree(5, 0.0, grouped({})).cause == NO_CANDIDATE

@@ -132,6 +132,9 @@ def check(
     for j, source in enumerate(inputs.sources):
         refused = sum(1 for i in loaded if _refuses(done[i]["shown"][j]))
         kept.append(source == STATED or refused * 2 <= len(loaded))
+    if not any(kept):  # nothing to compare them on: no agreement is any evidence
+        why = "no input to compare the candidates on (none stated, none made up or given, or all refused)"
+        return Checked(inputs, kept, {}, {}, {}, (), {}, unavailable=why)
     allowed = allowed_types(problem)
     broke: dict[int, str] = {}
     for i in order:

@@ -75,14 +75,20 @@ def _eval(text: str) -> object:
     return ast.literal_eval(text)
 
 
+#: What may follow a literal that prose goes on after: a word, a comment, punctuation; never an
+#: operator (``3 * 2`` is no ``3``).
+_AFTER = re.compile(r"\s*(?:$|#|[,;.)(]|[A-Za-z])")
+
+
 def _leading(text: str) -> tuple[object, int]:
     """The longest literal ``text`` starts with and where it ends; prose or a comment after it
-    is left (a prefix ending in a comma is not taken: ``1, k`` is not the tuple ``(1,)``)."""
+    is left, an expression is not (a prefix ending in a comma is not taken: ``1, k`` is not the
+    tuple ``(1,)``)."""
     stripped = len(text) - len(text.lstrip())
     cuts = [i for i in range(len(text), stripped, -1) if i == len(text) or text[i] in " \t,#;.)"]
     for cut in cuts:
         head = text[stripped:cut].rstrip()
-        if not head or head.endswith(","):
+        if not head or head.endswith(",") or not _AFTER.match(text, cut):
             continue
         try:
             return _eval(head), cut
@@ -160,9 +166,10 @@ def _call(line: str, at: int, end: int, params: list[str]) -> tuple[object, ...]
     if not call.keywords:
         return tuple(args)
     given = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
-    if None in given or not set(given) <= set(params[len(args) :]):
+    rest = params[len(args) : len(args) + len(given)]
+    if sorted(map(str, given)) != sorted(rest):  # every parameter after the positional ones, none skipped
         raise ValueError(line)
-    return (*args, *(given[p] for p in params[len(args) : len(args) + len(given)]))
+    return (*args, *(given[p] for p in rest))
 
 
 def _calls(lines: list[str], name: str, params: list[str]) -> list[Example]:
@@ -187,8 +194,8 @@ def _calls(lines: list[str], name: str, params: list[str]) -> list[Example]:
             expected_text = rest[len(arrow) :]
         elif doctest and (not rest or commented) and n + 1 < len(lines):
             following = lines[n + 1].strip()
-            printed = not following or following.startswith(">>>") or following in ('"""', "'''")
-            expected_text = "None" if printed else following
+            silent = not following or following.startswith(">>>") or following in ('"""', "'''")
+            expected_text = "None" if silent else following  # a call that prints nothing returns None
         else:
             continue
         try:

@@ -177,12 +177,14 @@ class QuestionAnswering(TaskFamily):
         seed: int = 0,
     ) -> Behaviours:
         """Majority agreement: each answer as the official metric normalises it (``normalize_answer``:
-        lower case, no punctuation or articles); an abstention is left out. No inputs to run."""
-        answered = {i: a for i, a in candidates.items() if a.kind == "answer"}
-        said = {i: normalize_answer(str(a.answer)) for i, a in answered.items()}
+        lower case, no punctuation or articles); an abstention, or an answer that normalises to
+        nothing, is left out. No inputs to run."""
+        said = {i: normalize_answer(str(a.answer)) for i, a in candidates.items() if a.kind == "answer"}
+        left_out = {i: "declined" for i, a in candidates.items() if a.kind != "answer"}
+        left_out |= {i: "an empty answer once normalised" for i, s in said.items() if not s}
         return Behaviours(
-            of=said,
-            left_out={i: "declined" for i in candidates if i not in answered},
+            of={i: s for i, s in said.items() if s},
+            left_out=left_out,
             record={"answers": {str(i): s for i, s in said.items()}},
         )
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 
 #: Why an agreement check did not answer.
 NO_CANDIDATE, NO_AGREEMENT, DISPUTED = "no_candidate", "no_agreement", "disputed_example"
@@ -63,10 +64,13 @@ def grouped(behaviours: Mapping[int, Hashable], disputed: Iterable[int] = ()) ->
 
 def agree(k: int, tau: float, groups: tuple[Group, ...]) -> Agreement:
     """The decision on ``groups`` of ``k`` candidates made: the largest group's first candidate
-    when the group is undisputed, holds two or more, and at least ``tau`` of ``k``."""
+    when the group is the only largest one, undisputed, holds two or more, and at least ``tau`` of
+    ``k``."""
     if not groups:
         return Agreement(k, tau, groups, None, NO_CANDIDATE)
     top = groups[0]
+    if len(groups) > 1 and groups[1].size == top.size:  # a tie: which is largest is the sampling's
+        return Agreement(k, tau, groups, None, NO_AGREEMENT)
     if top.disputed:
         return Agreement(k, tau, groups, None, DISPUTED)
     if top.size >= 2 and top.size >= tau * k:
@@ -86,16 +90,17 @@ class TauPoint:
 
 def tau_curve(attempts: list[tuple[int, int, bool, bool]], scoreable: int) -> tuple[list[TauPoint], float]:
     """The tau curve from recorded groups, and its area (selective accuracy over coverage,
-    trapezoids from coverage 0): each attempt as ``(largest group's size, k, disputed, right)``
-    (``right``: the largest group's candidate is right). At threshold tau an attempt answers
-    when its largest group is undisputed, holds two or more, and at least tau of its k."""
-    cuts = sorted({round(s / k, 4) for s, k, d, _ in attempts if k and s >= 2 and not d}, reverse=True)
+    trapezoids from coverage 0): each attempt as ``(largest group's size, k, undecided, right)``
+    (``undecided``: disputed, or tied with another group; ``right``: the largest group's candidate
+    is right). At threshold tau an attempt answers when its largest group is decided, holds two or
+    more, and at least tau of its k; the thresholds are the attempts' own shares, compared exactly."""
+    shares = sorted({Fraction(s, k) for s, k, d, _ in attempts if k and s >= 2 and not d}, reverse=True)
     points = []
-    for tau in cuts:
-        kept = [right for s, k, d, right in attempts if not d and s >= 2 and s >= tau * k - 1e-9]
+    for tau in shares:
+        kept = [right for s, k, d, right in attempts if not d and s >= 2 and Fraction(s, k) >= tau]
         points.append(
             TauPoint(
-                tau=tau,
+                tau=round(float(tau), 4),
                 coverage=round(len(kept) / scoreable, 4) if scoreable else 0.0,
                 selective_accuracy=round(sum(kept) / len(kept), 4) if kept else None,
             )
