@@ -85,11 +85,23 @@ def test_a_hostile_candidate_between_two_honest_ones_is_contained(sandbox, name)
 
 
 def test_nothing_of_one_candidate_reaches_the_next(sandbox):
-    """The first leaves a daemonised grandchild writing a file and a file in its work folder;
-    the second finds neither."""
+    """The first leaves a daemonised grandchild writing a file, files in its work folder, in
+    ``/dev/shm`` and at ``/`` (read-only: refused), and a System V shared memory segment; the
+    second finds none of them, and nothing of the checker's (the first's value, the reply's
+    marker) in the frames above it: its process was forked before the request was read."""
     leaves = """
-import os, time
+import ctypes, os, time
 open('left.txt', 'w').write('x')
+for path in ('/dev/shm/note', '/note'):
+    try:
+        open(path, 'w').write('from one')
+    except OSError:
+        pass
+libc = ctypes.CDLL(None)
+shm = libc.shmget(4242, 64, 0o1666)
+if shm >= 0:
+    libc.shmat.restype = ctypes.c_void_p
+    ctypes.memmove(libc.shmat(shm, None, 0), b"from one\\0", 9)
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
@@ -98,15 +110,28 @@ if os.fork() == 0:
             time.sleep(0.001)
     os._exit(0)
 def f(x):
-    return 0
+    return 'secret of one'
 """
     looks = """
-import os, time
+import ctypes, os, sys, time
 def f(x):
     time.sleep(0.05)
-    return (os.path.exists('left.txt'), os.path.exists('/tmp/alive'))
+    seen = [os.path.exists(p) for p in ('left.txt', '/tmp/alive', '/dev/shm/note', '/note')]
+    seen.append(ctypes.CDLL(None).shmget(4242, 64, 0o666) >= 0)
+    frame, names = sys._getframe(), set()
+    while frame is not None:
+        names |= {n for n in ('whole', 'marker', 'labels') if n in frame.f_locals}  # the checker's
+        frame = frame.f_back
+    return (seen, sorted(names))
 """
     result = sandbox.run("", mode="behaviours", entry_point="f", programs=[leaves, looks], inputs=[[0]])
     assert result.marked
-    assert result.behaviours[1]["shown"] == ["= (False, False)"]
+    assert result.behaviours[0]["shown"] == ["= 'secret of one'"]
+    assert result.behaviours[1]["shown"] == ["= ([False, False, False, False, False], [])"]
     assert _left_behind() == []
+
+
+def test_the_runner_and_vreact_agree_on_its_batch_words():
+    from vreact.sandbox import SPARE, STOPS, _harness
+
+    assert (_harness.STOPS, _harness.SPARE) == (STOPS, SPARE)

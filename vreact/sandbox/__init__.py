@@ -1,28 +1,28 @@
 """A sandbox for model-written programs: bubblewrap, the system's Python, and limits that hold.
 
 Each run is one ``bwrap`` (no network, new PID, IPC, UTS and user namespaces, an empty
-environment) over read-only binds of ``/usr`` alone, a private writable work folder and its own
-``/tmp``: not the home folder, the repository, site-packages (the hidden tests live there), the
-run folder or the response cache. Nothing in it is reached through a path of vreact's
-installation: the runner goes in by descriptor (``--ro-bind-data``), so a clone or a virtual
-environment in a folder only its owner may enter (a clone under ``/root``, a ``mktemp -d``
-folder) runs its sandbox all the same. Run as root, each concurrent run takes an unprivileged user of
-its own (``FIRST_UID`` and up, held machine-wide by a lock on its file: two vreact processes never
-share one), so the process limit, which counts per user, holds a fork bomb to its own run; run as
-another user, every run is that user's. As root, a run's work folder goes under the temporary
-folder when the run's user may enter every folder above it, else under the system's (``/tmp``):
-a private ``TMPDIR`` is passed over, never given to bubblewrap to fail on. Limits: CPU seconds, address space,
-processes, file size (the program's output is a file: this caps it) and open files, and a wall
-clock that kills the sandbox's first process, the PID namespace's init (which takes every
-process of the namespace, a daemonised grandchild too, with it). No process of a run outlives
-its bubblewrap: bubblewrap runs the runner as the namespace's PID 1 (``--as-pid-1``, the runner
-being its own init), so it waits for it and reaps it, and the wall clock kills that process
-first (its PID from bubblewrap's ``--info-fd``), never bubblewrap alone (which would leave it
-orphaned, a zombie under an init that reaps nothing). So the process that runs the sandbox
-adopts nothing and never becomes a subreaper: it is left no zombie of what else it runs (Ray's
-workers, a browser's helpers). What comes back counts only after the run's marker, drawn at
-random per run; the runner inside (``_harness.py``) keeps the checks, and the hidden test, out of
-the program's process.
+environment, its root read-only, no POSIX message queue) over read-only binds of ``/usr`` alone, a
+private writable work folder and its own ``/tmp``: not the home folder, the repository,
+site-packages (the hidden tests live there), the run folder or the response cache. Nothing in it
+is reached through a path of vreact's installation: the runner goes in by descriptor
+(``--ro-bind-data``), so a clone or a virtual environment in a folder only its owner may enter (a
+clone under ``/root``, a ``mktemp -d`` folder) runs its sandbox all the same. Run as root, each
+concurrent run takes an unprivileged user of its own (``FIRST_UID`` and up, held machine-wide by a
+lock on its file: two vreact processes never share one), so the process limit, which counts per
+user, holds a fork bomb to its own run; run as another user, every run is that user's. As root, a
+run's work folder goes under the temporary folder when the run's user may enter every folder above
+it, else under the system's (``/tmp``): a private ``TMPDIR`` is passed over, never given to
+bubblewrap to fail on. Limits: CPU seconds, address space, processes, file size (the program's
+output is a file: this caps it) and open files, and a wall clock that kills the sandbox's first
+process, the PID namespace's init (which takes every process of the namespace, a daemonised
+grandchild too, with it). No process of a run outlives its bubblewrap: bubblewrap runs the runner
+as the namespace's PID 1 (``--as-pid-1``, the runner being its own init), so it waits for it and
+reaps it, and the wall clock kills that process first (its PID from bubblewrap's ``--info-fd``),
+never bubblewrap alone (which would leave it orphaned, a zombie under an init that reaps nothing).
+So the process that runs the sandbox adopts nothing and never becomes a subreaper: it is left no
+zombie of what else it runs (Ray's workers, a browser's helpers). What comes back counts only
+after the run's marker, drawn at random per run; the runner inside (``_harness.py``) keeps the
+checks, and the hidden test, out of the program's process.
 
 ``sandbox: none`` (``Sandbox(kind="none")``) runs the same runner without bubblewrap, under the
 same limits, as the current user: no isolation, for a machine that has no sandbox and an
@@ -53,6 +53,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 HARNESS = Path(__file__).with_name("_harness.py")
+#: How often a batch's program may be stopped before it is stopped on every input left, and the
+#: word that tells the runner how many spare program processes to fork (``_harness.py``'s).
+STOPS, SPARE = 2, "spare="
 #: The system's temporary folder, for work folders when ``TMPDIR`` is one the run's user may not
 #: enter.
 SYSTEM_TMP = "/tmp"
@@ -261,13 +264,16 @@ class Sandbox:
                 if user is not None:
                     os.chown(work, user, user)
                     os.chmod(work, 0o700)
-                return self._run(repr(request) + "\n", marker, Path(work), user, deadline, wall_s)
+                spare = len(programs) * STOPS - 1 if mode == "behaviours" else 0
+                return self._run(repr(request) + "\n", marker, Path(work), user, deadline, wall_s, spare)
         finally:
             if user is not None:  # a run leaves no process; this ends any one that could not end
                 _sweep(user)
                 self._users.put(user)  # type: ignore[union-attr]
 
-    def _command(self, work: Path, harness: int | None = None, info: int | None = None) -> list[str]:
+    def _command(
+        self, work: Path, harness: int | None = None, info: int | None = None, spare: int = 0
+    ) -> list[str]:
         """The command line: the runner alone (``none``), or bubblewrap with the runner read from
         the descriptor ``harness``, as the PID namespace's init (``--as-pid-1``: bubblewrap
         waits for it, none of its own orphaned), writing the init's PID to the descriptor
@@ -283,8 +289,11 @@ class Sandbox:
                 (resource.RLIMIT_FSIZE, limits.file_mb << 20),
                 (resource.RLIMIT_NOFILE, limits.open_files),
                 (resource.RLIMIT_CORE, 0),
+                (resource.RLIMIT_MSGQUEUE, 0),  # no POSIX message queue, between a batch's programs
             )
         ]
+        if spare:  # a batch: its program processes forked before the request is read
+            limited.append(f"{SPARE}{spare}")
         if self.kind == "none":
             return [*runner, str(HARNESS), *limited]
         return [
@@ -298,6 +307,7 @@ class Sandbox:
             *("--unshare-all", "--die-with-parent", "--new-session", "--clearenv"),
             *("--as-pid-1", "--info-fd", str(info)),
             *("--hostname", "sandbox", "--cap-drop", "ALL"),
+            *("--remount-ro", "/"),  # its own root: nothing written there but in /tmp and /work
             *runner,
             *("/sandbox/harness.py", *limited),
         ]
@@ -310,6 +320,7 @@ class Sandbox:
         user: int | None,
         deadline: float | None = None,
         wall_s: float | None = None,
+        spare: int = 0,
     ) -> Result:
         """One run: bubblewrap (or the runner alone) started without a ``preexec_fn`` (a fork
         of this process where none is needed costs 4 ms), the runner setting its own limits
@@ -326,7 +337,7 @@ class Sandbox:
         try:
             try:
                 process = subprocess.Popen(
-                    self._command(work, harness, info_w),
+                    self._command(work, harness, info_w, spare),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,

@@ -263,21 +263,35 @@ class Program:
             raise ProgramError(f"returned no plain value: {str(data.get('value'))[:200]}", None) from None
 
 
-def start_program(call_seconds: float) -> Program:
-    """A program's process, forked with its two pipes: it waits for its program (``send``)."""
+#: The checker's ends of every program process's pipes made so far: a process forked later closes
+#: them, so no program holds another's pipes.
+_HELD: list[int] = []
+
+
+def start_program(call_seconds: float, dumpable: bool = True) -> Program:
+    """A program's process, forked with its two pipes: it waits for its program (``send``), holding
+    no other program's pipe. Not ``dumpable``: no other process of the user may trace it or read
+    it through /proc (a spare one for a batch, waiting while other candidates run)."""
     to_program_r, to_program_w = os.pipe()
     from_program_r, from_program_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(to_program_w)
         os.close(from_program_r)
-        ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # forked after the checker's is unset
+        for fd in _HELD:
+            try:  # noqa: SIM105 (contextlib would cost the start its imports)
+                os.close(fd)
+            except OSError:
+                pass
+        if not dumpable:
+            ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         try:  # its stdout, the checker's reply channel, becomes its own output file
             program_process(to_program_r, from_program_w)
         finally:
             os._exit(0)
     os.close(to_program_r)
     os.close(from_program_w)
+    _HELD.extend((to_program_w, from_program_r))
     return Program(pid, to_program_w, from_program_r, call_seconds)
 
 
@@ -441,16 +455,19 @@ def behaviour(program: Program, args: list[object]) -> tuple[str, str]:
     return "= " + canonical(value), type(value).__name__
 
 
-def clear_between() -> None:
+def clear_between(keep: set[int]) -> None:
     """Inside bubblewrap (this checker the child of the namespace's init), between two programs:
-    every other process of the namespace killed (a daemonised grandchild of the last one too),
-    and the work folder and ``/tmp`` emptied, so no program reaches the next through a process
-    or a file. Run without bubblewrap there is no namespace of its own to clear: nothing is done."""
+    every other process of the namespace killed but the ones in ``keep`` (those waiting for a
+    program), a daemonised grandchild of the last one too; the work folder, ``/tmp`` and
+    ``/dev/shm`` emptied; System V shared memory, semaphores and message queues removed (POSIX
+    queues cannot be made: ``RLIMIT_MSGQUEUE`` is 0; ``/`` is read-only). So no program reaches the
+    next through a process, a file or an IPC object. Run without bubblewrap there is no namespace
+    of its own to clear: nothing is done."""
     if os.getppid() != 1:
         return
-    me = os.getpid()
+    spared = {1, os.getpid(), *keep}
     for _ in range(200):
-        others = [int(e) for e in os.listdir("/proc") if e.isdigit() and int(e) not in (1, me)]
+        others = [int(e) for e in os.listdir("/proc") if e.isdigit() and int(e) not in spared]
         if not others:
             break
         for pid in others:
@@ -459,7 +476,7 @@ def clear_between() -> None:
             except ProcessLookupError:
                 pass
         time.sleep(0.002)
-    for top in ("/tmp", "/work"):
+    for top in ("/tmp", "/work", "/dev/shm"):
         for here, folders, files in os.walk(top, topdown=False):
             for name in files:
                 try:  # noqa: SIM105
@@ -471,11 +488,20 @@ def clear_between() -> None:
                     os.rmdir(os.path.join(here, name))
                 except OSError:
                     pass
+    libc = ctypes.CDLL(None)
+    for kind, remove in (("shm", libc.shmctl), ("sem", libc.semctl), ("msg", libc.msgctl)):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                ids = [int(line.split()[1]) for line in f.readlines()[1:] if line.split()]
+        except (OSError, ValueError, IndexError):
+            continue
+        for ipc in ids:
+            remove(ipc, 0, None)  # IPC_RMID (semctl's semnum 0)
 
 
 #: How many times one program may be stopped (not answering in time) before it is stopped on every
 #: input left: each stop costs the call's time and a new process.
-STOPS = 2
+STOPS = 2  # vreact.sandbox.STOPS, which tells the runner how many spare processes to fork
 
 
 def _loaded(program: Program, text: str, request: dict[str, Any]) -> dict[str, object]:
@@ -483,21 +509,27 @@ def _loaded(program: Program, text: str, request: dict[str, Any]) -> dict[str, o
     return program.receive()
 
 
-def behaviours(first: Program, request: dict[str, Any]) -> dict[str, object]:
+def behaviours(ready: list[Program], request: dict[str, Any]) -> dict[str, object]:
     """Several programs (``programs``), each in a program's process of its own, one after the
     other, on every input: what each does (``behaviour``) and the type of what it returned, the
     stated inputs (the first, one per ``expected`` value) it fails, and, per input, a label per
-    program, equal where the two behaved the same. The first uses the process forked before the
-    request was read; the others are forked after it, and the request holds nothing but the
-    programs and the inputs (no gold reaches this mode); between two, nothing of the last is left
-    (``clear_between``). A program that does not answer in time is ``stopped`` on that input, its
-    process killed and started again for the next; after ``STOPS`` stops, on every input left."""
+    program, equal where the two behaved the same. Each runs in a process forked before the
+    request was read (``ready``: the checker's memory it starts from holds no program, no input
+    and no reply's marker), none holding another's pipes, the waiting ones untraceable; between
+    two, nothing of the last is left (``clear_between``). A program that does not answer in time
+    is ``stopped`` on that input, its process killed and the next ready one given it for the next
+    input; after ``STOPS`` stops (or with no process left), it is stopped on every input left."""
     inputs, out = request["inputs"], []
     # the stated examples' expected values, for the first inputs: each as the behaviour it asks
     expected = ["= " + canonical(value_of(e)) for e in request.get("expected") or []]
     whole: list[list[str]] = []
-    for i, text in enumerate(request["programs"]):
-        program = start_program(first.call_seconds) if i else first
+    ready = list(ready)
+    for text in request["programs"]:
+        if not ready:
+            out.append({"loaded": False, "error": "stopped: no program process left to run it in"})
+            whole.append([])
+            continue
+        program = ready.pop(0)
         try:
             loaded = _loaded(program, text, request)
             if not loaded.get("loaded"):
@@ -516,14 +548,16 @@ def behaviours(first: Program, request: dict[str, Any]) -> dict[str, object]:
                     stops += 1
                     said.update(stopped=str(e), stops=stops)
                     program.end()
-                    clear_between()
-                    if stops < STOPS:
-                        program = start_program(first.call_seconds)
+                    clear_between({p.pid for p in ready})
+                    if stops < STOPS and ready:
+                        program = ready.pop()
                         try:
                             again = bool(_loaded(program, text, request).get("loaded"))
                         except Stopped:
                             again = False
                         stops = stops if again else STOPS
+                    else:
+                        stops = STOPS
                     if stops >= STOPS:
                         done.extend(["stopped"] * (len(inputs) - len(done)))
                         types.extend([""] * (len(inputs) - len(types)))
@@ -538,9 +572,9 @@ def behaviours(first: Program, request: dict[str, Any]) -> dict[str, object]:
         except Stopped as e:
             out.append({"loaded": False, "error": f"stopped: {e}"})
             whole.append([])
-        finally:  # before the next is forked: it inherits no pipe, process or file of this one's
+        finally:  # before the next runs: nothing of this one is left for it
             program.end()
-            clear_between()
+            clear_between({p.pid for p in ready})
     labels = []
     for j in range(len(inputs)):
         seen: dict[str, int] = {}
@@ -616,11 +650,18 @@ def init() -> None:
             os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
 
 
+#: The command line's word that says how many spare program processes a batch needs.
+SPARE = "spare="  # vreact.sandbox.SPARE
+
+
 def main() -> None:
-    limit(sys.argv[1:])
+    spare = [int(a[len(SPARE) :]) for a in sys.argv[1:] if a.startswith(SPARE)]
+    limit([a for a in sys.argv[1:] if not a.startswith(SPARE)])
     if os.getpid() == 1:  # inside bubblewrap (``--as-pid-1``); run without it, no init is needed
         init()
     program = start_program(3.0)  # before the checker has read anything
+    # a batch's other program processes too, each waiting, untraceable, for a program of its own
+    spares = [start_program(3.0, dumpable=False) for _ in range(sum(spare))]
     ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # no /proc/<checker> for the program
     if hasattr(sys, "set_int_max_str_digits"):  # a stated or cached value of any size is read
         sys.set_int_max_str_digits(0)
@@ -629,15 +670,18 @@ def main() -> None:
     program.call_seconds = float(request.get("call_seconds", 3))
     start = time.monotonic()
     reply: dict[str, object] = {}
+    for p in spares:
+        p.call_seconds = program.call_seconds
     try:
         if request.get("mode") == "behaviours":
-            reply.update(behaviours(program, request))
+            reply.update(behaviours([program, *spares], request))
         else:
             checks(program, request, reply)
     except Stopped as e:
         reply["stopped"] = str(e)
     finally:
-        program.end()
+        for p in (program, *spares):
+            p.end()
     reply["output"] = output()
     reply["seconds"] = round(time.monotonic() - start, 4)
     sys.stdout.write(marker + repr(reply) + "\n")
