@@ -131,6 +131,11 @@ def f(x):
     assert _left_behind() == []
 
 
+def test_a_batch_refuses_a_hidden_test(sandbox):
+    with pytest.raises(ValueError, match="no hidden test"):
+        sandbox.run("", mode="behaviours", entry_point="f", programs=[HONEST], inputs=INPUTS, test="x")
+
+
 def test_the_runner_and_vreact_agree_on_its_batch_words():
     from vreact.sandbox import SPARE, STOPS, _harness
 

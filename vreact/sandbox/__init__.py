@@ -240,6 +240,8 @@ class Sandbox:
         (``Result.labels``), and with ``expected`` (``repr``s) for the first inputs, the stated
         examples' (``fails``): several candidates' agreement in one start. ``call_s`` and
         ``wall_s`` set this run's call time and wall clock instead of the sandbox's limits'."""
+        if mode == "behaviours" and (test or setup):  # no gold is ever in a batch
+            raise ValueError("a batch of candidates takes no hidden test and no setup")
         marker = "#" + secrets.token_hex(16) + "#"
         request: dict[str, Any] = {
             "marker": marker,
