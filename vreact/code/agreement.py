@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vreact.code.generated import _hint_name, definition, generated
+from vreact.code.examples import definition
+from vreact.code.generated import _hint_name, generated
 from vreact.sandbox import Result
 from vreact.verify.agreement import Group, grouped
 

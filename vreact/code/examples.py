@@ -109,21 +109,30 @@ def _literal(text: str) -> object:
     return _leading(text)[0]
 
 
-def parameters(prompt: str, entry_point: str) -> list[str]:
-    """The entry point's parameter names, from its ``def`` in the prompt (read with ``ast``,
-    never run); empty when the prompt does not define it."""
+def definition(prompt: str, entry_point: str) -> ast.FunctionDef | None:
+    """The entry point's ``def`` line in the prompt (its return hint too), parsed with ``ast``,
+    never run; None when the prompt does not define it. Only that line is read, so a prompt whose
+    whole text does not parse still gives it."""
     at = re.search(rf"^\s*def\s+{re.escape(entry_point)}\s*\(", prompt, re.M)
-    if at is None:
-        return []
-    end = _close(prompt, at.end() - 1)
-    if end is None:
-        return []
+    end = _close(prompt, at.end() - 1) if at is not None else None
+    if at is None or end is None:
+        return None
+    returns = re.match(r"\s*(->[^:\n]*)?:", prompt[end:])
     try:
-        tree = ast.parse(f"def f{prompt[at.end() - 1 : end]}: pass")
+        tree = ast.parse(
+            f"def f{prompt[at.end() - 1 : end]}{returns.group(1) or '' if returns else ''}: pass"
+        )
     except SyntaxError:
-        return []
-    args = tree.body[0].args  # type: ignore[attr-defined]
-    return [a.arg for a in (*args.posonlyargs, *args.args)]
+        return None
+    found = tree.body[0]
+    return found if isinstance(found, ast.FunctionDef) else None
+
+
+def parameters(prompt: str, entry_point: str) -> list[str]:
+    """The entry point's parameter names, from its ``def`` in the prompt (``definition``); empty
+    when the prompt does not define it."""
+    found = definition(prompt, entry_point)
+    return [] if found is None else [a.arg for a in (*found.args.posonlyargs, *found.args.args)]
 
 
 def _named(text: str) -> list[tuple[str | None, object]]:

@@ -14,7 +14,6 @@ candidates (an input most of them refuse by raising is dropped: ``vreact.code.ag
 from __future__ import annotations
 
 import ast
-import re
 import string
 from collections.abc import Sequence
 from typing import Any
@@ -23,7 +22,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.internal.conjecture.providers import AVAILABLE_PROVIDERS, HypothesisProvider
 
-from vreact.code.examples import parameters
+from vreact.code.examples import definition, parameters
 
 
 class Unmined(HypothesisProvider):
@@ -155,20 +154,6 @@ def _hint_name(hint: ast.expr) -> tuple[str, list[ast.expr]]:
         hint = hint.value
     name = hint.attr if isinstance(hint, ast.Attribute) else hint.id if isinstance(hint, ast.Name) else ""
     return name, [i for i in inner if not (isinstance(i, ast.Constant) and i.value is Ellipsis)]
-
-
-def definition(prompt: str, entry_point: str) -> ast.FunctionDef | None:
-    """The entry point's ``def`` line in the prompt, parsed (never evaluated); None when the
-    prompt has none."""
-    at = re.search(rf"^\s*def\s+{re.escape(entry_point)}\s*\(.*?\)\s*(->[^:]*)?:", prompt, re.M | re.S)
-    if at is None:
-        return None
-    try:
-        tree = ast.parse(at.group(0).strip() + " pass")
-    except SyntaxError:
-        return None
-    found = tree.body[0]
-    return found if isinstance(found, ast.FunctionDef) else None
 
 
 def hints(prompt: str, entry_point: str) -> list[ast.expr | None]:
