@@ -100,11 +100,14 @@ def role_of(messages: list[dict[str, str]]) -> str:
         return "critic"
     if system.startswith("You keep the verified facts"):
         return "context_manager"
+    if system.startswith("You are a software tester"):
+        return "tester"
     return "executor"
 
 
 def by_role(**scripts: Any) -> MockModel:
-    """A mock model with one script per role (planner, executor, judge, critic, context_manager):
+    """A mock model with one script per role (planner, executor, judge, critic, context_manager,
+    tester):
     an iterable of outputs, or a function of the messages that gives each one."""
     from vreact.model import MockScriptExhausted
 

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from tests.code.test_agreement import CLOSE_LOOP
 from tests.fakes.chaos_server import ChaosServer
 from tests.fakes.reasoning_server import ReasoningServer
 from tests.fakes.scripted_server import ScriptedServer
@@ -67,6 +68,7 @@ def switched_on(base: dict[str, Any]) -> tuple[str, ...]:
     """What one of the sweep's base configurations switches on, in the switches' order."""
     on = [k for k in SWITCHES if base[k]]
     on += [f"profile={base['profile']}"] if base["profile"] else []
+    on += [f"agreement.{k}={v}" for k, v in base.get("agreement", {}).items()]
     return (*on, *(f"guard.{k}" for k in base.get("guard", {})))
 
 
@@ -212,6 +214,63 @@ class Effect:
     expect: tuple[Any, Any]
     extra: dict[str, Any] = field(default_factory=dict)
     tasks: int = 0  # 0: one attempt on Nissedal; n: run_experiment over n tasks
+    code: bool = False  # one attempt on HumanEval/0 (the code family: its tester, its inputs)
+
+
+def code_experiment(config: Configuration, mock: MockModel) -> ResolvedExperiment:
+    """One attempt of ``config`` on HumanEval/0 against ``mock``."""
+    body = {"kind": "experiment", "name": "code", "configurations": [config.model_dump(exclude_unset=True)]}
+    body |= {"dataset": CODE, "models": {"default": "openai/unused"}, "cache": False}
+    resolved = resolve(Experiment.model_validate({**body, "base_url": "http://127.0.0.1:9/v1"}))
+    resolved.models["default"] = mock
+    return resolved
+
+
+#: HumanEval/0 (has_close_elements), the code family's scenarios' one task.
+CODE = {"family": "code", "path": "humaneval", "task_ids": ["HumanEval/0"]}
+
+
+def writes(*programs: str, inputs: tuple[str, ...] = ("([1.0, 2.0], 0.5)",)) -> MockModel:
+    """The code executor: candidate i (its call's seed) writes ``programs[i]`` (the last repeats);
+    the tester proposes ``inputs``."""
+    m: MockModel
+
+    def reply(messages: list[dict[str, str]]) -> dict[str, Any]:
+        if role_of(messages) == "tester":
+            return {"inputs": list(inputs)}
+        i = m.settings[-1].seed or 0
+        return {"thought": "", "action": "finish", "input": programs[min(i, len(programs) - 1)]}
+
+    m = MockModel(reply)
+    return m
+
+
+def code_reply(body: dict[str, Any]) -> str:
+    """A served code model: the tester proposes one input; the executor writes a right program."""
+    if role_of(body["messages"]) == "tester":
+        return json.dumps({"inputs": ["([1.0, 2.0], 0.5)"]})
+    return json.dumps({"thought": "", "action": "finish", "input": CLOSE_LOOP})
+
+
+def on_code(code: bool) -> dict[str, Any]:
+    """An experiment body's dataset: HumanEval/0 for a code scenario (else the test's tasks)."""
+    return {"dataset": CODE} if code else {}
+
+
+def answers(*said: str) -> MockModel:
+    """The qa executor: candidate i (its call's seed) solves Nissedal answering ``said[i]`` (the
+    last repeats)."""
+    m: MockModel
+    steps: dict[int, Iterator[dict[str, Any]]] = {}
+
+    def reply(messages: list[dict[str, str]]) -> dict[str, Any]:
+        i = m.settings[-1].seed or 0
+        if i not in steps:
+            steps[i] = iter([search("Nissedal country"), read("10"), read("6")])
+        return next(steps[i], None) or finish(said[min(i, len(said) - 1)], ["10", "6"])
+
+    m = MockModel(reply)
+    return m
 
 
 def executor_calls(t: Trial) -> tuple[int, str | None]:
@@ -356,6 +415,38 @@ SCENARIOS: dict[str, Effect] = {
         512, lambda: model(WHOLE), lambda t: t.settings("executor"), ({(0.2, 256)}, {(0.2, 512)})
     ),
     **{f"calls.{role}": own_settings(role) for role in ROLE_COMPONENT},
+    "calls.tester": Effect(  # the code family's tester
+        {"temperature": 0.1, "max_tokens": 512},
+        lambda: writes(CLOSE_LOOP),
+        lambda t: t.settings("tester"),
+        ({(0.2, 256)}, {(0.1, 512)}),
+        code=True,
+    ),
+    # k candidates (without a planner): how many, which is taken, at what temperatures, and
+    # agreement among them (gates off: every candidate is compared)
+    "agreement.k": Effect(3, lambda: answers("north"), lambda t: len(t.calls("executor")), (4, 12)),
+    "agreement.select": Effect(
+        "first", lambda: answers("north"), lambda t: len(t.calls("executor")), (12, 4)
+    ),
+    "agreement.temperatures": Effect(
+        [0.5, 1.0],
+        lambda: answers("north"),
+        lambda t: {temperature for temperature, _ in t.settings("executor")},
+        ({0.2, 0.8}, {0.2, 0.5, 1.0}),
+    ),
+    "agreement.tau": Effect(
+        0.8, lambda: answers("north", "north", "Oslo"), lambda t: t.a.outcome, ("answer", "abstain")
+    ),
+    "agreement.inputs": Effect(
+        5,
+        lambda: writes(CLOSE_LOOP),
+        lambda t: t.a.agreement.record["sources"].count("generated") > 5,
+        (True, False),
+        code=True,
+    ),
+    "agreement.tester": Effect(
+        False, lambda: writes(CLOSE_LOOP), lambda t: len(t.calls("tester")), (1, 0), code=True
+    ),
     # the chain (issue 24): a finish that names its hops cites their paragraphs; the designer's
     # searches are steps of the try; a re-sampled try after a rejection
     "finish": Effect(
@@ -461,6 +552,10 @@ class Bench:
 
     def run(self, config: Configuration, effect: Effect) -> Trial:
         mock = effect.script()
+        if effect.code:
+            out = self.tmp_path / f"run{next(self.runs)}"
+            run_experiment(code_experiment(config, mock), out)
+            return Trial(read_run(out).attempts, mock)
         if not effect.tasks:
             attempt(config, self.tasks[0], mock, self.store, self.spec, self.verifiers, self.roles)
             return Trial(read_run(self.store).attempts, mock)
@@ -527,6 +622,7 @@ class Served:
     extra: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     tasks: int = 1
+    code: bool = False  # on HumanEval/0, not Nissedal (the code family's tester)
 
 
 def first_call(attempts: list[AttemptRecord]) -> CallRecord:
@@ -550,7 +646,13 @@ WATCHED = {"limits": {"call_timeout": 0.5, "max_retries": 0}}
 SERVED: dict[str, Served] = {
     # models.default's own default is a local GGUF model: its scenario compares two served ones
     **{
-        f"models.{r}": Served("openai/other", models_of(r), ({"openai/scripted"}, {"openai/other"}))
+        f"models.{r}": Served(
+            "openai/other",
+            models_of(r),
+            ({"openai/scripted"}, {"openai/other"}),
+            server=(lambda: ScriptedServer(code_reply)) if r == "tester" else (lambda: ScriptedServer(reply)),
+            code=r == "tester",
+        )
         for r in MODEL_ROLES
     },
     "base_url": Served(  # at its default, OPENAI_BASE_URL (another server) is asked
@@ -651,7 +753,8 @@ def test_changing_an_experiment_setting_moves_the_figure_it_governs(name, bench,
             if changed:
                 value = served.value(server) if callable(served.value) else served.value
                 body = merged(body, nested(path, value))
-            resolved = resolve(Experiment.model_validate(body), tasks=bench.tasks[: served.tasks])
+            tasks = None if served.code else bench.tasks[: served.tasks]
+            resolved = resolve(Experiment.model_validate({**body, **on_code(served.code)}), tasks=tasks)
             out = bench.tmp_path / f"run{next(bench.runs)}"
             run_experiment(resolved, out)
             figures.append(served.figure(read_run(out).attempts, server))
@@ -674,6 +777,7 @@ class Own:
     figure: Callable[[list[AttemptRecord]], Any]
     expect: tuple[Any, Any]
     reply: Callable[[dict[str, Any]], str] = reply
+    code: bool = False  # on HumanEval/0, not Nissedal (the code family's tester)
 
 
 def prompt_says(text: str) -> Callable[[list[AttemptRecord]], bool]:
@@ -700,6 +804,8 @@ OWN: dict[str, Own] = {
             lambda _: "openai/other",
             lambda attempts, r=r: models_of(r)(attempts, None),
             ({"openai/scripted"}, {"openai/other"}),
+            reply=code_reply if r == "tester" else reply,
+            code=r == "tester",
         )
         for r in MODEL_ROLES
     },
@@ -816,7 +922,8 @@ def test_a_configurations_own_models_spec_and_verifiers_move_what_it_runs_with(n
                 "cache": False,
                 "concurrency": 1,
             }
-            resolved = resolve(Experiment.model_validate(body), tasks=bench.tasks[:1])
+            tasks = None if own.code else bench.tasks[:1]
+            resolved = resolve(Experiment.model_validate({**body, **on_code(own.code)}), tasks=tasks)
             out = bench.tmp_path / f"run{next(bench.runs)}"
             run_experiment(resolved, out)
             figures.append(own.figure([a for a in read_run(out).attempts if a.config == "C"]))

@@ -27,6 +27,8 @@ from vreact.verify.verifier import Verifiers
 SWITCHES = ("planner", "guards", "gates", "judges", "critic", "context_manager")
 PROFILES = (None, "simple", "benchmark")
 GUARD_MEMBERS = ({}, {"text_repeat": True})
+#: k candidates (without a planner only): none, agreement, best of k
+AGREEMENTS = ({}, {"k": 3}, {"k": 3, "select": "first"})
 
 
 def declared(model: type[BaseModel] = Configuration, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
@@ -67,6 +69,9 @@ VALUES: dict[tuple[str, ...], Any] = {
     ("spec",): "musique",
     ("verifiers",): "musique",
     ("retry_temperature",): 0.7,
+    ("agreement", "select"): "first",
+    ("agreement", "temperatures"): [0.5, 1.0],
+    ("agreement", "tau"): 0.8,
 }
 
 
@@ -111,10 +116,18 @@ def runs(config: Configuration, spec, verifiers) -> set[str]:
     called |= {"judge"} if config.judges else set()
     called |= {"critic"} if Critic in kinds else set()
     called |= {"context_manager"} if ContextManager in kinds else set()
+    a = config.agreement
+    sampling = not config.planner and a.k > 1
+    agreeing = sampling and a.select == "agree"
+    called |= {"tester"} if agreeing and a.tester else set()
     for field in ("temperature", "max_tokens"):  # the configuration's own, unless a role's says
         if any(getattr(config.calls.get(r), field, None) is None for r in called):
             out.add(field)
     out |= {"own_default_model"} if called - set(config.models) else set()
+    out |= {"candidates"} if not config.planner else set()  # Candidates runs without a planner
+    out |= {"sampling"} if sampling else set()
+    out |= {"agreement"} if agreeing else set()
+    out |= {"tester"} if "tester" in called else set()
     out |= {"guards"} if RepetitionGuard in kinds else set()
     out |= {"text_repetition"} if TextRepetitionGuard in kinds else set()
     out |= {"critic", "critic_calls"} if Critic in kinds else set()
@@ -133,7 +146,7 @@ def runs(config: Configuration, spec, verifiers) -> set[str]:
 
     if config.planner:
         out |= {"planner"} | ({"plan_verifier"} if checks("plan") else set())
-    if config.verified:  # Controller.run takes the V's path: R1 re-tries, R2 and R3 check
+    if config.verified and not sampling:  # Controller.run takes the V's path: R1 re-tries, R2 and R3 check
         out.add("R1")
         out |= {"R3"} if checks("R3") else set()
         out |= {"R2"} if config.planner and checks("R2") else set()
@@ -145,12 +158,30 @@ def bases() -> Iterator[dict[str, Any]]:
         switches = dict(zip(SWITCHES, flags, strict=True))
         for profile in PROFILES:
             for members in GUARD_MEMBERS if switches["guards"] else ({},):
-                yield {"name": "C", **switches, "profile": profile, **({"guard": members} if members else {})}
+                for agreement in ({},) if switches["planner"] else AGREEMENTS:
+                    base = {
+                        "name": "C",
+                        **switches,
+                        "profile": profile,
+                        **({"guard": members} if members else {}),
+                    }
+                    yield {**base, **({"agreement": agreement} if agreement else {})}
 
 
 def test_every_field_declares_its_reader_or_is_a_switch():
     """A new setting without a reader would be accepted everywhere: each field says who reads it."""
-    plain = {"name", *SWITCHES, "profile", "dereact", "budgets", "guard", "calls", "models", "designer"}
+    plain = {
+        "name",
+        *SWITCHES,
+        "profile",
+        "dereact",
+        "budgets",
+        "guard",
+        "agreement",
+        "calls",
+        "models",
+        "designer",
+    }
     for name, info in Configuration.model_fields.items():
         assert name in plain or reader_of(info) is not None, name
     for path in declared():

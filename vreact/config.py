@@ -23,7 +23,7 @@ from vreact.model import GenerateSettings
 
 #: The roles that call a model (a models file or experiment may give each its own model, and a
 #: configuration its own call settings).
-CALL_ROLES = ("planner", "executor", "judge", "critic", "context_manager")
+CALL_ROLES = ("planner", "executor", "judge", "critic", "context_manager", "tester")
 #: The roles a model may be given for: each calling role, and ``default`` for those without one.
 MODEL_ROLES = ("default", *CALL_ROLES)
 
@@ -55,7 +55,11 @@ COMPONENTS: dict[str, Component] = {
     "executor": Component("the executor", lambda c: True),
     "runner": Component("the experiment runner", lambda c: True),
     "planner": Component("the planner", lambda c: c.planner),
-    "R1": Component("the R1 unit verifier (it re-tries a subtask)", lambda c: c.verified),
+    # k candidates are no retries, and no rejection of theirs re-descends
+    "R1": Component(
+        "the R1 unit verifier (it re-tries a subtask; not with k candidates)",
+        lambda c: c.verified and not c.sampled,
+    ),
     # a verifier with nothing to check never rejects: its budget is spent only by gates or judges
     "plan_verifier": Component(
         "the plan verifier (a planner, with gates or judges)", lambda c: c.planner and (c.gates or c.judges)
@@ -64,7 +68,10 @@ COMPONENTS: dict[str, Component] = {
         "the R2 integration verifier (a planner, with gates or judges)",
         lambda c: c.planner and (c.gates or c.judges),
     ),
-    "R3": Component("the R3 acceptance verifier (gates or judges)", lambda c: c.gates or c.judges),
+    "R3": Component(
+        "the R3 acceptance verifier (gates or judges; its re-descents not with k candidates)",
+        lambda c: (c.gates or c.judges) and not c.sampled,
+    ),
     "judges": Component("the judges", lambda c: c.judges),
     "guards": Component("the loop guards", lambda c: c.guards),
     "text_repetition": Component(
@@ -94,6 +101,17 @@ COMPONENTS: dict[str, Component] = {
     # its own verifier set: read by the verifiers' gates and judges
     "verifiers": Component("the verifiers (gates or judges)", lambda c: c.gates or c.judges),
     "profile": Component("the context profile", lambda c: c.profile is not None),
+    # candidates: k of them (1, as without agreement); best of k or agreement among them
+    "candidates": Component("the controller's candidates (without a planner)", lambda c: not c.planner),
+    "sampling": Component("k candidates (agreement.k above 1)", lambda c: c.sampled),
+    "agreement": Component(
+        "agreement among candidates (agreement.k above 1, select: agree)",
+        lambda c: c.sampled and c.agreement.select == "agree",
+    ),
+    "tester": Component(
+        "the tester (agreement among candidates, with agreement.tester)",
+        lambda c: c.sampled and c.agreement.select == "agree" and c.agreement.tester,
+    ),
     "benchmark_profile": Component("the benchmark context profile", lambda c: c.profile == "benchmark"),
 }
 #: The component each calling role's model calls (and call settings) belong to.
@@ -103,6 +121,7 @@ ROLE_COMPONENT = {
     "judge": "judges",
     "critic": "critic_calls",
     "context_manager": "context_manager_calls",
+    "tester": "tester",
 }
 
 
@@ -203,6 +222,62 @@ class DeReActSettings(BaseModel):
     initial: int = setting("context_manager", 5, ge=0, description="m: of those, the first steps kept")
 
 
+class AgreementSettings(BaseModel):
+    """Candidates per attempt and what is made of them (docs/agreement.md): ``k`` fresh executor
+    tries of the task (candidate i samples with the attempt's seed + i; candidate 0 is the first
+    try a configuration without agreement makes, the later ones at the ``temperatures``
+    schedule), each through R1's gates; then ``select``: ``first``, the first that passes every
+    gate (best of k by gate), or ``agree``, the largest group of candidates that behave alike
+    when it holds at least two and ``tau`` of all k (agreement at R3)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: int = setting(
+        "candidates", 1, ge=1, le=16, description="candidates per attempt (1: one try at a time)"
+    )
+    select: Literal["agree", "first"] = setting(
+        "sampling",
+        "agree",
+        description="agree: the largest group that behaves alike; first: the first candidate every"
+        " gate passes (best of k by gate)",
+    )
+    temperatures: list[float] = setting(
+        "sampling",
+        default_factory=lambda: [0.8],
+        min_length=1,
+        description="the executor's temperature of candidate 1, 2, ... (the last repeats); candidate 0"
+        " samples at the configuration's own",
+    )
+    tau: float = setting(
+        "agreement",
+        0.5,
+        gt=0,
+        le=1,
+        description="the least share of all k candidates the answer's group holds",
+    )
+    inputs: int = setting(
+        "agreement",
+        100,
+        ge=0,
+        le=1000,
+        description="made-up inputs the candidates run on, beside the stated and the tester's (code)",
+    )
+    tester: bool = setting(
+        "agreement", True, description="ask the tester role for inputs from the task alone (code)"
+    )
+
+    @field_validator("temperatures")
+    @classmethod
+    def _temperatures(cls, ts: list[float]) -> list[float]:
+        if any(not 0.0 <= t <= 2.0 for t in ts):
+            raise ValueError("each temperature is between 0 and 2")
+        return ts
+
+    def temperature(self, i: int) -> float | None:
+        """Candidate ``i``'s temperature (None: the configuration's own)."""
+        return None if i == 0 else self.temperatures[min(i, len(self.temperatures)) - 1]
+
+
 def named_forms(long: JsonSchemaValue, what: str) -> JsonSchemaValue:
     """The JSON Schema of a reference that a file may write three ways, as the loader reads it:
     ``- name``, ``- name: {arg: value}`` (or ``name:`` with nothing) and ``{name, args}``."""
@@ -290,6 +365,7 @@ class Configuration(BaseModel):
     dereact: DeReActSettings = Field(default_factory=lambda: DeReActSettings())
     budgets: BudgetLimits = Field(default_factory=BudgetLimits)
     guard: GuardSettings = Field(default_factory=GuardSettings)
+    agreement: AgreementSettings = Field(default_factory=AgreementSettings)
     final_answer_recovery: bool = setting(
         "executor",
         False,
@@ -422,7 +498,13 @@ class Configuration(BaseModel):
             or self.critic
             or self.context_manager
             or bool(self.pipeline)
+            or self.sampled
         )
+
+    @property
+    def sampled(self) -> bool:
+        """True when each attempt makes k candidates (``agreement.k`` above 1, no planner)."""
+        return self.agreement.k > 1 and not self.planner
 
 
 def idle_settings(config: Configuration) -> list[tuple[tuple[str, ...], str]]:

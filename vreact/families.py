@@ -271,6 +271,18 @@ class Behaviours:
     unavailable: str | None = None
 
 
+@dataclass(frozen=True)
+class Tester:
+    """L1's test design for a family whose answers run on inputs (agreement at R3): what the
+    tester role is asked, from the L1 its row lets it read (never a program, never gold), the
+    reply's JSON Schema, and the inputs a reply gives (each an argument tuple; what a reply does
+    not give well is dropped, never guessed)."""
+
+    messages: Callable[[dict[str, Any]], list[Any]]
+    schema: dict[str, Any]
+    inputs: Callable[[str], list[tuple[Any, ...]]]
+
+
 #: What a probe's class is: the gold artifact, a control that must pass, or a fault that should not.
 Role = Literal["gold", "control", "fault"]
 
@@ -567,6 +579,10 @@ class TaskFamily:
     shapes: ClassVar[Mapping[str, frozenset[str]]] = MappingProxyType({})
     #: the names ``read`` takes in place of a file (qa: ``sample``; code: its shipped sets)
     shipped: ClassVar[tuple[str, ...]] = ()
+    #: the rejections, ``check:cause``, that say a candidate disagrees with what the task itself
+    #: states (code: a stated example it fails): such a candidate is still compared in
+    #: agreement, and its group is disputed; any other rejection leaves it out
+    stated_checks: ClassVar[frozenset[str]] = frozenset()
 
     def spec_for(self, format: str) -> str | None:
         """The L1 spec its runs and probes of records in ``format`` take when none is named."""
@@ -769,6 +785,11 @@ class TaskFamily:
         many inputs to make up, ``seed`` theirs. A family that cannot compare its candidates has
         none (the default): a configuration that asks it for agreement is refused."""
         raise NotImplementedError(f"the {self.name} family cannot compare candidates")
+
+    def tester(self, task: Any) -> Tester | None:
+        """The tester of ``task`` (agreement's inputs from L1), or None: a family whose answers
+        take no inputs (question answering) has none, and its configurations ask for none."""
+        return None
 
     # --- what a probe asks of it ----------------------------------------------------------
 

@@ -25,7 +25,7 @@ from vreact.records import read_run
 from vreact.records.export import FORMATS, TABLES
 
 MIX = {"nonsense": 0.9, "prose": 0.1}
-CHILDREN = {"verdicts", "calls", "steps", "ledger", "events", "diagnoses", "score", "scores"}
+CHILDREN = {"verdicts", "calls", "steps", "ledger", "events", "diagnoses", "score", "scores", "agreement"}
 
 
 def vreact(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -198,6 +198,7 @@ ADDED = {
     # it adds no column or table: the family and scores it gives records made before families
     "_m028_scores_before_families": [],
     "_m029_call_stop_reason": ["alter table model_calls drop column stop_reason"],
+    "_m030_agreements": ["drop table agreements"],
 }
 
 

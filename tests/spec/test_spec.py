@@ -177,7 +177,7 @@ R3:
             "kind: experiment\nname: x\nconfigurations:\n  - name: A\n    calls: {brain: {}}\n",
             5,
             "configurations.0.calls",
-            "unknown role 'brain' (roles: planner, executor, judge, critic, context_manager)",
+            "unknown role 'brain' (roles: planner, executor, judge, critic, context_manager, tester)",
         ),
         (
             "memory",

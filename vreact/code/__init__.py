@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from vreact.code import gates as _gates  # noqa: F401  (register the family's gates)
+from vreact.code import tester
 from vreact.code.agreement import check, inputs_for
 from vreact.code.artifact import Program, parameters_of, tried_program
 from vreact.code.data import (
@@ -51,6 +52,7 @@ from vreact.families import (
     StepKit,
     Subtask,
     TaskFamily,
+    Tester,
     family,
 )
 
@@ -71,6 +73,7 @@ class Code(TaskFamily):
         }
     )
     shipped = (SHIPPED, SHIPPED_PLUS)
+    stated_checks = frozenset({"examples_pass:example_failed"})
     step_settings = CodeSteps
     metrics = ("pass",)
     default_spec = "humaneval"
@@ -121,6 +124,14 @@ class Code(TaskFamily):
             return data
         stated = examples(question, str(data.get("entry_point") or ""))
         return {**data, "examples": [list(e) for e in stated]}
+
+    def tester(self, task: Problem) -> Tester:
+        """L1's test design: the prompt as stated and the entry point, never a program."""
+        return Tester(
+            messages=lambda l1: tester.messages(str(l1["question"]), str(l1["entry_point"])),
+            schema=tester.SCHEMA,
+            inputs=lambda text: tester.inputs(text, task.text, task.entry_point),
+        )
 
     def behaviours(
         self,

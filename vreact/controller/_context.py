@@ -137,6 +137,10 @@ class Recorder:
         unit = Unit(kind, verifier, component, slot, artifact.gate_input(), artifact.identity())
         self.store.defer_unit(self.attempt_id, unit)
 
+    def agreement(self, row: dict[str, Any]) -> None:
+        """What the attempt made of its k candidates (the columns of ``agreements``)."""
+        self.store.record_agreement(self.attempt_id, row)
+
     def event(self, component: str, try_: int, index: int, guard: str, kind: str, detail: str) -> None:
         """A hint or rollback of a pipeline member (never memory, never a rejection)."""
         self.store.record_event(self.attempt_id, component, try_, index, guard, kind, detail)

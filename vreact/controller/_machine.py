@@ -24,6 +24,7 @@ from typing import Any
 
 from vreact.budget import BudgetStop
 from vreact.config import COMPONENTS
+from vreact.controller._candidates import Candidates
 from vreact.controller._context import AttemptContext
 from vreact.controller._outcome import Outcome
 from vreact.controller._try import ANSWER, ExecutorTry
@@ -77,6 +78,8 @@ class Controller:
             return self._out_of_budget(stop)
 
     def _run(self) -> Outcome:
+        if self.config.sampled:  # k candidates, then best of k or agreement at R3
+            return Candidates(self).run()
         while True:
             final = self._descend()  # L2 -> L3 -> R1 -> R2
             if isinstance(final, Outcome):

@@ -63,18 +63,31 @@ class ExecutorTry:
     stopped (``stop_cause`` says why; the stop's verdict is recorded, unverified runs record
     none)."""
 
-    def __init__(self, ctx: AttemptContext, subtask: Subtask, tries: Budget) -> None:
+    def __init__(
+        self,
+        ctx: AttemptContext,
+        subtask: Subtask,
+        tries: Budget,
+        fresh: bool = False,
+        temperature: float | None = None,
+    ) -> None:
+        """A try of the V's own (a later one is a retry, re-sampled at ``retry_temperature``,
+        that reads why earlier ones were rejected), or with ``fresh`` one of k candidates
+        (vreact/controller/_candidates.py): it reads no rejection and samples at ``temperature``
+        (None: the configuration's own)."""
         self.ctx, self.subtask, self.tries = ctx, subtask, tries
         config = ctx.config
         self.verified = config.verified
+        self.fresh = fresh
+        retry = tries.used > 1 and not self.fresh
         #: the family's kit for this try: the step's schema, its tools, the designer's steps
-        self.kit = open_kit(ctx.family, ctx, subtask, tries.used > 1)
+        self.kit = open_kit(ctx.family, ctx, subtask, retry)
         self.pipeline = pipeline_of(config, tuple(self.kit.guards))
         # the designer's steps pass the guards, not the critic (no model proposed them)
         self.designer_pipeline = Pipeline([m for m in self.pipeline.members if not isinstance(m, Critic)])
         self.marked = config.observation_marking
         # a try after a rejection routed like R1's is re-sampled (retry_temperature)
-        self.temperature = config.retry_temperature if tries.used > 1 else None
+        self.temperature = config.retry_temperature if retry else temperature
         self.history: list[tuple[str, str]] = []  # (reply, observation) of every spent step
         self.reask: list[str] = []  # the note of a rolled-back step, for the next prompt
         self.rollbacks = 0  # at most the step cap's worth in one try
@@ -241,7 +254,10 @@ class ExecutorTry:
                 **(extra or {}),
             },
         )
-        messages = self.kit.messages(self.ctx.assembler.build("executor", scope))
+        context = self.ctx.assembler.build("executor", scope)
+        if self.fresh:  # a candidate is sampled as if it were the first: no rejection reaches it
+            context = {k: v for k, v in context.items() if not k.startswith("failures.")}
+        messages = self.kit.messages(context)
         messages = told(messages) if self.marked else messages
         if self.reask:  # a rolled-back step: say why, so the re-ask differs
             messages.append({"role": "user", "content": "\n".join(self.reask)})

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 TABLES = ("attempts", "verdicts", "calls", "steps", "tasks")
 FORMATS = ("csv", "jsonl", "parquet")
 #: An attempt's own columns leave out what it wrote (its rows in the other tables).
-_CHILDREN = frozenset({"verdicts", "calls", "steps", "ledger", "events", "diagnoses", "score", "scores"})
+_CHILDREN = frozenset(
+    {"verdicts", "calls", "steps", "ledger", "events", "diagnoses", "score", "scores", "agreement"}
+)
 _HINT = "pip install 'vreact[analysis]' (pandas and pyarrow)"
 
 

@@ -451,6 +451,29 @@ def _m029_call_stop_reason(db: sqlite_utils.Database) -> None:
     db.table("model_calls").add_column("stop_reason", str)
 
 
+def _m030_agreements(db: sqlite_utils.Database) -> None:
+    # Agreement among candidates (an attempt that made k of them, agreement.k above 1): a row
+    # per attempt, k, tau and what was selected (agree, first), the candidate chosen (NULL:
+    # none) and why none, each candidate's fate (JSON: index -> answer, rejected, declined,
+    # stopped), the groups (JSON: members, disputed) and the inputs compared on (JSON, a
+    # family's record). No row in records made before, nor for an attempt of one candidate
+    db.table("agreements").create(
+        {
+            "attempt_id": int,
+            "k": int,
+            "tau": float,
+            "selected": str,
+            "chosen": int,
+            "cause": str,
+            "candidates": str,
+            "groups": str,
+            "record": str,
+        },
+        pk="attempt_id",
+        foreign_keys=[("attempt_id", "attempts")],
+    )
+
+
 def _json_list(text: str | None) -> list[Any]:
     """A JSON list column, as the reader parses it (anything else: empty)."""
     try:
@@ -528,4 +551,5 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m027_scorers,
     _m028_scores_before_families,
     _m029_call_stop_reason,
+    _m030_agreements,
 ]

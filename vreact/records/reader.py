@@ -223,6 +223,28 @@ class EventRecord:
 
 
 @dataclass(frozen=True)
+class AgreementRecord:
+    """A row of ``agreements``: what an attempt made of its k candidates. ``candidates``: each
+    candidate's fate by index (answer, rejected, declined, stopped); ``groups``: each with its
+    ``members`` and ``disputed``, largest first; ``chosen`` None with ``cause`` when none was
+    answered; ``record``: what the family kept (code: the inputs compared on and their sources)."""
+
+    attempt_id: int
+    k: int
+    tau: float
+    selected: str
+    chosen: int | None
+    cause: str | None
+    candidates: dict[str, str]
+    groups: list[dict[str, Any]]
+    record: dict[str, Any]
+
+    @property
+    def top(self) -> dict[str, Any] | None:
+        return self.groups[0] if self.groups else None
+
+
+@dataclass(frozen=True)
 class LedgerRecord:
     """A row of ``ledger`` (the success ledger): an accepted unit, its artifact and gate input
     parsed (rows from before migration 013, one per accept verdict, have no kind, slot or input)."""
@@ -269,6 +291,8 @@ class AttemptRecord:
     ledger: list[LedgerRecord] = field(default_factory=list)
     events: list[EventRecord] = field(default_factory=list)
     diagnoses: list[DiagnosisRecord] = field(default_factory=list)
+    #: what it made of k candidates (None: it made one at a time)
+    agreement: AgreementRecord | None = None
     #: its family's score, written when it ended (None: a crash, or a task with nothing its scorer
     #: needs; records made before families are given theirs by their migration): its run's
     #: primary scorer's
@@ -502,6 +526,9 @@ def _children(
         "scores": _grouped(
             _score(r) for r in (rows("scores", "attempt_id") if _has(store, "scores") else ())
         ),
+        "agreements": _grouped(
+            _agreement(r) for r in (rows("agreements", "attempt_id") if _has(store, "agreements") else ())
+        ),
     }
 
 
@@ -570,6 +597,16 @@ def _diagnosis(r: dict[str, Any]) -> DiagnosisRecord:
     return _record(DiagnosisRecord, r, **{f: bool(r[f]) for f in flags})
 
 
+def _agreement(r: dict[str, Any]) -> AgreementRecord:
+    return _record(
+        AgreementRecord,
+        r,
+        candidates=_json(r["candidates"], {}) or {},
+        groups=_json(r["groups"], []) or [],
+        record=_json(r["record"], {}) or {},
+    )
+
+
 def _event(r: dict[str, Any]) -> EventRecord:
     return _record(EventRecord, r)
 
@@ -586,6 +623,14 @@ def _attempt(a: dict[str, Any], children: dict[str, list[Any]]) -> AttemptRecord
     scores = sorted(children.pop("scores", []), key=lambda s: not s.primary)  # the primary first
     score = scores[0].score if scores and scores[0].primary else None  # None: not by the primary
     by_scorer = {s.score.scorer: s.score for s in scores}
+    agreement = (children.pop("agreements", None) or [None])[0]
     return _record(
-        AttemptRecord, a, evidence=evidence, plan_fallback=fallback, score=score, scores=by_scorer, **children
+        AttemptRecord,
+        a,
+        evidence=evidence,
+        plan_fallback=fallback,
+        score=score,
+        scores=by_scorer,
+        agreement=agreement,
+        **children,
     )

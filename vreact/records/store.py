@@ -99,7 +99,7 @@ _FAILURE_SQL = _insert_sql(
 
 
 #: The tables of an attempt's own rows, in an order where each row's references come first.
-_ATTEMPT_TABLES = ("model_calls", "steps", "verdicts", "failures", "ledger", "events", "scores")
+_ATTEMPT_TABLES = ("model_calls", "steps", "verdicts", "failures", "ledger", "events", "scores", "agreements")
 
 
 def _without_id(row: dict[str, Any]) -> dict[str, Any]:
@@ -541,6 +541,7 @@ class Store:
                 "failures",
                 "steps",
                 "events",
+                "agreements",
                 "diagnoses",
                 "verdicts",
                 "model_calls",
@@ -730,6 +731,14 @@ class Store:
         row = {"attempt_id": attempt_id, "component": component, "try": try_, "step": index}
         row.update(guard=guard, kind=kind, detail=detail)
         self._pending.append(lambda conn: self._row(conn, "events", row))
+
+    def record_agreement(self, attempt_id: int, row: dict[str, Any]) -> None:
+        """What an attempt made of its k candidates (``vreact.controller._candidates``): JSON
+        columns given as values, written as JSON."""
+        row = {"attempt_id": attempt_id, **row}
+        for key in ("candidates", "groups", "record"):
+            row[key] = json.dumps(row.get(key), default=str)
+        self._pending.append(lambda conn: self._row(conn, "agreements", row))
 
     def record_verdict(
         self, attempt_id: int, verdict: Verdict, artifact: Any = None, given: Any = None
