@@ -611,6 +611,12 @@ class TaskFamily:
     #: count; ``official``, HotpotQA's and 2Wiki's official metrics
     report_tables: ClassVar[tuple[str, ...]] = ("metrics",)
 
+    def states(self, task: Any) -> str | None:
+        """What a recorded task (a ``vreact.records.TaskRecord``) states of its own checks, for
+        the report's splits (code: its prompt's examples, ``doctest``, ``prose`` or ``none``).
+        None: the family does not split its tasks so (the default)."""
+        return None
+
     def answer_right(self, task: Any, answer: str) -> bool | None:
         """Whether ``answer``, one no scorer scored when its attempt ended (a judged try's, where
         the family scores no tries), is right by the recorded task (a

@@ -16,9 +16,10 @@ import vreact
 from tests.code.test_agreement import CLOSE_ADJACENT, CLOSE_ANY, CLOSE_LOOP, CLOSE_SORTED, HOSTILE
 from vreact.code.data import SHIPPED, read_problems
 from vreact.config import Configuration
+from vreact.families import family_of
 from vreact.memory import ContextAssembler
 from vreact.model import MockModel
-from vreact.records import read_run
+from vreact.records import TaskRecord, read_run
 
 PROBLEMS = {p.id: p for p in read_problems(SHIPPED, 3)}
 WRONG = "\ndef has_close_elements(numbers, threshold):\n    return None\n"
@@ -89,6 +90,12 @@ def test_no_group_large_enough_abstains_naming_l1(tmp_path):
     assert a.agreement.chosen is None and a.agreement.groups[0]["members"] == [0, 4]
     [reject] = [v for v in a.verdicts if v.check_name == "agreement"]
     assert reject.cause == "no_agreement" and "2+1 of 5" in reject.detail
+    # the report's tau curve reads the group again: at tau 0.4 its first candidate (right, as
+    # the hidden test scored it when the attempt ended) would have been answered
+    figures = vreact.report(tmp_path / "K").configs["K"].agreement
+    assert figures is not None and (figures.answered, figures.causes) == (0, {"no_agreement": 1})
+    assert [(p.tau, p.coverage, p.risk) for p in figures.tau_curve] == [(0.4, 1.0, 0.0)]
+    assert figures.candidates == {"answer": 3, "stated": 2} and list(figures.by_states) == ["doctest"]
 
 
 def test_a_group_failing_the_prompts_example_is_disputed(tmp_path):
@@ -164,3 +171,15 @@ def test_the_tester_reads_l1_alone_through_its_row(tmp_path, monkeypatch):
     [call] = [c for c in a.calls if c.role == "tester"]
     prompt = "\n".join(m["content"] for m in call.messages)
     assert PROBLEMS["HumanEval/0"].prompt.strip() in prompt and "sorted(numbers)" not in prompt
+
+
+@pytest.mark.parametrize(
+    ("problem", "states"), [("HumanEval/0", "doctest"), ("HumanEval/66", "prose"), ("HumanEval/32", "none")]
+)
+def test_what_a_recorded_problem_states_splits_the_report(problem, states):
+    """The report's split: a prompt with a doctest example, with examples in prose only, or none
+    (of the 164: 75, 82 and 7)."""
+    p = {x.id: x for x in read_problems(SHIPPED, audit=lambda p: [])}[problem]
+    task = TaskRecord(problem, p.prompt, None, [], True, None, [], None, record=p.model_dump(mode="json"))
+    assert family_of("code").states(task) == states
+    assert family_of("qa").states(task) is None

@@ -37,7 +37,7 @@ from vreact.code.data import (
     shipped_files,
 )
 from vreact.code.designer import Designer
-from vreact.code.examples import examples
+from vreact.code.examples import examples, stated
 from vreact.code.kit import CodeKit, CodeSteps
 from vreact.code.plan import Planner, with_helpers
 from vreact.code.reading import findings, reading
@@ -124,6 +124,16 @@ class Code(TaskFamily):
             return data
         stated = examples(question, str(data.get("entry_point") or ""))
         return {**data, "examples": [list(e) for e in stated]}
+
+    def states(self, task: Any) -> str | None:
+        """The examples the recorded problem's prompt states: ``doctest`` (any as a doctest),
+        ``prose`` (only in HumanEval's prose forms), or ``none``."""
+        record = task.record if isinstance(task.record, dict) else {}
+        prompt, entry_point = record.get("prompt"), record.get("entry_point")
+        if not isinstance(prompt, str) or not isinstance(entry_point, str):
+            return None
+        forms = {e.form for e in stated(prompt, entry_point)}
+        return "doctest" if "doctest" in forms else "prose" if forms else "none"
 
     def tester(self, task: Problem) -> Tester:
         """L1's test design: the prompt as stated and the entry point, never a program."""

@@ -53,6 +53,7 @@ class Candidates:
         self.settings = controller.config.agreement
         self.k = self.settings.k
         self.made: dict[int, str] = {}  # candidate -> its fate: answer, rejected, declined, stopped
+        self.hashes: dict[int, str] = {}  # candidate -> its artifact's hash (what scored tries key)
         self.last: tuple[str, str] | None = None  # (verifier, component) of the last rejection
 
     def run(self) -> Outcome:
@@ -86,6 +87,7 @@ class Candidates:
             self.made[i] = "stopped"
             self.last = ("R1", subtask.component)
             return None
+        self.hashes[i] = artifact_hash(artifact.identity())
         if artifact.kind == "abstain":
             self.made[i] = "declined"
             return None
@@ -145,7 +147,10 @@ class Candidates:
             return self.c._abstain("R3", ANSWER)
         why = decision.cause if decision is not None else cause
         assert why is not None
-        identity = {str(i): a.identity() for i, a in kept.items()}
+        # on the largest group's candidate (its family then scores it: the tau curve reads that)
+        top = decision.top if decision is not None else None
+        first = kept[top.members[0]] if top is not None else next(iter(kept.values()), None)
+        identity = first.identity() if first is not None else "no candidate"
         self._verdict("reject", why, self._detail(decision, record, why), identity)
         self._record(decision, None, why, record)
         return Outcome(
@@ -200,7 +205,7 @@ class Candidates:
 
     def _verdict(self, decision: str, cause: str, detail: str, identity: Any) -> None:
         """Agreement's own verdict at R3 (check ``agreement``, source ``gate``) on ``identity``:
-        the chosen candidate's, or every kept candidate's by index."""
+        the chosen candidate's, or on a rejection the largest group's first (none: a note)."""
         verdict = Verdict(
             "R3",
             ANSWER,
@@ -237,6 +242,7 @@ class Candidates:
                 "chosen": chosen,
                 "cause": cause,
                 "candidates": {str(i): fate for i, fate in sorted(self.made.items())},
+                "hashes": {str(i): h for i, h in sorted(self.hashes.items())},
                 "groups": groups,
                 "record": record or {},
             }

@@ -5,6 +5,7 @@ from vreact.records.faults import CRASH_KINDS, RETRYABLE_CRASHES, StorageFault, 
 from vreact.records.folder import DB_NAME, LOCK_NAME, RunDirBusy, exclusive
 from vreact.records.migrations import MIGRATIONS
 from vreact.records.reader import (
+    AgreementRecord,
     AttemptRecord,
     CallRecord,
     CrashKinds,
@@ -41,6 +42,7 @@ __all__ = [
     "LOCK_NAME",
     "MIGRATIONS",
     "RETRYABLE_CRASHES",
+    "AgreementRecord",
     "AttemptRecord",
     "CallRecord",
     "CrashKinds",

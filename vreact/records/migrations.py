@@ -454,9 +454,10 @@ def _m029_call_stop_reason(db: sqlite_utils.Database) -> None:
 def _m030_agreements(db: sqlite_utils.Database) -> None:
     # Agreement among candidates (an attempt that made k of them, agreement.k above 1): a row
     # per attempt, k, tau and what was selected (agree, first), the candidate chosen (NULL:
-    # none) and why none, each candidate's fate (JSON: index -> answer, rejected, declined,
-    # stopped), the groups (JSON: members, disputed) and the inputs compared on (JSON, a
-    # family's record). No row in records made before, nor for an attempt of one candidate
+    # none) and why none, each candidate's fate (JSON: index -> answer, rejected, stated,
+    # declined, stopped) and artifact hash (JSON: what scored tries are keyed by), the groups
+    # (JSON: members, disputed) and the inputs compared on (JSON, a family's record). No row in
+    # records made before, nor for an attempt of one candidate
     db.table("agreements").create(
         {
             "attempt_id": int,
@@ -466,6 +467,7 @@ def _m030_agreements(db: sqlite_utils.Database) -> None:
             "chosen": int,
             "cause": str,
             "candidates": str,
+            "hashes": str,
             "groups": str,
             "record": str,
         },

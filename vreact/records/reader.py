@@ -225,7 +225,7 @@ class EventRecord:
 @dataclass(frozen=True)
 class AgreementRecord:
     """A row of ``agreements``: what an attempt made of its k candidates. ``candidates``: each
-    candidate's fate by index (answer, rejected, declined, stopped); ``groups``: each with its
+    candidate's fate by index (answer, rejected, stated, declined, stopped); ``groups``: each with its
     ``members`` and ``disputed``, largest first; ``chosen`` None with ``cause`` when none was
     answered; ``record``: what the family kept (code: the inputs compared on and their sources)."""
 
@@ -238,6 +238,8 @@ class AgreementRecord:
     candidates: dict[str, str]
     groups: list[dict[str, Any]]
     record: dict[str, Any]
+    #: each candidate's artifact hash, by index (its family's scored tries are keyed by it)
+    hashes: dict[str, str] = field(default_factory=dict)
 
     @property
     def top(self) -> dict[str, Any] | None:
@@ -602,6 +604,7 @@ def _agreement(r: dict[str, Any]) -> AgreementRecord:
         AgreementRecord,
         r,
         candidates=_json(r["candidates"], {}) or {},
+        hashes=_json(r.get("hashes"), {}) or {},
         groups=_json(r["groups"], []) or [],
         record=_json(r["record"], {}) or {},
     )

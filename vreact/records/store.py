@@ -736,7 +736,7 @@ class Store:
         """What an attempt made of its k candidates (``vreact.controller._candidates``): JSON
         columns given as values, written as JSON."""
         row = {"attempt_id": attempt_id, **row}
-        for key in ("candidates", "groups", "record"):
+        for key in ("candidates", "hashes", "groups", "record"):
             row[key] = json.dumps(row.get(key), default=str)
         self._pending.append(lambda conn: self._row(conn, "agreements", row))
 

@@ -32,6 +32,7 @@ from vreact.records import (
 )
 from vreact.records.reader import ScoreRecord
 from vreact.report import dereact
+from vreact.report.agreement import agreement_report
 from vreact.report.model import (
     AttackReport,
     AttackRow,
@@ -293,7 +294,7 @@ def compute(
     family = family_named(records.run.family if records.run else None)
     measured = measured_by(family)
     configs = {
-        name: _config_report([a for a in attempts if a.config == name], tasks, scorers, measured)
+        name: _config_report([a for a in attempts if a.config == name], tasks, scorers, measured, family)
         for name in names
     }
     if baseline is not None and baseline not in configs:
@@ -796,6 +797,7 @@ def _config_report(
     tasks: dict[str, TaskRecord],
     scorers: list[str] | None = None,
     measured: tuple[str, ...] = (),
+    family: TaskFamily | None = None,
 ) -> ConfigReport:
     """The figures of one configuration, the same figures per hop count, and its headline
     figures under each of ``scorers``."""
@@ -814,11 +816,13 @@ def _config_report(
         guards=_guards(attempts, tasks),
         dereact=dereact.rates(attempts),
         diagnosis=_diagnosis(attempts, tasks),
+        agreement=agreement_report(attempts, tasks, family or TaskFamily()),
     )
 
 
 #: The labels of the roles whose calls the report costs, in the order the V's descent calls them.
 _ROLES = (
+    "tester",
     "planner",
     "plan judge",
     "executor",
@@ -865,6 +869,8 @@ def role_of(call: CallRecord) -> tuple[str, str]:
     if call.role == "judge":
         verifier = call.verifier or ""
         return (V[verifier].level, f"{verifier} judge") if verifier in V else ("-", "judge")
+    if call.role == "tester":  # L1's test design
+        return "L1", "tester"
     if call.role in ("critic", "context_manager"):
         return V[call.role].level, call.role.replace("_", " ")
     return ("L2" if call.role == "planner" else "L3"), call.role

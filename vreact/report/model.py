@@ -117,6 +117,44 @@ class RiskPoint(_Figures):
     risk: float
 
 
+class TauPoint(RiskPoint):
+    """One threshold of agreement's tau curve: the coverage and risk of answering the attempts
+    whose largest group holds at least ``tau`` of their k candidates."""
+
+    tau: float
+
+
+class AgreementFigures(_Figures):
+    """What k candidates per attempt came to (``agreement.k`` above 1), over some attempts:
+    each candidate's fate, the answers agreement (or best of k) chose and why it chose none,
+    the groups, the disputed examples, the calls and tokens per attempt, and the tau curve read
+    from the recorded groups (no model called) with its area (selective accuracy over coverage;
+    empty for best of k, which groups nothing)."""
+
+    attempts: int
+    candidates: dict[str, int]
+    answered: int
+    correct: int
+    causes: dict[str, int]
+    groups_per_attempt: float | None
+    disputed: int
+    llm_calls_per_attempt: float | None
+    tokens_per_attempt: float | None
+    tau_curve: list[TauPoint]
+    tau_area: float | None
+
+
+class AgreementReport(AgreementFigures):
+    """A configuration's candidates: how many, what was selected among them and the share that
+    had to agree, and the same figures split by what each task states of its own checks
+    (``TaskFamily.states``: code, its prompt's examples as doctests, in prose, or none)."""
+
+    k: int
+    tau: float
+    selected: str
+    by_states: dict[str, AgreementFigures] = {}
+
+
 class HopsReport(_Figures):
     """The figures of one configuration (or of its attempts on tasks of one hop count)."""
 
@@ -284,6 +322,8 @@ class ConfigReport(HopsReport):
     guards: GuardReport | None = None
     dereact: DeReActRates | None = None
     diagnosis: DiagnosisReport | None = None
+    #: what its k candidates per attempt came to (None: it made one at a time)
+    agreement: AgreementReport | None = None
 
 
 class Comparison(_Figures):

@@ -265,6 +265,27 @@ def _dereact(report: Report) -> Iterator[Row]:
             yield Row(n, (n,), r.dereact, key="dereact.")
 
 
+def _candidates(report: Report) -> Iterator[Row]:
+    """A configuration's candidates over all its attempts, then split by what its tasks state."""
+    for n, r in _configs(report):
+        a = r.agreement
+        if a is not None:
+            yield Row(n, (n, "all"), a, key="agreement.")
+            for said, figures in a.by_states.items():
+                yield Row(n, (n, said), figures, key=f"agreement.by_states.{said}.")
+
+
+def _tau_curve(report: Report) -> Iterator[Row]:
+    for n, r in _configs(report):
+        a = r.agreement
+        if a is None:
+            continue
+        for said, figures in {"all": a, **a.by_states}.items():
+            key = "agreement." if said == "all" else f"agreement.by_states.{said}."
+            for i, p in enumerate(figures.tau_curve):
+                yield Row(n, (n, said, p.tau), p, key=f"{key}tau_curve.{i}.")
+
+
 def _corrections(report: Report) -> Iterator[Row]:
     for i, c in enumerate(report.corrections):
         yield Row(c.config, (c.config, c.task_id, c.attempt), c, key=f"corrections.{i}.")
@@ -684,6 +705,35 @@ TABLES: tuple[Table, ...] = (
             Column("react on failed", "react_success_on_failed"),
         ),
         _veto_yield,
+        optional=True,
+    ),
+    Table(
+        "Candidates: k per attempt, and what was chosen among them",
+        "Each attempt made k candidates (fresh tries) and answered by agreement among them or by "
+        "the first every gate passed (best of k); by what each task states of its own checks.",
+        ("config", "by"),
+        (
+            Column("attempts", "attempts", size=True),
+            Column("answered", "answered"),
+            Column("correct", "correct"),
+            Column("groups/att", "groups_per_attempt"),
+            Column("disputed", "disputed"),
+            Column("calls/att", "llm_calls_per_attempt"),
+            Column("tokens/att", "tokens_per_attempt"),
+            Column("tau area", "tau_area"),
+            Column("none chosen", "causes", style="counts"),
+            Column("candidates", "candidates", style="counts"),
+        ),
+        _candidates,
+        optional=True,
+    ),
+    Table(
+        "Agreement's tau curve: coverage and risk as the share that must agree varies",
+        "Read from the recorded groups, no model called: at each tau, the attempts whose largest "
+        "group (decided, two or more) holds at least tau of its k candidates are answered.",
+        ("config", "by", "tau"),
+        (Column("coverage", "coverage"), Column("risk", "risk")),
+        _tau_curve,
         optional=True,
     ),
     Table(
