@@ -154,6 +154,9 @@ def test_the_family_is_probed_on_its_own_fault_classes(tmp_path):
         *("--spec", str(DATA / "spec.yaml"), "--verifiers", str(DATA / "verifiers.yaml")),
         *("--out", str(out), "--json"),
     ]
+    refused = vreact(*args[:-3], "--out", str(tmp_path / "made"), "--made", "10")
+    assert refused.returncode == 2 and "--made: the arith family cannot compare candidates" in refused.stderr
+    assert "Traceback" not in refused.stderr and not (tmp_path / "made").exists()
     done = vreact(*args)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)

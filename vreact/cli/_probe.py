@@ -96,6 +96,15 @@ def _names(value: str | None, known: tuple[str, ...], what: str) -> tuple[str, .
     help="records built and artifacts checked at once (the judges' calls stay one at a time)",
 )
 @click.option(
+    "--made",
+    type=click.IntRange(0, 1000),
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="also run each artifact beside the gold one on the stated and N made-up inputs, as agreement"
+    " compares candidates (an R3 check 'agreement'; a family that compares candidates)",
+)
+@click.option(
     "--out", type=click.Path(path_type=Path), default=None, help="probe folder (default runs/probe-TIMESTAMP)"
 )
 @click.option("--json", "as_json", is_flag=True, help="print the tables as JSON (schemas/probe.schema.json)")
@@ -131,13 +140,14 @@ def _probe(
     cache_dir: Path | None,
     seed: int | None,
     concurrency: int,
+    made: int,
     out: Path | None,
     as_json: bool,
     as_markdown: bool,
 ) -> None:
     import time
 
-    from vreact.families import family_of, read_selection
+    from vreact.families import TaskFamily, family_of, read_selection
     from vreact.inputs import DatasetError
     from vreact.model import ModelConfigError
     from vreact.quality import Probe, ProbeMismatch, compute_probe, run_probe
@@ -153,6 +163,8 @@ def _probe(
     chosen = _names(levels, PROBE_LEVELS, "levels") if levels else ("R1", "R3")
     if chosen == ("R2",):
         raise UserError("--levels: R2 checks only the gold chains; give it with R1 or R3 (R1,R3,R2)")
+    if made and type(family_of(selection.family)).behaviours is TaskFamily.behaviours:
+        raise UserError(f"--made: the {selection.family} family cannot compare candidates")
     if seed is not None and not judge:
         raise UserError("--seed: only the judge's calls read it; give --judge PROVIDER/MODEL too")
     errors = (
@@ -191,6 +203,7 @@ def _probe(
             dataset=str(dataset),
             seed=seed or 0,
             family=of.name,
+            made=made,
         )
         folder = out or Path("runs") / time.strftime("probe-%Y%m%d-%H%M%S")
         at_once = f", {concurrency} at a time" if concurrency > 1 else ""

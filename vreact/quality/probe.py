@@ -57,6 +57,9 @@ class Probe:
     dataset: str = ""
     seed: int = 0
     family: str = DEFAULT  # the task family of its records, whose classes it builds
+    #: made-up inputs each artifact also runs on beside the gold one (0: none; a family that
+    #: compares candidates: ``TaskFamily.behaviours``)
+    made: int = 0
 
     def identity(self) -> dict[str, Any]:
         """What makes two probes the same (a folder holding it is resumed, any other refused).
@@ -78,6 +81,7 @@ class Probe:
             "verifiers": self.verifiers.model_dump(mode="json"),
             "judge": self.judge.name if self.judge else None,
             "seed": self.seed,
+            **({"made": self.made} if self.made else {}),  # a probe made before it resumes
         }
 
 
@@ -157,12 +161,14 @@ def _run(
     work: list[tuple[Task, str, int, Artifact, Any]] = []
     skipped: dict[str, dict[str, int]] = {}
 
-    def build(task: Task) -> Any:
-        return family.probe(task, probe.classes, probe.spec)
+    def build(task: Task) -> tuple[Any, dict[tuple[str, int], Verdict]]:
+        built = family.probe(task, probe.classes, probe.spec)
+        return built, (beside_gold(family, task, built.artifacts, probe.made) if probe.made else {})
 
     with _in_order(build, probe.tasks, concurrency) as builds:
         made = list(zip(probe.tasks, builds, strict=True))
-    for task, built in made:
+    compared = {(task.id, *key): v for task, (_, beside) in made for key, v in beside.items()}
+    for task, (built, _) in made:
         for name, (reason, n) in built.skipped.items():
             skipped.setdefault(name, {}).setdefault(reason, 0)
             skipped[name][reason] += n
@@ -178,7 +184,12 @@ def _run(
     total = len(work) + len(done)
 
     def check(item: tuple[Task, str, int, Artifact, Any]) -> _Checked:
-        return checker.check(item[3], item[4])
+        checked = checker.check(item[3], item[4])
+        beside = compared.get((item[0].id, item[1], item[2]))
+        if beside is not None:  # beside the gate verdicts, at R3 (the agreement's level)
+            artifact = item[3]
+            checked.levels.append(([beside], artifact.identity(), artifact.gate_input()))
+        return checked
 
     with _in_order(check, work, concurrency) as checks:
         for n, ((task, name, index, artifact, _), checked) in enumerate(zip(work, checks, strict=True), 1):
@@ -188,6 +199,55 @@ def _run(
     store.record_skips(run_id, skipped)
     store.finish_run(run_id)
     return run_id
+
+
+def beside_gold(
+    family: Any, task: Task, artifacts: dict[str, list[Artifact]], made: int
+) -> dict[tuple[str, int], Verdict]:
+    """Each artifact of ``task`` run beside the gold one, as agreement's comparison runs k
+    candidates (``TaskFamily.behaviours``: code, on the stated examples' inputs and ``made``
+    made-up ones, in one sandbox start): an R3 verdict of the check ``agreement`` each, accepted
+    when it did what the gold artifact did on every input kept, else rejected (``left_out``: a
+    property check or the comparison left it out; ``another_behaviour``: it did otherwise;
+    ``unavailable``: no comparison could be made). A gold or control artifact rejected is a false
+    rejection of made-up inputs; a fault rejected, one agreement would tell from a right answer."""
+    flat = [(name, i, a) for name, found in artifacts.items() for i, a in enumerate(found)]
+    gold = next((k for k, (name, _, _) in enumerate(flat) if name == "gold"), None)
+    if gold is None:
+        return {}
+    try:
+        b = family.behaviours(task, {k: a for k, (_, _, a) in enumerate(flat)}, made=made, seed=0)
+    except Exception as e:  # fail closed: every artifact is rejected with the cause
+        b = None
+        failed = f"{type(e).__name__}: {e}"[:300]
+    reference = b.of.get(gold) if b is not None and not b.unavailable else None
+    out = {}
+    for k, (name, i, a) in enumerate(flat):
+        if b is None or b.unavailable:
+            cause, detail = "unavailable", failed if b is None else str(b.unavailable)
+        elif k in b.left_out:
+            cause, detail = "left_out", b.left_out[k]
+        elif reference is None:
+            cause, detail = "unavailable", "the gold artifact was left out"
+        elif b.of.get(k) == reference:
+            cause, detail = "", f"as the gold artifact on {sum(b.record.get('kept') or [])} inputs"
+        else:
+            cause, detail = "another_behaviour", "did otherwise than the gold artifact on an input kept"
+        decision: Decision = "reject" if cause else "accept"
+        v = Verdict(
+            "R3",
+            COMPONENT["R3"],
+            "gate",
+            "agreement",
+            decision,
+            cause,
+            detail,
+            None,
+            artifact_hash(a.identity()),
+            {"made": made},
+        )
+        out[(name, i)] = v
+    return out
 
 
 @dataclass
