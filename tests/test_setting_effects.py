@@ -419,7 +419,7 @@ SCENARIOS: dict[str, Effect] = {
         {"temperature": 0.1, "max_tokens": 512},
         lambda: writes(CLOSE_LOOP),
         lambda t: t.settings("tester"),
-        ({(0.2, 256)}, {(0.1, 512)}),
+        ({(0.2, 768)}, {(0.1, 512)}),  # the code family's default: its inputs' JSON is long
         code=True,
     ),
     # k candidates (without a planner): how many, which is taken, at what temperatures, and

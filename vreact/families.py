@@ -495,12 +495,18 @@ class ExecutorDefaults:
     max_tokens: int | None = None
     #: seconds for all tries of one call, waits included (0: none)
     call_timeout: float | None = None
+    #: the tester's completion tokens per call (its inputs, in JSON: at 256, a list of 20 is
+    #: cut), where the file names none (``calls.tester.max_tokens``, ``calls.default``)
+    tester_max_tokens: int | None = None
 
     def __post_init__(self) -> None:
         """Refused when the family is defined, not when a run reads it: the bounds a file's own
         ``max_tokens`` and ``call_timeout`` are held to."""
         if self.max_tokens is not None and (isinstance(self.max_tokens, bool) or self.max_tokens < 16):
             raise ValueError(f"executor_defaults.max_tokens is at least 16, not {self.max_tokens!r}")
+        t = self.tester_max_tokens
+        if t is not None and (isinstance(t, bool) or t < 16):
+            raise ValueError(f"executor_defaults.tester_max_tokens is at least 16, not {t!r}")
         if self.call_timeout is not None and self.call_timeout < 0:
             raise ValueError(f"executor_defaults.call_timeout is at least 0, not {self.call_timeout!r}")
 

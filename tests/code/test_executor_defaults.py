@@ -101,6 +101,23 @@ def test_the_file_wins_then_the_family_then_vreact():
         }
     ).configurations[0]
     assert (j.settings_for("executor").max_tokens, j.settings_for("judge").max_tokens) == (768, 256)
+
+    def tester(config: dict[str, Any], **more: Any) -> int:
+        exp = Experiment.model_validate(
+            {
+                "name": "x",
+                "dataset": {"family": "code", "path": "humaneval"},
+                "configurations": [config],
+                **more,
+            }
+        )
+        return exp.configurations[0].settings_for("tester").max_tokens
+
+    agree = {"name": "A", "gates": True, "agreement": {"k": 3}}
+    assert tester(agree) == 768  # the family's: a list of 20 inputs in JSON is cut at 256
+    assert tester(agree, calls={"tester": {"max_tokens": 300}}) == 300
+    assert tester(agree, calls={"default": {"max_tokens": 200}}) == 200
+    assert tester({**agree, "calls": {"tester": {"max_tokens": 100}}}) == 100
     timeouts = [
         Experiment.model_validate(
             {"name": "x", "dataset": d, "configurations": [{"name": "N"}], **more}
@@ -190,4 +207,6 @@ def test_a_familys_defaults_are_held_to_a_files_bounds_when_it_is_defined():
         ExecutorDefaults(max_tokens=8)
     with pytest.raises(ValueError, match="at least 0"):
         ExecutorDefaults(call_timeout=-1)
+    with pytest.raises(ValueError, match="tester_max_tokens is at least 16"):
+        ExecutorDefaults(tester_max_tokens=8)
     assert ExecutorDefaults() == ExecutorDefaults(None, None)  # vreact's own, a family that gives none

@@ -185,7 +185,9 @@ class CodeSteps(Settings):
     #: Qwen2.5-Coder-0.5B on HumanEval/0-81 stopped at the limit, cut mid-function, at 768 4 of 233
     #: (docs/evidence/2026-12-03-qwen0.5b-code-tuning.md); and a 1.5B model on 2 cores takes up
     #: to a minute a reply, so one call has 1200 s before it is a time-out (as experiments/code.yaml)
-    executor_defaults: ClassVar[ExecutorDefaults] = ExecutorDefaults(max_tokens=768, call_timeout=1200)
+    executor_defaults: ClassVar[ExecutorDefaults] = ExecutorDefaults(
+        max_tokens=768, call_timeout=1200, tester_max_tokens=768
+    )
 
     show_rejected: bool = Field(
         False,

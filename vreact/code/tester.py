@@ -32,8 +32,8 @@ SYSTEM = (
     "You are a software tester. You read a function's signature and description, and propose "
     "inputs that test it: edge cases, boundaries, empty values, duplicates, large values, and "
     "the cases the description singles out. Give each input as the call's arguments, one Python "
-    'tuple literal such as "([1, 2], 3)" (a single argument as "(x,)"). Give no expected '
-    'output. Reply with JSON: {"inputs": ["(...)", "(...)"]}'
+    'tuple literal such as "([1, 2], 3)" or "(\'abc\', 2)" (a single argument as "(x,)", a '
+    'string in quotes). Give no expected output. Reply with JSON: {"inputs": ["(...)", "(...)"]}'
 )
 
 

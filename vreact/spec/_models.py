@@ -783,13 +783,15 @@ def _temperatures(config: Configuration) -> list[tuple[Loc, list[str]]]:
 
 
 def family_calls(given: ExecutorDefaults, calls: dict[str, CallSettings]) -> dict[str, CallSettings]:
-    """The executor's call settings a family gives (``given``) that an experiment's ``calls``
-    leave to it, as ``calls`` would give them: its ``max_tokens``, unless ``calls.default`` or
-    ``calls.executor`` names one (empty: none)."""
-    said = any(c.max_tokens is not None for r, c in calls.items() if r in ("default", "executor"))
-    if given.max_tokens is None or said:
-        return {}
-    return {"executor": CallSettings(max_tokens=given.max_tokens)}
+    """The executor's and the tester's call settings a family gives (``given``) that an
+    experiment's ``calls`` leave to it, as ``calls`` would give them: each role's ``max_tokens``,
+    unless ``calls.default`` or the role's own names one (empty: none)."""
+    out = {}
+    for role, tokens in (("executor", given.max_tokens), ("tester", given.tester_max_tokens)):
+        said = any(c.max_tokens is not None for r, c in calls.items() if r in ("default", role))
+        if tokens is not None and not said:
+            out[role] = CallSettings(max_tokens=tokens)
+    return out
 
 
 def with_calls(
