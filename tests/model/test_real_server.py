@@ -182,3 +182,55 @@ def test_hotpotqa_and_2wiki_runs_through_the_server_score_as_the_official_script
             assert mine[name] == pytest.approx(official[name], abs=0.00006), (config, name)
         if fmt == "2wiki":
             assert "joint_f1" not in mine and official["evi_f1"] == 0  # not predicted
+
+
+def test_candidates_against_llama_cpp_server(llama_server: str, tmp_path: Path) -> None:
+    """k candidates through the real server: question answering's majority among 3 (gates off),
+    and code's agreement among 2 on HumanEval/0 with the tester's call, the programs compared in
+    the real sandbox. Whatever the small model writes, every attempt is accounted for and its
+    candidates, groups and inputs are in the records."""
+    experiment = tmp_path / "k.yaml"
+    experiment.write_text(
+        json.dumps(
+            {
+                "kind": "experiment",
+                "name": "k",
+                "dataset": {"path": str(FULL), "limit": 1},
+                "configurations": [{"name": "A3", "agreement": {"k": 3}, "budgets": {"step_cap": 3}}],
+                "models": {"default": "openai/smollm2"},
+                "base_url": llama_server,
+                "cache": False,
+            }
+        )
+    )
+    code = tmp_path / "code.yaml"
+    code.write_text(
+        json.dumps(
+            {
+                "kind": "experiment",
+                "name": "c",
+                "dataset": {"family": "code", "path": "humaneval", "task_ids": ["HumanEval/0"]},
+                "configurations": [{"name": "C2", "gates": True, "agreement": {"k": 2, "inputs": 20}}],
+                "models": {"default": "openai/smollm2"},
+                "base_url": llama_server,
+                "calls": {"executor": {"max_tokens": 200}, "tester": {"max_tokens": 200}},
+                "cache": False,
+            }
+        )
+    )
+    for file, name, out in ((experiment, "A3", tmp_path / "qa"), (code, "C2", tmp_path / "code")):
+        result = CliRunner().invoke(cli, ["experiment", str(file), "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        [attempt] = rows(out / "vreact.db", "select * from attempts")
+        assert attempt["outcome"] in ("answer", "abstain"), attempt  # accounted, never a crash
+        [row] = rows(out / "vreact.db", "select * from agreements")
+        assert row["k"] == (3 if name == "A3" else 2) and row["selected"] == "agree"
+        fates = json.loads(row["candidates"])
+        assert len(fates) == row["k"], fates
+        if attempt["outcome"] == "abstain":
+            assert attempt["abstain_cause"].startswith(("agreement:", "budget")), attempt
+        calls = rows(out / "vreact.db", "select role, status from model_calls")
+        assert calls and all(c["status"] == "ok" for c in calls), calls
+    roles = {c["role"] for c in rows(tmp_path / "code" / "vreact.db", "select role from model_calls")}
+    kept = {"answer", "stated"} & set(json.loads(row["candidates"]).values())
+    assert ("tester" in roles) == bool(kept)  # asked when a candidate reached the comparison
