@@ -11,23 +11,31 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.scripted_server import ScriptedServer
-from tests.helpers import finish, solve
+from tests.helpers import abstain, finish, solve
 from vreact import load_experiment, resolve, run_experiment
 from vreact.config import Configuration
 from vreact.qa.dataset import Task
 from vreact.records import read_run
 
+DECLINE = "<decline>"
+
 
 def served(task: Task, answers: list[str | None]) -> tuple[ScriptedServer, dict[int, Any]]:
     """A server whose candidate i solves ``task`` answering ``answers[i]`` (None: it finishes
-    at once with no evidence read, which R1's gates reject)."""
+    at once with no evidence read, which R1's gates reject; DECLINE: it abstains at once)."""
     steps: dict[int, Iterator[dict[str, Any]]] = {}
 
     def reply(body: dict[str, Any]) -> str:
         i = int(body.get("seed") or 0)
         if i not in steps:
             a = answers[i]
-            steps[i] = iter([finish("nothing", ["0"])] if a is None else solve(task, a))
+            steps[i] = iter(
+                [finish("nothing", ["0"])]
+                if a is None
+                else [abstain("not found")]
+                if a == DECLINE
+                else solve(task, a)
+            )
         return json.dumps(next(steps[i]))
 
     return ScriptedServer(reply), steps
@@ -84,3 +92,22 @@ def test_best_of_k_by_gate_takes_the_first_that_passes(tmp_path, task_nissedal):
     causes = [v.cause for v in a.verdicts if v.decision == "reject"]
     assert causes == ["evidence_not_retrieved", "unsupported"]  # R1's, one per candidate
     assert 3 not in {r["seed"] for r in requests}  # made only until one passed
+
+
+def test_candidates_that_all_decline_end_as_a_decline_does(tmp_path, task_nissedal):
+    """As VG's: R3 allows declining (the musique spec), so the attempt ends declined."""
+    a, _ = run(tmp_path, task_nissedal, [DECLINE, None, DECLINE], gates=True, agreement={"k": 3})
+    assert a.outcome == "abstain" and a.abstain_level == "declined"
+    assert a.agreement.candidates == {"0": "declined", "1": "rejected", "2": "declined"}
+    assert (a.agreement.chosen, a.agreement.cause) == (0, None)
+    b, _ = run(
+        tmp_path / "b", task_nissedal, [None, DECLINE], gates=True, agreement={"k": 2, "select": "first"}
+    )
+    assert b.outcome == "abstain" and b.abstain_level == "declined" and b.agreement.chosen == 1
+
+
+def test_a_budget_spent_among_the_candidates_keeps_what_was_made(tmp_path, task_nissedal):
+    gold = task_nissedal.answer
+    a, _ = run(tmp_path, task_nissedal, [gold, gold, gold], agreement={"k": 3}, budgets={"steps": 6})
+    assert a.outcome == "abstain" and a.abstain_level == "L3"  # a verified attempt: the budget names L3
+    assert a.agreement.cause == "budget" and a.agreement.candidates["0"] == "answer"

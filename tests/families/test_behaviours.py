@@ -45,6 +45,27 @@ def test_a_family_that_cannot_compare_its_candidates_says_so():
         Arithmetic().behaviours(None, {})
 
 
+def test_agreement_on_a_family_that_cannot_compare_is_refused_naming_its_line(tmp_path):
+    """Refused when the file is read, not by every attempt abstaining; best of k needs no
+    comparison and is taken."""
+    from tests.families.test_arith import DATA, PLUGIN
+    from tests.helpers import cli
+
+    body = (
+        f"kind: experiment\nname: x\nplugins: [{PLUGIN}]\n"
+        f"dataset: {{family: arith, path: {DATA / 'problems.jsonl'}}}\n"
+        f"spec: {DATA / 'spec.yaml'}\nverifiers: {DATA / 'verifiers.yaml'}\n"
+        "configurations:\n  - name: A\n    gates: true\n    agreement: {k: 3}\n"
+    )
+    path = tmp_path / "x.yaml"
+    path.write_text(body)
+    done = cli("experiment", str(path), "--dry-run", "--out", str(tmp_path / "out"))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert f"{path}:10: configurations.0.agreement: the arith family cannot compare candidates" in done.stderr
+    path.write_text(body.replace("{k: 3}", "{k: 3, select: first}"))
+    assert cli("experiment", str(path), "--dry-run", "--out", str(tmp_path / "out")).returncode == 0
+
+
 @pytest.fixture(scope="module")
 def median():
     why = unavailable()

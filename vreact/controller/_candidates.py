@@ -55,12 +55,18 @@ class Candidates:
         self.made: dict[int, str] = {}  # candidate -> its fate: answer, rejected, declined, stopped
         self.hashes: dict[int, str] = {}  # candidate -> its artifact's hash (what scored tries key)
         self.last: tuple[str, str] | None = None  # (verifier, component) of the last rejection
+        self.declines: dict[int, Artifact] = {}  # the candidates that declined
+        self.recorded = False
 
     def run(self) -> Outcome:
         subtask = self.c.designer.single_task(self.task_text)
-        if self.settings.select == "first":
-            return self._first(subtask)
-        return self._agree(subtask)
+        try:
+            if self.settings.select == "first":
+                return self._first(subtask)
+            return self._agree(subtask)
+        except BudgetStop:  # the attempt's steps, tokens or wall clock: what was made is kept
+            self._record(None, None, "budget")
+            raise
 
     @property
     def task_text(self) -> str:
@@ -90,6 +96,7 @@ class Candidates:
         self.hashes[i] = artifact_hash(artifact.identity())
         if artifact.kind == "abstain":
             self.made[i] = "declined"
+            self.declines[i] = artifact
             return None
         rejection = self.c._check("R1", subtask.component, artifact, subtask.l3())
         if rejection is None:
@@ -108,12 +115,22 @@ class Candidates:
         for i in range(self.k):
             artifact = self._candidate(subtask, i, tries)
             if artifact is not None and self.made[i] == "answer":
-                outcome = self._answer(subtask, artifact)
+                outcome = self._answer(subtask, artifact, i)
+                if outcome is not None:
+                    self._record(None, i, None)
+                    return outcome
+            elif i in self.declines:  # as VG's decline: R3 says whether declining is allowed
+                outcome = self._decline(i)
                 if outcome is not None:
                     self._record(None, i, None)
                     return outcome
             self.ctx.caused_by = self._charge()  # the next candidate is this one's cost
         self._record(None, None, "no_candidate")
+        return self._spent(subtask)
+
+    def _spent(self, subtask: Subtask) -> Outcome:
+        """No candidate is the answer: an abstention naming the level of the last rejection (a
+        candidate's R1 or R3), as a spent budget is."""
         verifier, component = self.last or ("R1", subtask.component)
         return self.c._abstain(verifier, component)
 
@@ -131,20 +148,24 @@ class Candidates:
             if artifact is not None:
                 kept[i] = artifact
         self.ctx.caused_by = CHARGED
+        if not kept and self.declines:  # every candidate declined or was rejected
+            i = min(self.declines)
+            outcome = self._decline(i)
+            self._record(None, i if outcome is not None else None, None if outcome else "declined")
+            return outcome if outcome is not None else self._spent(subtask)
         decision, record, cause = self._compared(kept)
         if decision is not None and decision.chosen is not None:
             chosen = kept[decision.chosen]
+            assert self.made[decision.chosen] == "answer"  # a stated example's failure is disputed
             self._verdict(
                 "accept",
                 "",
                 f"{decision.top.size if decision.top else 0} of {self.k} agree",
                 chosen.identity(),
             )
-            self._record(decision, decision.chosen, None, record)
-            outcome = self._answer(subtask, chosen)
-            if outcome is not None:
-                return outcome
-            return self.c._abstain("R3", ANSWER)
+            outcome = self._answer(subtask, chosen, decision.chosen)
+            self._record(decision, decision.chosen if outcome else None, None if outcome else "r3", record)
+            return outcome if outcome is not None else self.c._abstain("R3", ANSWER)
         why = decision.cause if decision is not None else cause
         assert why is not None
         # on the largest group's candidate (its family then scores it: the tau curve reads that)
@@ -165,38 +186,59 @@ class Candidates:
         """The decision on the kept candidates (None, with the cause, when no comparison could
         be made), and what the family kept of it."""
         family, s = self.ctx.family, self.settings
+        # the tester's call is a model call like any: its failure is the attempt's crash
+        inputs, asked = self._tested() if s.tester and kept else ([], {})
         try:
-            inputs = self._tested() if s.tester and kept else []
             b = family.behaviours(self.c.task, kept, inputs, made=s.inputs, seed=self.ctx.seed)
         except BudgetStop:
             raise
         except Exception as e:  # fail closed: a comparison that raises is a reject, with its cause
-            return None, {"error": f"{type(e).__name__}: {e}"[:300]}, ERROR
-        record = {**b.record, "left_out": {str(i): why for i, why in b.left_out.items()}}
+            return None, {"error": f"{type(e).__name__}: {e}"[:300], **asked}, ERROR
+        record = {**b.record, "left_out": {str(i): why for i, why in b.left_out.items()}, **asked}
         if b.unavailable:
             return None, {**record, "unavailable": b.unavailable}, UNAVAILABLE
-        return agree(self.k, s.tau, grouped(b.of, b.disputed)), record, None
+        # R1 rejected these for an example the task states: their group is disputed, whatever
+        # the comparison's own reading of the examples says
+        stated = {i for i, fate in self.made.items() if fate == "stated"}
+        return agree(self.k, s.tau, grouped(b.of, set(b.disputed) | stated)), record, None
 
-    def _tested(self) -> list[tuple[Any, ...]]:
+    def _tested(self) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
         """The tester's inputs, from L1 as its row reads it (none when its family has no tester
-        or its reply gives none)."""
+        or its reply gives none), and what to record of its reply: how many inputs it gave, and
+        whether it stopped at its token allowance (a cut reply's JSON gives none)."""
         tester = self.ctx.family.tester(self.c.task)
         if tester is None:
-            return []
+            return [], {}
         l1 = self.c.family.l1(self.c.task, self.c.spec)
         seen = self.c._read("tester", (), {"l1": l1})
         reply = self.c._call("tester", ANSWER, tester.messages(seen["l1"]), tester.schema)
-        return tester.inputs(reply.text)
+        given = tester.inputs(reply.text)
+        return given, {"tester": {"inputs": len(given), "cut": bool(reply.truncated)}}
 
     # --- what it ends in --------------------------------------------------------------------
 
-    def _answer(self, subtask: Subtask, artifact: Artifact) -> Outcome | None:
-        """``artifact`` accepted as the subtask's unit and, when R3's own checks pass it, the
-        answer; None (the rejection recorded) when R3 rejects it."""
+    def _decline(self, i: int) -> Outcome | None:
+        """Candidate ``i``'s decline, as VG's: the answer when R3 allows declining (its
+        ``declined``), None (the rejection recorded) when it does not."""
+        declined = self.c.family.declined(self.c.task, self.declines[i])
+        rejection = self.c._check("R3", ANSWER, declined, self.c.family.l1(self.c.task, self.c.spec))
+        if rejection is not None:
+            self.c._reject(ANSWER, rejection)
+            self.last = ("R3", ANSWER)
+            return None
+        self.c._declined_by = self.c.designer.single_task(self.task_text).component
+        self.ctx.recorder.unit("answer", "R3", ANSWER, declined)
+        return self.c._outcome_of(declined, ANSWER)
+
+    def _answer(self, subtask: Subtask, artifact: Artifact, i: int) -> Outcome | None:
+        """Candidate ``i`` accepted as the subtask's unit and, when R3's own checks pass it, the
+        answer; None (the rejection recorded, the candidate's fate ``rejected``) when R3 rejects
+        it."""
         final = self.c.family.final(self.c.task, [artifact])
         rejection = self.c._check("R3", ANSWER, final, self.c.family.l1(self.c.task, self.c.spec))
         if rejection is not None:
             self.c._reject(ANSWER, rejection)
+            self.made[i] = "rejected"
             self.last = ("R3", ANSWER)
             return None
         self.ctx.recorder.unit("unit", "R1", subtask.component, artifact, subtask.id)
@@ -233,6 +275,9 @@ class Candidates:
         cause: str | None,
         record: dict[str, Any] | None = None,
     ) -> None:
+        if self.recorded:  # once per attempt (a budget stop after the row is written)
+            return
+        self.recorded = True
         groups = [dataclasses.asdict(g) for g in decision.groups] if decision is not None else []
         self.ctx.recorder.agreement(
             {

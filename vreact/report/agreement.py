@@ -59,7 +59,7 @@ def _figures(
         groups += len(g.groups)
         top = g.groups[0] if g.groups else None
         disputed += bool(top and top.get("disputed"))
-        if top is not None and a.task_id in tasks:
+        if top is not None and a.task_id in tasks and a.score is not None:  # over the scoreable
             tied = len(g.groups) > 1 and len(g.groups[1]["members"]) == len(top["members"])
             right = _right(a, tasks[a.task_id], family, top["members"][0])
             curve.append((len(top["members"]), g.k, bool(top.get("disputed")) or tied, right is True))

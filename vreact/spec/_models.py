@@ -36,6 +36,7 @@ from vreact.families import (
     Acceptable,
     ExecutorDefaults,
     Settings,
+    TaskFamily,
     UnknownFamily,
     family_of,
     settings_of_families,
@@ -589,6 +590,22 @@ class Experiment(_Plugged):
                     f" {name}: FILE, or --{name} FILE)",
                 )
             self.__dict__[name] = default  # stays unset: the settings rule reads what was named
+        return self
+
+    @model_validator(mode="after")
+    def _family_compares(self) -> Experiment:
+        """Agreement among candidates needs a family that says what "the same behaviour" is
+        (``TaskFamily.behaviours``); best of k (``select: first``) needs none."""
+        family = family_of(self.dataset.family)
+        if type(family).behaviours is not TaskFamily.behaviours:
+            return self
+        for n, c in enumerate(self.configurations):
+            if c.sampled and c.agreement.select == "agree":
+                raise SettingError(
+                    ("configurations", n, "agreement"),
+                    f"the {family.name} family cannot compare candidates: agreement needs one that"
+                    " can (select: first, best of k by gate, needs none)",
+                )
         return self
 
     @model_validator(mode="after")
