@@ -217,3 +217,20 @@ def cli(
         text=True,
         timeout=600,
     )
+
+
+def contexts_built(monkeypatch: Any) -> dict[str, set[str]]:
+    """The context fields each role's context was built with from now on (the assembler spied
+    on), by role."""
+    from vreact.memory import ContextAssembler
+
+    built: dict[str, set[str]] = {}
+    build = ContextAssembler.build
+
+    def spying(self: Any, role: str, scope: Any) -> dict[str, Any]:
+        out = build(self, role, scope)
+        built.setdefault(role, set()).update(out)
+        return out
+
+    monkeypatch.setattr(ContextAssembler, "build", spying)
+    return built

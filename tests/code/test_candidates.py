@@ -14,10 +14,10 @@ import pytest
 
 import vreact
 from tests.code.test_agreement import CLOSE_ADJACENT, CLOSE_ANY, CLOSE_LOOP, CLOSE_SORTED, HOSTILE
+from tests.helpers import contexts_built
 from vreact.code.data import SHIPPED, read_problems
 from vreact.config import Configuration
 from vreact.families import family_of
-from vreact.memory import ContextAssembler
 from vreact.model import MockModel
 from vreact.records import TaskRecord, read_run
 
@@ -156,15 +156,7 @@ def test_candidates_read_no_rejection(tmp_path, given):
 def test_the_tester_reads_l1_alone_through_its_row(tmp_path, monkeypatch):
     """The tester's context is built under its row of memory/roles.yaml (L1 only), and its prompt
     holds the problem's prompt, never a candidate's program."""
-    built: dict[str, set[str]] = {}
-    build = ContextAssembler.build
-
-    def spying(self, role, scope):
-        out = build(self, role, scope)
-        built.setdefault(role, set()).update(out)
-        return out
-
-    monkeypatch.setattr(ContextAssembler, "build", spying)
+    built = contexts_built(monkeypatch)
     model = scripted([CLOSE_LOOP, CLOSE_SORTED, CLOSE_ANY], ["([1.0, 5.0, 1.2], 0.3)"])
     a = run(tmp_path, model, {"k": 3})
     assert built["tester"] == {"l1"}

@@ -8,7 +8,18 @@ import json
 
 import pytest
 
-from tests.helpers import attempt, by_role, criticised, finish, judged, managed, plan, read, search
+from tests.helpers import (
+    attempt,
+    by_role,
+    contexts_built,
+    criticised,
+    finish,
+    judged,
+    managed,
+    plan,
+    read,
+    search,
+)
 from vreact.config import Configuration
 from vreact.controller import Recorder
 from vreact.memory import ContextAssembler, ContextSchemaError, Scope, Tagged, tag
@@ -118,15 +129,7 @@ def test_every_row_is_read_through_the_assembler_by_a_real_attempt(
 ):
     """A planned, gated, judged DeReAct attempt reads each role's context through its row, and
     only the fields each call site asks for."""
-    built: dict[str, set[str]] = {}
-    build = ContextAssembler.build
-
-    def spying(self, role, scope):
-        out = build(self, role, scope)
-        built.setdefault(role, set()).update(out)
-        return out
-
-    monkeypatch.setattr(ContextAssembler, "build", spying)
+    built = contexts_built(monkeypatch)
     outcome, _, _ = attempt(EVERYTHING, task_nissedal, by_role(**SCRIPTS), store, spec, verifiers, roles)
     assert outcome.kind == "answer" and outcome.answer == "north", outcome
     # the tester's row is read by a code attempt with agreement (tests/code/test_candidates.py)
