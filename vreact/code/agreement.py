@@ -5,7 +5,9 @@ and compared on each; never against an expected output a model predicted.
 Before grouping:
 
 - **the precondition filter**: an input (not a stated one) that most of the loaded candidates
-  refuse, raising or not ending in time, is outside what the problem accepts, and is dropped;
+  refuse, raising, not ending in time or returning no value of the type the problem gives, is
+  outside what the problem accepts, and is dropped (on 0-40, ``largest_divisor(1)``'s None and
+  ``max_element([])``'s ValueError left every candidate out before the type counted);
 - **property checks** on each candidate, over the inputs kept: it ends within its time, raises
   nothing, and returns the type the signature annotates (``-> List[int]``) or, without one, a
   type the stated examples return (an ``int`` where a ``float`` is asked is one). A candidate that
@@ -129,14 +131,14 @@ def check(
         return Checked(inputs, [], {}, {}, {}, (), {}, unavailable=why)
     done = dict(zip(order, result.behaviours, strict=True))
     loaded = [i for i in order if done[i].get("loaded")]
+    allowed = allowed_types(problem)
     kept = []
     for j, source in enumerate(inputs.sources):
-        refused = sum(1 for i in loaded if _refuses(done[i]["shown"][j]))
+        refused = sum(1 for i in loaded if _refuses(done[i]["shown"][j], done[i]["types"][j], allowed))
         kept.append(source == STATED or refused * 2 <= len(loaded))
     if not any(kept):  # nothing to compare them on: no agreement is any evidence
         why = "no input to compare the candidates on (none stated, none made up or given, or all refused)"
         return Checked(inputs, kept, {}, {}, {}, (), {}, unavailable=why)
-    allowed = allowed_types(problem)
     broke: dict[int, str] = {}
     for i in order:
         if not done[i].get("loaded"):
@@ -162,9 +164,13 @@ def check(
     return Checked(inputs, kept, behaviours, broke, fails, groups, shown)
 
 
-def _refuses(did: str) -> bool:
-    """Whether a candidate refused an input: it raised, or did not end in time."""
-    return did.startswith("raised") or did == "stopped"
+def _refuses(did: str, typed: str, allowed: frozenset[str] | None) -> bool:
+    """Whether a candidate refused an input: it raised, did not end in time, or returned no
+    value of a type the problem gives (``largest_divisor(1)``'s None, where every right
+    program's answer is undefined)."""
+    if did.startswith("raised") or did in ("stopped", "no value"):
+        return True
+    return allowed is not None and typed not in allowed
 
 
 def sources_kept(checked: Checked) -> Counter[str]:
