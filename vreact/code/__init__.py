@@ -173,6 +173,7 @@ class Code(TaskFamily):
             left_out={**declined, **checked.broke},
             record=record,
             unavailable=checked.unavailable,
+            nothing_to_compare=checked.unavailable is not None and len(checked.kept) == len(given.args),
         )
 
     def check_selection(self, selection: Any) -> None:

@@ -209,8 +209,10 @@ def beside_gold(
     made-up ones, in one sandbox start): an R3 verdict of the check ``agreement`` each, accepted
     when it did what the gold artifact did on every input kept, else rejected (``left_out``: a
     property check or the comparison left it out; ``another_behaviour``: it did otherwise;
-    ``unavailable``: no comparison could be made). A gold or control artifact rejected is a false
-    rejection of made-up inputs; a fault rejected, one agreement would tell from a right answer."""
+    ``unavailable``: the comparison failed). Where no input is left to compare on (none stated or
+    made up, or most artifacts refused every one) no verdict is made: the comparison says nothing
+    there. A gold or control artifact rejected is a false rejection of made-up inputs; a fault
+    rejected, one agreement would tell from a right answer."""
     flat = [(name, i, a) for name, found in artifacts.items() for i, a in enumerate(found)]
     gold = next((k for k, (name, _, _) in enumerate(flat) if name == "gold"), None)
     if gold is None:
@@ -220,6 +222,8 @@ def beside_gold(
     except Exception as e:  # fail closed: every artifact is rejected with the cause
         b = None
         failed = f"{type(e).__name__}: {e}"[:300]
+    if b is not None and b.nothing_to_compare:  # no input: it says nothing of any artifact here
+        return {}
     reference = b.of.get(gold) if b is not None and not b.unavailable else None
     out = {}
     for k, (name, i, a) in enumerate(flat):
