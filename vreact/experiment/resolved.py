@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vreact.config import RESOLVED, Configuration
+from vreact.config import RESOLVED, AgreementSettings, Configuration
 from vreact.experiment.models import build_models
 from vreact.families import DEFAULT as DEFAULT_FAMILY
 from vreact.families import Shared, Task, family_of
@@ -227,6 +227,8 @@ _BEFORE_FAMILIES: dict[str, Any] = {
     "designer": {"first_search": None, "follow_up": None},
     "tools": None,
     "show_rejected": False,
+    # candidates (one, as before they existed)
+    "agreement": AgreementSettings().model_dump(mode="json"),
 }
 _GUARD_BEFORE_FAMILIES = {"duplicate_search": False, "duplicate_rollbacks": 3}
 #: A context field a role schema gained after run folders existed, with the role that reads it,
@@ -239,7 +241,8 @@ def in_todays_terms(stored: dict[str, Any]) -> dict[str, Any]:
     configuration stored before one of the settings above existed has it at its value then (the
     value one that does not give it records now), and a role schema stored before a role read a
     field of ``_READ_SINCE`` reads it when no configuration turns on what shows it, since then it
-    changes nothing any role is shown. Either way the run is the same, and its folder resumes."""
+    changes nothing any role is shown, and has the row of a role of ``_ROLES_SINCE`` that no
+    configuration calls. Either way the run is the same, and its folder resumes."""
     configs = [_then(c) if isinstance(c, dict) else c for c in stored.get("configs") or []]
     out = {**stored, "configs": configs} if "configs" in stored else dict(stored)
     rows = (out.get("roles") or {}).get("roles") if isinstance(out.get("roles"), dict) else None
@@ -255,7 +258,25 @@ def in_todays_terms(stored: dict[str, Any]) -> dict[str, Any]:
         at = reads.index(after) + 1 if after in reads else len(reads)
         rows = {**rows, role: {**row, "reads": [*reads[:at], read, *reads[at:]]}}  # type: ignore[dict-item]
         out["roles"] = {**out["roles"], "roles": rows}
+    for role, called in _ROLES_SINCE.items():
+        if isinstance(rows, dict) and role not in rows and not any(called(c) for c in configs):
+            rows = {**rows, role: _shipped_row(role)}
+            out["roles"] = {**out["roles"], "roles": rows}
     return out
+
+
+#: Roles added since run folders existed, and whether a stored configuration calls each: a role
+#: schema stored before one had its row has today's shipped row when no configuration calls it
+#: (its row then changes nothing any role is shown).
+_ROLES_SINCE: dict[str, Callable[[Any], bool]] = {
+    "tester": lambda c: isinstance(c, dict) and ((c.get("agreement") or {}).get("k") or 1) > 1,
+}
+
+
+def _shipped_row(role: str) -> dict[str, Any]:
+    from vreact.spec import load_roles
+
+    return load_roles().roles[role].model_dump()
 
 
 def _then(config: dict[str, Any]) -> dict[str, Any]:
