@@ -294,6 +294,14 @@ def test_a_stored_identity_is_read_in_todays_terms_only_where_nothing_changes():
             "finish": "answer",
             "designer": {"first_search": None, "follow_up": None},
             "show_rejected": False,
+            "agreement": {
+                "k": 1,
+                "select": "agree",
+                "temperatures": [0.8],
+                "tau": 0.5,
+                "inputs": 100,
+                "tester": True,
+            },
             "name": "N",
             "guard": {"duplicate_search": False, "duplicate_rollbacks": 3, "max_steps": 9},
         }
@@ -305,5 +313,9 @@ def test_a_stored_identity_is_read_in_todays_terms_only_where_nothing_changes():
         "try.steps",
     ]
     assert stored["roles"]["roles"]["executor"]["reads"] == reads and today["seed"] == 0  # a copy
+    # the tester's row, added since, when no configuration calls the tester; not when one does
+    assert today["roles"]["roles"]["tester"]["reads"] == ["l1"] and "tester" not in stored["roles"]["roles"]
+    calls = {**stored, "configs": [{"name": "A", "agreement": {"k": 3}}]}
+    assert "tester" not in in_todays_terms(calls)["roles"]["roles"]
     shown = {**stored, "configs": [{"name": "VG", "show_rejected": True}]}
-    assert in_todays_terms(shown)["roles"] == stored["roles"]
+    assert in_todays_terms(shown)["roles"]["roles"]["executor"] == stored["roles"]["roles"]["executor"]
