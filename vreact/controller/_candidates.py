@@ -135,8 +135,12 @@ class Candidates:
         return self.c._abstain(verifier, component)
 
     def _charge(self) -> str | None:
+        """What the next candidate's calls are charged to: the last rejection's check, as a
+        retry's are (``vreact.controller._machine.charge``)."""
+        from vreact.controller._machine import charge  # the machine imports this module
+
         last = self.c.ctx.recorder.last_reject.get(self.last[1]) if self.last else None
-        return f"{last.verifier}:{last.source}:{last.check_name}" if last is not None else None
+        return charge(last) if last is not None else None
 
     def _agree(self, subtask: Subtask) -> Outcome:
         """Agreement at R3: all k candidates, compared."""
