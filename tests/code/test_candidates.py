@@ -98,6 +98,18 @@ def test_no_group_large_enough_abstains_naming_l1(tmp_path):
     assert figures.candidates == {"answer": 3, "stated": 2} and list(figures.by_states) == ["doctest"]
 
 
+def test_a_wrong_group_chosen_over_a_right_candidate_is_counted(tmp_path):
+    """Two candidates agree on a rule the prompt's examples do not refute and the hidden tests do
+    (neighbours only); the one right candidate stands alone: agreement answers the wrong group,
+    and the report counts the answer as chosen over a right candidate R1 passed."""
+    model = scripted([CLOSE_ADJACENT, CLOSE_ADJACENT, CLOSE_LOOP, WRONG, WRONG])
+    a = run(tmp_path, model, {"k": 5, "tau": 0.4, "tester": False, "inputs": 50})
+    assert a.outcome == "answer" and a.score.correct is False and a.agreement.chosen == 0
+    assert a.agreement.candidates["2"] == "answer"
+    figures = vreact.report(tmp_path / "K").configs["K"].agreement
+    assert figures is not None and (figures.correct, figures.wrong_over_right) == (0, 1)
+
+
 def test_a_group_failing_the_prompts_example_is_disputed(tmp_path):
     model = scripted([ALWAYS, ALWAYS, ALWAYS, CLOSE_LOOP, CLOSE_ADJACENT])
     a = run(tmp_path, model, {"k": 5, "tau": 0.5, "tester": False, "inputs": 20})

@@ -47,7 +47,7 @@ def _figures(
     fates: Counter[str] = Counter()
     causes: Counter[str] = Counter()
     curve: list[tuple[int, int, bool, bool]] = []
-    groups = disputed = 0
+    groups = disputed = over_right = 0
     for a in made:
         g = a.agreement
         assert g is not None
@@ -63,6 +63,7 @@ def _figures(
             tied = len(g.groups) > 1 and len(g.groups[1]["members"]) == len(top["members"])
             right = _right(a, tasks[a.task_id], family, top["members"][0])
             curve.append((len(top["members"]), g.k, bool(top.get("disputed")) or tied, right is True))
+        over_right += _over_right(a, tasks, family)
     scoreable = sum(a.score is not None for a in attempts)
     points, area = tau_curve(curve, scoreable) if curve else ([], None)
     calls = [c for a in attempts for c in a.calls]
@@ -73,6 +74,7 @@ def _figures(
         candidates=dict(sorted(fates.items())),
         answered=sum(a.outcome == "answer" for a in made),
         correct=sum(a.outcome == "answer" and a.score is not None and a.score.correct is True for a in made),
+        wrong_over_right=over_right,
         causes=dict(sorted(causes.items())),
         groups_per_attempt=round(groups / len(made), 4) if made else None,
         disputed=disputed,
@@ -88,6 +90,16 @@ def _figures(
         ],
         tau_area=area,
     )
+
+
+def _over_right(a: AttemptRecord, tasks: dict[str, TaskRecord], family: TaskFamily) -> bool:
+    """Whether ``a`` answered wrong while another of its candidates passed R1 and was right."""
+    g = a.agreement
+    assert g is not None
+    if a.outcome != "answer" or a.score is None or a.score.correct is not False or a.task_id not in tasks:
+        return False
+    passed = [int(i) for i, fate in g.candidates.items() if fate == "answer" and int(i) != g.chosen]
+    return any(_right(a, tasks[a.task_id], family, i) is True for i in passed)
 
 
 def _right(a: AttemptRecord, task: TaskRecord, family: TaskFamily, i: int) -> bool | None:

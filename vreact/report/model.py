@@ -129,12 +129,14 @@ class AgreementFigures(_Figures):
     each candidate's fate, the answers agreement (or best of k) chose and why it chose none,
     the groups, the disputed examples, the calls and tokens per attempt, and the tau curve read
     from the recorded groups (no model called) with its area (selective accuracy over coverage;
-    empty for best of k, which groups nothing)."""
+    empty for best of k, which groups nothing). ``wrong_over_right``: answers scored wrong in
+    attempts where another candidate that R1 passed was scored right (what the choice cost)."""
 
     attempts: int
     candidates: dict[str, int]
     answered: int
     correct: int
+    wrong_over_right: int = 0
     causes: dict[str, int]
     groups_per_attempt: float | None
     disputed: int

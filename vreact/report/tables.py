@@ -716,6 +716,7 @@ TABLES: tuple[Table, ...] = (
             Column("attempts", "attempts", size=True),
             Column("answered", "answered"),
             Column("correct", "correct"),
+            Column("wrong over right", "wrong_over_right"),
             Column("groups/att", "groups_per_attempt"),
             Column("disputed", "disputed"),
             Column("calls/att", "llm_calls_per_attempt"),
