@@ -136,7 +136,7 @@ class AgreementFigures(_Figures):
     candidates: dict[str, int]
     answered: int
     correct: int
-    wrong_over_right: int = 0
+    wrong_over_right: int
     causes: dict[str, int]
     groups_per_attempt: float | None
     disputed: int
