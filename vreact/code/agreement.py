@@ -19,12 +19,12 @@ HumanEval+'s ``contract`` and inputs, the canonical solution and the hidden test
 
 from __future__ import annotations
 
-import ast
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from vreact import syntax
 from vreact.code.examples import definition
 from vreact.code.generated import _hint_name, generated
 from vreact.sandbox import Result
@@ -63,7 +63,7 @@ def inputs_for(problem: Any, tester: Sequence[Sequence[Any]] = (), made: int = 0
     made-up ones (``vreact.code.generated``, seeded), without repeats."""
     found = Inputs()
     for args, _ in problem.examples:
-        found.args.append(ast.literal_eval(args))
+        found.args.append(syntax.literal_eval(args))
         found.sources.append(STATED)
     found.add(TESTER, tester)
     if made:
@@ -83,7 +83,7 @@ def allowed_types(problem: Any) -> frozenset[str] | None:
         elif name.lower() in _TYPE_NAMES:
             names = {_TYPE_NAMES[name.lower()]}
     if not names or "" in names:
-        names = {type(ast.literal_eval(e)).__name__ for _, e in problem.examples}
+        names = {type(syntax.literal_eval(e)).__name__ for _, e in problem.examples}
     if not names:
         return None
     return frozenset(names | ({"int"} if "float" in names else set()))

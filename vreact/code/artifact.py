@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from vreact import syntax
 from vreact.code.sandboxes import RunSandbox
 from vreact.marking import mark
 
@@ -75,7 +76,7 @@ class Program:
 def defines(code: str, name: str) -> bool:
     """Whether ``code`` parses and defines the function ``name`` at its top level."""
     try:
-        tree = ast.parse(code)
+        tree = syntax.parse(code)
     except SyntaxError:
         return False
     return any(isinstance(n, ast.FunctionDef) and n.name == name for n in tree.body)
@@ -85,7 +86,7 @@ def replaced(module: str, name: str, code: str) -> str | None:
     """``module`` with its definition of ``name`` replaced by ``code``'s; None when either does
     not parse or does not define it (then there is nothing to put it in)."""
     try:
-        tree, new = ast.parse(module), ast.parse(code)
+        tree, new = syntax.parse(module), syntax.parse(code)
     except SyntaxError:
         return None
     defs = [n for n in new.body if isinstance(n, ast.FunctionDef) and n.name == name]
@@ -116,7 +117,7 @@ def tried_program(artifact: Any, answer: str | None = None) -> str | Literal[Fal
 def parameters_of(prompt: str, entry_point: str) -> tuple[str, ...]:
     """The entry point's parameter names as the prompt declares them."""
     try:
-        tree = ast.parse(prompt + "\n    pass\n")
+        tree = syntax.parse(prompt + "\n    pass\n")
     except SyntaxError:
         return ()
     for node in ast.walk(tree):

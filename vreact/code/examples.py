@@ -26,6 +26,8 @@ import builtins
 import re
 from typing import NamedTuple
 
+from vreact import syntax
+
 #: Each form an example can be stated in, as ``Example.form`` names it.
 FORMS = ("doctest", "arrow", "for", "input_output", "assignment", "misnamed")
 #: What may stand between a call and its expected value, longest first.
@@ -72,7 +74,7 @@ def _close(text: str, start: int) -> int | None:
 
 def _eval(text: str) -> object:
     text = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", text.strip()))
-    return ast.literal_eval(text)
+    return syntax.literal_eval(text)
 
 
 #: What may follow a literal that prose goes on after: a word, a comment, punctuation; never an
@@ -119,7 +121,7 @@ def definition(prompt: str, entry_point: str) -> ast.FunctionDef | None:
         return None
     returns = re.match(r"\s*(->[^:\n]*)?:", prompt[end:])
     try:
-        tree = ast.parse(
+        tree = syntax.parse(
             f"def f{prompt[at.end() - 1 : end]}{returns.group(1) or '' if returns else ''}: pass"
         )
     except SyntaxError:
@@ -168,13 +170,13 @@ def _arguments(pairs: list[tuple[str | None, object]], params: list[str]) -> tup
 
 
 def _call(line: str, at: int, end: int, params: list[str]) -> tuple[object, ...]:
-    call = ast.parse(line[at:end], mode="eval").body
+    call = syntax.parse(line[at:end], mode="eval").body
     if not isinstance(call, ast.Call):
         raise ValueError(line)
-    args = [ast.literal_eval(a) for a in call.args]
+    args = [syntax.literal_eval(a) for a in call.args]
     if not call.keywords:
         return tuple(args)
-    given = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    given = {k.arg: syntax.literal_eval(k.value) for k in call.keywords}
     rest = params[len(args) : len(args) + len(given)]
     if sorted(map(str, given)) != sorted(rest):  # every parameter after the positional ones, none skipped
         raise ValueError(line)
@@ -297,7 +299,7 @@ def _misnamed(prompt: str, lines: list[str], entry_point: str, params: list[str]
     if len(called) != 1:
         return []
     found = [e for e in _calls(lines, called.pop(), params) if e.form == "arrow"]
-    if params and any(len(ast.literal_eval(e.args)) != len(params) for e in found):
+    if params and any(len(syntax.literal_eval(e.args)) != len(params) for e in found):
         return []
     return [e._replace(form="misnamed") for e in found]
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from vreact import families
+from vreact import families, syntax
 
 _SWAP_COMPARE: dict[type, type] = {
     ast.Lt: ast.LtE,
@@ -48,7 +48,7 @@ def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
 
 def _mutate(program: str, entry_point: str, change: Callable[[ast.FunctionDef], bool]) -> str | None:
     """``program`` with ``change`` applied to its entry point (None: ``change`` found nothing)."""
-    tree = ast.parse(program)
+    tree = syntax.parse(program)
     fn = _function(tree, entry_point)
     if fn is None or not change(fn):
         return None
@@ -103,7 +103,7 @@ def _branch_removed(fn: ast.FunctionDef) -> bool:
 
 def _prepend(statement: str) -> Callable[[ast.FunctionDef], bool]:
     def change(fn: ast.FunctionDef) -> bool:
-        fn.body = [*ast.parse(statement).body, *fn.body]
+        fn.body = [*syntax.parse(statement).body, *fn.body]
         return True
 
     return change
@@ -129,7 +129,7 @@ def _renamed(fn: ast.FunctionDef) -> bool:
 
 
 def _equals_everything(fn: ast.FunctionDef) -> bool:
-    fn.body = ast.parse(
+    fn.body = syntax.parse(
         "class _Any:\n    def __eq__(self, other):\n        return True\n    __hash__ = None\nreturn _Any()"
     ).body
     return True
@@ -155,7 +155,7 @@ def _hardcoded(problem: Any) -> str | None:
     None for anything else."""
     if not problem.examples:
         return None
-    params = ", ".join(f"a{i}" for i in range(len(ast.literal_eval(problem.examples[0][0]))))
+    params = ", ".join(f"a{i}" for i in range(len(syntax.literal_eval(problem.examples[0][0]))))
     lines = [f"def {problem.entry_point}({params}):"]
     for args, expected in problem.examples:
         lines.append(f"    if ({params},) == {args}:\n        return {expected}")
@@ -184,7 +184,7 @@ def _syntax_error(problem: Any) -> str | None:
 def _reformatted(problem: Any) -> str | None:
     """The canonical solution as ``ast.unparse`` writes it: the same program, other text."""
     program = program_of(problem)
-    return None if program is None else ast.unparse(ast.parse(program)) + "\n"
+    return None if program is None else ast.unparse(syntax.parse(program)) + "\n"
 
 
 CLASSES: tuple[FaultClass, ...] = (

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from vreact import syntax
 from vreact.code.plan import split_objective
 from vreact.code.sandboxes import DEFAULT, RunSandbox, of
 from vreact.model import Message
@@ -30,7 +31,7 @@ def code_parses() -> Any:
 
     def check(p: Any) -> GateResult:
         try:
-            ast.parse(str(p.answer))
+            syntax.parse(str(p.answer))
         except SyntaxError as e:
             return reject("syntax_error", f"line {e.lineno}: {e.msg}")
         return accept()
@@ -44,7 +45,7 @@ def defines_entry_point() -> Any:
 
     def check(p: Any) -> GateResult:
         try:
-            tree = ast.parse(str(p.answer))
+            tree = syntax.parse(str(p.answer))
         except SyntaxError as e:
             return reject("syntax_error", f"line {e.lineno}: {e.msg}")
         found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == p.entry_point]
@@ -216,7 +217,7 @@ def _described(level: Any) -> str:
 def signatures(code: str) -> list[str]:
     """The def line of each function ``code`` defines at its top level (none when it does not parse)."""
     try:
-        tree = ast.parse(code)
+        tree = syntax.parse(code)
     except SyntaxError:
         return []
     out = []

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.internal.conjecture.providers import AVAILABLE_PROVIDERS, HypothesisProvider
 
+from vreact import syntax
 from vreact.code.examples import definition, parameters
 
 
@@ -175,7 +176,7 @@ def strategy(
     if not names:
         return None
     given_hints = hints(prompt, entry_point) or [None] * len(names)
-    stated = [ast.literal_eval(args) for args, _ in examples]
+    stated = [syntax.literal_eval(args) for args, _ in examples]
     stated = [a for a in stated if isinstance(a, tuple) and len(a) == len(names)]
     made = []
     for i, hint in enumerate(given_hints):

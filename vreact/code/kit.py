@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, ValidationError
 
+from vreact import syntax
 from vreact.code.artifact import Program, parameters_of
 from vreact.code.data import Problem
 from vreact.code.plan import CodeSubtask, imports_of, split_objective
@@ -56,7 +57,7 @@ def parse_step(text: str) -> Step | None:
     blocks = [b.strip("\n") for b in FENCED.findall(text) if b.strip()]
     if not blocks:  # Python itself, when it defines a function (a word of prose parses too)
         try:
-            tree = ast.parse(stripped)
+            tree = syntax.parse(stripped)
         except SyntaxError:
             return None
         defines = any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) for n in tree.body)

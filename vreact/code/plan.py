@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from vreact import syntax
 from vreact.families import Subtask
 from vreact.model import Message, parse_json_object
 
@@ -118,7 +119,7 @@ def is_literal(node: ast.expr | str) -> bool:
     """Whether ``node`` (or the text) is a Python literal ``ast.literal_eval`` can build: it also
     raises TypeError (``{[1]: 2}``), MemoryError and RecursionError, not only ValueError."""
     try:
-        ast.literal_eval(node)
+        syntax.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return True
@@ -127,7 +128,7 @@ def is_literal(node: ast.expr | str) -> bool:
 def call_arguments(call: str, name: str) -> str | None:
     """``(1, 'a')`` from ``name(1, 'a')`` when every argument is a literal; else None."""
     try:
-        node = ast.parse(call.strip(), mode="eval").body
+        node = syntax.parse(call.strip(), mode="eval").body
     except SyntaxError:
         return None
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name):
@@ -145,7 +146,7 @@ def signature_name(signature: str) -> tuple[str, tuple[str, ...]] | None:
     header = signature.strip().rstrip(":")
     header = header if header.startswith("def ") else f"def {header}"
     try:
-        tree = ast.parse(header + ":\n    pass\n")
+        tree = syntax.parse(header + ":\n    pass\n")
     except SyntaxError:
         return None
     node = tree.body[0] if len(tree.body) == 1 else None
@@ -201,7 +202,7 @@ class CodeSubtask(Subtask):
 def imports_of(prompt: str) -> str:
     """The prompt's top-level imports (what a helper's signature may name, e.g. ``List``)."""
     try:
-        tree = ast.parse(prompt + "\n    pass\n")
+        tree = syntax.parse(prompt + "\n    pass\n")
     except SyntaxError:
         return ""
     return "\n".join(ast.unparse(n) for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom))
@@ -298,7 +299,7 @@ class Planner:
 def defined_in(prompt: str) -> set[str]:
     """The functions a prompt defines (the entry point, and any helper it gives)."""
     try:
-        tree = ast.parse(prompt + "\n    pass\n")
+        tree = syntax.parse(prompt + "\n    pass\n")
     except SyntaxError:
         return set()
     return {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}

@@ -7,9 +7,9 @@ dropped, and so is a repeat."""
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
+from vreact import syntax
 from vreact.code.examples import parameters
 from vreact.model import Message, parse_json_object
 
@@ -58,7 +58,7 @@ def inputs(text: str, prompt: str, entry_point: str) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     for item in given[:MOST]:
         try:
-            value = ast.literal_eval(item) if isinstance(item, str) else item
+            value = syntax.literal_eval(item) if isinstance(item, str) else item
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
         if arity == 1:  # "(x,)" as asked, or the bare value

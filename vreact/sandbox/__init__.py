@@ -31,7 +31,6 @@ experiment that says so.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import fcntl
 import functools
@@ -51,6 +50,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from vreact import syntax
 
 HARNESS = Path(__file__).with_name("_harness.py")
 #: How often a batch's program may be stopped before it is stopped on every input left, and the
@@ -410,7 +411,7 @@ def _reply(out: str, marker: str) -> dict[str, Any] | None:
     for line in reversed(out.splitlines()):
         if line.startswith(marker):
             try:
-                data = ast.literal_eval(line[len(marker) :])
+                data = syntax.literal_eval(line[len(marker) :])
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 return None
             return data if isinstance(data, dict) else None
