@@ -73,7 +73,7 @@ test: install-test
 	$(BIN)/ruff check vreact tests
 	$(BIN)/mypy vreact
 	$(SPHINX)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=20
 
 # The documentation site, docs/_build/html/index.html (Sphinx with MyST Markdown, offline, about
 # 30 s): every warning is an error, and every link and cross-reference must resolve (-n).
