@@ -1,12 +1,13 @@
 """Python's own parser, safe to call from several threads at once.
 
-CPython 3.11 keeps the AST constructor's recursion depth in interpreter-wide state
-(CPython gh-106905, fixed in 3.12): when a garbage collection inside one thread's ``ast.parse``
-runs a finalizer that lets another thread parse, the first parse fails with ``SystemError: AST
-constructor recursion depth mismatch``. A run at concurrency above 1 parses in several threads
-(the gates, the sandbox's replies), so that error would reject a right program. Every parse in
-vreact goes through the lock here; a parse takes microseconds, so the wait is nothing beside a
-model call or a sandbox. The sandbox's child process is single-threaded and parses on its own.
+CPython 3.11 keeps the AST constructor's recursion depth in interpreter-wide state (CPython
+gh-106905; 3.12.1 and 3.13.0 do not show it here): when a garbage collection inside one thread's
+``ast.parse`` runs a finalizer that lets another thread parse, the first parse fails with
+``SystemError: AST constructor recursion depth mismatch``. A run at concurrency above 1 parses
+in several threads (the gates, the sandbox's replies), so that error would reject a right
+program. Every parse in vreact goes through the lock here; a parse takes microseconds, so the
+wait is nothing beside a model call or a sandbox. The sandbox's child process is single-threaded
+and parses on its own.
 """
 
 from __future__ import annotations
