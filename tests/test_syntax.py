@@ -5,10 +5,13 @@ time, and the product parses only through it."""
 
 from __future__ import annotations
 
+import ast
 import gc
 import re
 import threading
 from pathlib import Path
+
+import pytest
 
 from vreact import syntax
 
@@ -78,3 +81,15 @@ def test_the_product_parses_only_through_the_lock():
         if direct.search(line)
     ]
     assert found == []
+
+
+def test_an_ellipsis_is_no_plain_value():
+    """``...`` parses as a literal for Python, but no value vreact reads is one and the sandbox's
+    reader takes none: anywhere in a value it is a ValueError; a string of dots is a string."""
+    for text in ("...", "(...,)", "([1, ...], 2)", "{'a': ...}"):
+        with pytest.raises(ValueError):
+            syntax.literal_eval(text)
+    with pytest.raises(ValueError):
+        syntax.literal_eval(ast.parse("(1, ...)", mode="eval").body)
+    assert syntax.literal_eval("('...', [1, 2])") == ("...", [1, 2])
+    assert syntax.literal_eval(" 3") == 3

@@ -31,6 +31,16 @@ def parse(source: str, mode: str = "exec") -> ast.AST:
 
 
 def literal_eval(node_or_string: str | ast.AST) -> Any:
-    """``ast.literal_eval``, one thread at a time."""
+    """``ast.literal_eval``, one thread at a time, and without ``...``: no value vreact reads (a
+    stated example, a tester's input, the sandbox's reply) is an Ellipsis, and the sandbox's
+    reader takes none, so a value holding one is a ``ValueError`` like any other non-literal
+    (a small tester that copies its prompt's ``"(...)"`` gives one)."""
     with _LOCK:
-        return ast.literal_eval(node_or_string)
+        node = node_or_string
+        if isinstance(node, str):
+            if "..." not in node:  # the common case: nothing to look for
+                return ast.literal_eval(node)
+            node = ast.parse(node.lstrip(" \t"), mode="eval")
+        if any(isinstance(n, ast.Constant) and n.value is Ellipsis for n in ast.walk(node)):
+            raise ValueError("an Ellipsis is no plain value")
+        return ast.literal_eval(node)

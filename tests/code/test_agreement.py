@@ -8,6 +8,7 @@ import pytest
 
 from vreact.code.agreement import MADE, STATED, TESTER, allowed_types, check, inputs_for, sources_kept
 from vreact.code.data import SHIPPED, read_problems
+from vreact.code.tester import inputs as reply_inputs
 from vreact.sandbox import Limits, Sandbox, unavailable
 from vreact.verify.agreement import DISPUTED, NO_AGREEMENT, agree
 
@@ -142,3 +143,33 @@ def test_a_hostile_candidate_ends_the_check_closed(sandbox, shipped):
     problem = shipped["HumanEval/0"]
     checked = check(problem, {0: CLOSE_LOOP, 1: HOSTILE, 2: CLOSE_ANY}, inputs_for(problem), sandbox)
     assert checked.groups == () and checked.unavailable is not None
+
+
+NEXT_SORTED = """
+def next_smallest(lst):
+    s = sorted(set(lst))
+    return s[1] if len(s) > 1 else None
+"""
+NEXT_LOOP = """
+def next_smallest(lst):
+    low = second = None
+    for x in set(lst):
+        if low is None or x < low:
+            low, second = x, low
+        elif second is None or x < second:
+            second = x
+    return second
+"""
+
+
+def test_a_testers_placeholder_input_is_dropped_and_the_candidates_are_still_compared(sandbox, shipped):
+    """The 0.5B's tester's reply on HumanEval/90 in the frozen evaluation's records: it copied its
+    prompt's format, ``"(...)"`` too. An Ellipsis is no plain value (the sandbox's reader takes
+    none): it is dropped with the tester's reply read, and the check runs on the rest, where it
+    once stopped the whole check and every candidate went uncompared."""
+    problem = shipped["HumanEval/90"]
+    given = reply_inputs('{"inputs": ["([1, 2], 3)", "(...)"]}', problem.prompt, problem.entry_point)
+    assert given == [(([1, 2], 3),)]
+    checked = check(problem, {0: NEXT_SORTED, 1: NEXT_LOOP}, inputs_for(problem, given, made=20), sandbox)
+    assert checked.unavailable is None
+    assert [g.members for g in checked.groups] == [(0, 1)]

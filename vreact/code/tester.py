@@ -3,7 +3,7 @@ docstring; never a program, never a hidden test) it proposes inputs that exercis
 (edge cases, boundaries, empties, duplicates, large values) as literal argument tuples, and never
 an expected output: what a right program returns on them is what agreement among candidates
 decides. Its reply is JSON; an input that is no literal tuple of the entry point's arity is
-dropped, and so is a repeat."""
+dropped (one holding ``...``, the prompt's placeholder copied, too), and so is a repeat."""
 
 from __future__ import annotations
 
