@@ -1,0 +1,124 @@
+"""The gsm8k family's step kit: the executor writes a short Python program whose variables name
+the problem's quantities and which prints the answer (a finish: run once in the run's sandbox,
+its answer the number it printed), may ``# run`` code first to see what it prints, or abstains;
+what its steps read of a configuration (``MathsSteps``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+from pydantic import ValidationError
+
+from vreact.families import FINALS, ExecutorDefaults, Settings, Step, StepKit, Subtask
+from vreact.gsm8k.artifact import FENCED, Solution, ran, solution
+from vreact.gsm8k.data import Problem
+from vreact.model import Message, parse_json_object
+
+ACTIONS = ("run", *FINALS)
+#: The longest program or snippet a step may carry (characters).
+MAX_CODE = 4000
+SYSTEM = (
+    "You solve a grade-school maths word problem by writing a short Python program.\n"
+    "Reply with one ```python block whose variables name the quantities of the problem, that "
+    "computes the answer from them and prints it: one number, nothing else.\n"
+    "To try code before you answer, reply with a ```python block whose first line is `# run`: "
+    "you will see what it prints, or its error and line.\n"
+    "If the problem cannot be solved, reply: ABSTAIN: why"
+)
+RECOVER = "Your steps are spent. Reply now with the program in one ```python block, or ABSTAIN: why."
+#: The first line of a block that is a ``run``, not the answer.
+RUN_MARK = re.compile(r"\A\s*#\s*run\b", re.IGNORECASE)
+#: What an observation of a run shows at most (characters).
+SHOWN = 800
+
+
+def parse_step(text: str) -> Step | None:
+    """The step in a reply: its last ```python block (a ``run`` when its first line is
+    ``# run``, else the program: a finish, whose ``thought`` is the reply's text around the
+    blocks), ``ABSTAIN: why``, or a JSON step (``{"thought", "action", "input"}``, as the
+    scripted tests write); None else."""
+    data = parse_json_object(text)
+    if data is not None:
+        if data.get("action") not in ACTIONS:
+            return None
+        try:
+            return Step.model_validate(data)
+        except ValidationError:
+            return None
+    stripped = text.strip()
+    if stripped[:7].upper() == "ABSTAIN":
+        return Step(thought="", action="abstain", input=stripped[7:].lstrip(" :").strip()[:MAX_CODE])
+    blocks = [b.strip("\n") for b in FENCED.findall(text) if b.strip()]
+    if not blocks:
+        return None
+    code = blocks[-1]
+    prose = FENCED.sub("", text).strip()[:MAX_CODE]
+    action = "run" if RUN_MARK.match(code) else "finish"
+    return Step(thought=prose, action=action, input=code[:MAX_CODE] + "\n")
+
+
+class MathsKit(StepKit):
+    """One try: the sandbox's ``run``, and a finish that becomes a ``Solution``."""
+
+    def __init__(
+        self, problem: Problem, subtask: Subtask, sandbox: Any, deadline: float | None = None
+    ) -> None:
+        super().__init__(None, subtask.checks, RECOVER)
+        self.problem, self.subtask, self.sandbox = problem, subtask, sandbox
+        self.deadline = deadline  # the attempt's wall clock, which a run's time counts against
+        self.runs = 0
+
+    def parse(self, text: str) -> Step | None:
+        return parse_step(text)
+
+    def messages(self, context: dict[str, Any]) -> list[Message]:
+        lines = ["Solve this problem:", str(context["subtask.objective"])]
+        failures = (context.get("failures.own") or [])[-3:]
+        if failures:
+            lines += [
+                "Earlier programs were rejected:",
+                *(f"- {f['cause']}: {f['detail']}" for f in failures),
+            ]
+        messages: list[Message] = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": "\n".join(lines)},
+        ]
+        steps = context.get("try.steps") or []
+        if steps:
+            history = ["Your steps so far and what they returned:"]
+            for i, (text, obs) in enumerate(steps, 1):
+                step = parse_step(text)
+                shown = f"{step.action}: {step.input[:600]}" if step is not None else "(not a step)"
+                history.append(f"{i}. {shown}\n-> {obs}")
+            history.append("Next: run more code, or reply with the program that prints the answer.")
+            messages.append({"role": "user", "content": "\n".join(history)})
+        return messages
+
+    def act(self, step: Step) -> tuple[str, bool]:
+        """Run the snippet; its observation starts with the run's id (``[r1]``)."""
+        self.runs += 1
+        run = f"r{self.runs}"
+        self.retrieved.add(run)
+        result = self.sandbox.run(step.input, mode="run", deadline=self.deadline)
+        output, error = ran(step.input, result)
+        parts = [f"output:\n{output[:SHOWN]}"] if output else []
+        if error:
+            parts.append(f"error: {error}")
+        elif result.value is not None:
+            parts.append(f"value: {result.value[:SHOWN]}")
+        return f"[{run}] " + ("\n".join(parts) or "(no output)"), len(result.output or "") > SHOWN
+
+    def artifact(self, step: Step) -> Solution:
+        if step.action == "abstain":
+            return Solution("abstain", reason=step.input or step.thought, question=self.problem.question)
+        return solution(step.input, step.thought, self.problem.question, self.sandbox, self.deadline)
+
+
+class MathsSteps(Settings):
+    """What the gsm8k family's executor steps read of a configuration (nothing yet), and how its
+    executor's calls are made where an experiment says nothing (``executor_defaults``)."""
+
+    #: a program with its reasoning needs more than vreact's 256 tokens, and a 1.5B model on 2
+    #: cores takes up to a minute a reply (as the code family's)
+    executor_defaults: ClassVar[ExecutorDefaults] = ExecutorDefaults(max_tokens=512, call_timeout=1200)
