@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import warnings
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -35,7 +36,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vreact.inputs import DatasetError
 from vreact.model import Message, ToolSpec, parse_json_object
@@ -207,6 +208,46 @@ class Step(BaseModel):
     def call(self) -> str:
         """The tool call as one canonical string (for the repetition guard)."""
         return json.dumps([self.action, self.input.strip(), sorted(self.cited())])
+
+
+#: A reply's fenced code blocks (```python, ```py or a bare ```), for families whose executor
+#: writes Python (``fenced_step``).
+FENCED = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
+#: The first line of a block that is a ``run`` (tried first), not the answer.
+RUN_MARK = re.compile(r"\A\s*#\s*run\b", re.IGNORECASE)
+#: The actions of a step written as fenced Python: a ``run`` of a block, a finish, an abstain.
+FENCED_ACTIONS = ("run", *FINALS)
+
+
+def fenced_step(text: str, limit: int = 4000, thought: int = 200) -> Step | None:
+    """The step in a reply of fenced Python (the executors of ``code`` and ``gsm8k``): a JSON
+    step (``{"thought", "action", "input"}``, as scripted tests write; another action than
+    ``run``, ``finish`` or ``abstain`` is none), ``ABSTAIN: why``, or its last ```python block, a
+    ``run`` when the block's first line is ``# run`` and else a finish, its thought the reply's
+    text around the blocks (the first ``thought`` characters). The input is cut to ``limit``
+    characters. None: none of these (``fenced_blocks`` tells a reply without a block)."""
+    data = parse_json_object(text)
+    if data is not None:
+        if data.get("action") not in FENCED_ACTIONS:
+            return None
+        try:
+            return Step.model_validate(data)
+        except ValidationError:
+            return None
+    stripped = text.strip()
+    if stripped[:7].upper() == "ABSTAIN":
+        return Step(thought="", action="abstain", input=stripped[7:].lstrip(" :").strip()[:limit])
+    found = fenced_blocks(text)
+    if not found:
+        return None
+    code = found[-1]
+    action = "run" if RUN_MARK.match(code) else "finish"
+    return Step(thought=FENCED.sub("", text).strip()[:thought], action=action, input=code[:limit] + "\n")
+
+
+def fenced_blocks(text: str) -> list[str]:
+    """The reply's fenced code blocks that hold something, in order."""
+    return [b.strip("\n") for b in FENCED.findall(text) if b.strip()]
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,12 @@ an ``InputFileError`` with the line it is on, which its reader turns into one FI
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 #: The largest dataset or corpus file read, in megabytes; ``VREACT_MAX_FILE_MB`` changes it.
 MAX_FILE_MB = 1024.0
@@ -88,3 +91,42 @@ def read_text(
     if not text.strip():
         raise InputFileError(1, "the file is empty")
     return raw, text
+
+
+def json_records(path: Path) -> Iterator[tuple[str, int, Any]]:
+    """A dataset file's records, JSON lines or one JSON array, each with where it is
+    (``FILE:LINE``, or in an array, ``FILE: record N``) and its number (its line, 1-based, blank
+    lines counted; in an array, its place); a file that cannot be read is one ``DatasetError``
+    line naming where."""
+    try:
+        check_file(path)
+    except InputFileError as e:
+        if not path.exists() and not path.is_symlink():
+            raise DatasetError(f"{path}: no such dataset file") from None
+        raise DatasetError(f"{path}:{e.line}: (file): {e.message}") from None
+    raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
+    try:
+        text = decode_text(raw, 1)
+    except InputFileError as e:
+        raise DatasetError(f"{path}:{e.line}: (file): {e.message}") from None
+    if not text.strip():
+        raise DatasetError(f"{path}:1: (file): the file is empty")
+    if text.lstrip().startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise DatasetError(f"{path}:{e.lineno}: (file): not JSON: {e.msg} (column {e.colno})") from None
+        except RecursionError:
+            raise DatasetError(f"{path}:1: (file): JSON nested too deeply") from None
+        for i, item in enumerate(items if isinstance(items, list) else [items], 1):
+            yield f"{path}: record {i}", i, item
+        return
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            yield f"{path}:{lineno}", lineno, json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DatasetError(f"{path}:{lineno}: (line): not JSON: {e.msg} (column {e.colno})") from None
+        except RecursionError:
+            raise DatasetError(f"{path}:{lineno}: (line): JSON nested too deeply") from None

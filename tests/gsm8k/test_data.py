@@ -64,7 +64,7 @@ def test_a_users_problems_through_a_field_map(tmp_path):
             ":1: answer: expected its final number after ####",
         ),
         ('{"question": 3, "answer": "#### 3"}', ":1: question: expected a string, got int"),
-        ("[1, 2]", ":1: (line): a record is a JSON object, not list"),
+        ('"a problem"', ":1: (line): a record is a JSON object, not str"),
         ("{not json", ":1: (line): not JSON"),
     ],
 )

@@ -5,20 +5,18 @@ what its steps read of a configuration (``CodeSteps``)."""
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any, ClassVar
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from vreact import syntax
 from vreact.code.artifact import Program, parameters_of
 from vreact.code.data import Problem
 from vreact.code.plan import CodeSubtask, imports_of, split_objective
 from vreact.code.sandboxes import of
-from vreact.families import FINALS, ExecutorDefaults, Settings, Step, StepKit, Subtask
+from vreact.families import ExecutorDefaults, Settings, Step, StepKit, Subtask, fenced_blocks, fenced_step
 from vreact.model import Message, parse_json_object
 
-ACTIONS = ("run", *FINALS)
 #: The longest program or snippet a step may carry (characters).
 MAX_CODE = 4000
 SYSTEM = (
@@ -30,42 +28,25 @@ SYSTEM = (
     "If you cannot write it, reply: ABSTAIN: why"
 )
 RECOVER = "Your steps are spent. Reply now with the whole program in one ```python block, or ABSTAIN: why."
-#: A reply's fenced code blocks (```python or a bare ```).
-FENCED = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
-#: The first line of a block that is a ``run``, not the answer.
-RUN_MARK = re.compile(r"\A\s*#\s*run\b", re.IGNORECASE)
 #: What an observation of a run shows at most (characters).
 SHOWN = 1500
 
 
 def parse_step(text: str) -> Step | None:
-    """The step in a reply: a ```python block (a ``run`` when its first line is ``# run``, else
-    the whole program: a finish), ``ABSTAIN: why``, a reply that is Python defining a function
-    (a finish), or
-    a JSON step (``{"thought", "action", "input"}``, as the scripted tests write); None else."""
-    data = parse_json_object(text)
-    if data is not None:
-        if data.get("action") not in ACTIONS:
-            return None
-        try:
-            return Step.model_validate(data)
-        except ValidationError:
-            return None
+    """The step in a reply (``vreact.families.fenced_step``): a ```python block (a ``run`` when
+    its first line is ``# run``, else the whole program: a finish), ``ABSTAIN: why``, a JSON step
+    (``{"thought", "action", "input"}``, as the scripted tests write), or a reply that is Python
+    defining a function (a finish); None else."""
+    step = fenced_step(text, MAX_CODE)
+    if step is not None or fenced_blocks(text) or parse_json_object(text) is not None:
+        return step
     stripped = text.strip()
-    if stripped[:7].upper() == "ABSTAIN":
-        return Step(thought="", action="abstain", input=stripped[7:].lstrip(" :").strip()[:MAX_CODE])
-    blocks = [b.strip("\n") for b in FENCED.findall(text) if b.strip()]
-    if not blocks:  # Python itself, when it defines a function (a word of prose parses too)
-        try:
-            tree = syntax.parse(stripped)
-        except SyntaxError:
-            return None
-        defines = any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) for n in tree.body)
-        return Step(thought="", action="finish", input=stripped[:MAX_CODE]) if defines else None
-    code = blocks[-1]
-    thought = FENCED.sub("", text).strip()[:200]
-    action = "run" if RUN_MARK.match(code) else "finish"
-    return Step(thought=thought, action=action, input=code[:MAX_CODE] + "\n")
+    try:  # Python itself, when it defines a function (a word of prose parses too)
+        tree = syntax.parse(stripped)
+    except SyntaxError:
+        return None
+    defines = any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) for n in tree.body)
+    return Step(thought="", action="finish", input=stripped[:MAX_CODE]) if defines else None
 
 
 def observed(result: Any) -> str:

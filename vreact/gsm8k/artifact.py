@@ -5,7 +5,6 @@ how a reply becomes one."""
 from __future__ import annotations
 
 import io
-import re
 import tokenize
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,7 +113,3 @@ def solution(
     result = sandbox.run(program, mode="run", deadline=deadline)
     output, error = ran(program, result)
     return Solution("answer", program, prose, last_number(output), output, error, question=question)
-
-
-#: A reply's fenced code blocks (```python or a bare ```).
-FENCED = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)

@@ -10,16 +10,15 @@ named as a slice of a split, ``NAME_FIRST_LAST.jsonl``, numbers its lines from `
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator
 
 from vreact.gsm8k.numbers import number
-from vreact.inputs import DatasetError, InputFileError, check_file, decode_text
+from vreact.inputs import DatasetError, json_records
 from vreact.origin import tag
 
 #: The formats: GSM8K's own lines, and a user's through a field map.
@@ -76,31 +75,6 @@ def split_of(path: Path) -> tuple[str, int]:
     return path.stem.split("_")[0] or path.stem, 0
 
 
-def _lines(path: Path) -> Iterator[tuple[str, int, Any]]:
-    """Each non-blank line's place (``FILE:LINE``), its 0-based number and its JSON."""
-    try:
-        check_file(path)
-    except InputFileError as e:
-        if not path.exists() and not path.is_symlink():
-            raise DatasetError(f"{path}: no such dataset file") from None
-        raise DatasetError(f"{path}:{e.line}: (file): {e.message}") from None
-    try:
-        text = decode_text(path.read_bytes().removeprefix(b"\xef\xbb\xbf"), 1)
-    except InputFileError as e:
-        raise DatasetError(f"{path}:{e.line}: (file): {e.message}") from None
-    if not text.strip():
-        raise DatasetError(f"{path}:1: (file): the file is empty")
-    for i, line in enumerate(text.splitlines()):
-        if not line.strip():
-            continue
-        try:
-            yield f"{path}:{i + 1}", i, json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"{path}:{i + 1}: (line): not JSON: {e.msg} (column {e.colno})") from None
-        except RecursionError:
-            raise DatasetError(f"{path}:{i + 1}: (line): JSON nested too deeply") from None
-
-
 def _field(record: Any, name: str, kinds: tuple[type, ...], where: str, required: bool = True) -> Any:
     if not isinstance(record, dict):
         raise DatasetError(f"{where}: (line): a record is a JSON object, not {type(record).__name__}")
@@ -141,7 +115,8 @@ def read(
     split, first = split_of(path)
     problems: list[Problem] = []
     seen: dict[str, str] = {}
-    for where, i, record in _lines(path):
+    for where, place, record in json_records(path):
+        i = place - 1  # the 0-based line (or place in an array)
         if fmt == GSM8K:
             question = _field(record, "question", (str,), where)
             solution, final = _final(_field(record, "answer", (str,), where), where, "answer")

@@ -5,17 +5,13 @@ what its steps read of a configuration (``MathsSteps``)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
-from pydantic import ValidationError
-
-from vreact.families import FINALS, ExecutorDefaults, Settings, Step, StepKit, Subtask
-from vreact.gsm8k.artifact import FENCED, Solution, ran, solution
+from vreact.families import ExecutorDefaults, Settings, Step, StepKit, Subtask, fenced_step
+from vreact.gsm8k.artifact import Solution, ran, solution
 from vreact.gsm8k.data import Problem
-from vreact.model import Message, parse_json_object
+from vreact.model import Message
 
-ACTIONS = ("run", *FINALS)
 #: The longest program or snippet a step may carry (characters).
 MAX_CODE = 4000
 SYSTEM = (
@@ -27,35 +23,16 @@ SYSTEM = (
     "If the problem cannot be solved, reply: ABSTAIN: why"
 )
 RECOVER = "Your steps are spent. Reply now with the program in one ```python block, or ABSTAIN: why."
-#: The first line of a block that is a ``run``, not the answer.
-RUN_MARK = re.compile(r"\A\s*#\s*run\b", re.IGNORECASE)
 #: What an observation of a run shows at most (characters).
 SHOWN = 800
 
 
 def parse_step(text: str) -> Step | None:
-    """The step in a reply: its last ```python block (a ``run`` when its first line is
-    ``# run``, else the program: a finish, whose ``thought`` is the reply's text around the
-    blocks), ``ABSTAIN: why``, or a JSON step (``{"thought", "action", "input"}``, as the
-    scripted tests write); None else."""
-    data = parse_json_object(text)
-    if data is not None:
-        if data.get("action") not in ACTIONS:
-            return None
-        try:
-            return Step.model_validate(data)
-        except ValidationError:
-            return None
-    stripped = text.strip()
-    if stripped[:7].upper() == "ABSTAIN":
-        return Step(thought="", action="abstain", input=stripped[7:].lstrip(" :").strip()[:MAX_CODE])
-    blocks = [b.strip("\n") for b in FENCED.findall(text) if b.strip()]
-    if not blocks:
-        return None
-    code = blocks[-1]
-    prose = FENCED.sub("", text).strip()[:MAX_CODE]
-    action = "run" if RUN_MARK.match(code) else "finish"
-    return Step(thought=prose, action=action, input=code[:MAX_CODE] + "\n")
+    """The step in a reply (``vreact.families.fenced_step``): its last ```python block (a
+    ``run`` when its first line is ``# run``, else the program: a finish, whose ``thought`` is the
+    reply's text around the blocks, which the claims gate reads), ``ABSTAIN: why``, or a JSON
+    step; None else."""
+    return fenced_step(text, MAX_CODE, thought=MAX_CODE)
 
 
 class MathsKit(StepKit):

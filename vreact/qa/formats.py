@@ -15,14 +15,14 @@ comes from the data (the distinct supporting titles), never from the id. A bad r
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from vreact.families import Score
-from vreact.inputs import DatasetError, InputFileError, check_file, decode_text
+from vreact.inputs import DatasetError, json_records
 from vreact.metrics import support_f1
 from vreact.qa.dataset import Paragraph, Task
 from vreact.qa.official import joint, official_best, sentence_support
@@ -46,43 +46,6 @@ FIELDS: Mapping[str, str] = {
     "title": "title",
     "text": "text",
 }
-
-
-def _lines(path: Path) -> Iterator[tuple[str, int, Any]]:
-    """The file's records, each with where it is (``FILE:LINE``, or in a JSON array, HotpotQA's
-    and 2Wiki's own files, ``FILE: record N``) and its number."""
-    try:
-        check_file(path)
-    except InputFileError as e:
-        if not path.exists() and not path.is_symlink():
-            raise DatasetError(f"{path}: no such dataset file") from None
-        raise DatasetError(f"{path}:{e.line}: (file): {e.message}") from None
-    raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
-    try:
-        text = decode_text(raw, 1)
-    except InputFileError as e:
-        raise DatasetError(f"{path}:{e.line}: (file): {e.message}") from None
-    if not text.strip():
-        raise DatasetError(f"{path}:1: (file): the file is empty")
-    if text.lstrip().startswith("["):
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"{path}:{e.lineno}: (file): not JSON: {e.msg} (column {e.colno})") from None
-        except RecursionError:
-            raise DatasetError(f"{path}:1: (file): JSON nested too deeply") from None
-        for i, item in enumerate(items if isinstance(items, list) else [items], 1):
-            yield f"{path}: record {i}", i, item
-        return
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            yield f"{path}:{lineno}", lineno, json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"{path}:{lineno}: (line): not JSON: {e.msg} (column {e.colno})") from None
-        except RecursionError:
-            raise DatasetError(f"{path}:{lineno}: (line): JSON nested too deeply") from None
 
 
 def _field(record: Any, name: str, kind: type | tuple[type, ...], where: str, required: bool = True) -> Any:
@@ -218,7 +181,7 @@ def read(
         raise DatasetError(f"fields: a field map is for format jsonl, not {fmt}")
     tasks: list[Task] = []
     seen: dict[str, int] = {}
-    for where, lineno, record in _lines(path):
+    for where, lineno, record in json_records(path):
         task = (
             _user_task(record, where, fields or {}, lineno)
             if fmt == "jsonl"
