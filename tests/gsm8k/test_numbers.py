@@ -81,3 +81,12 @@ def test_a_claim_agrees_to_the_decimals_it_states_and_a_whole_number_claimed_is_
 )
 def test_what_is_no_claim_of_numbers_is_not_read_as_one(text):
     assert claims(text) == []
+
+
+def test_a_sentence_or_a_list_before_a_claim_is_not_part_of_it():
+    assert said("Step by step: -14+-8+1 = -21. -21/3 = -7.") == [
+        ("-14+-8+1", "-21", True),
+        ("-21/3", "-7", True),
+    ]
+    assert said("She sold 48/2 = 24. 48+24 = 72.") == [("48/2", "24", True), ("48+24", "72", True)]
+    assert said("It costs 2.5 * 4 = 10, and 3, 4 + 5 = 9") == [("2.5 * 4", "10", True), ("4 + 5", "9", True)]

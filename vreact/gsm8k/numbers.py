@@ -157,12 +157,13 @@ def claims(text: str) -> list[Claim]:
 
 def _trimmed(left: str) -> str | None:
     """The expression at the end of ``left``: from its first digit, ``(``, ``$``, ``.`` or
-    ``-`` on, after a list's comma, its parentheses balanced (an unmatched ``(`` before it
-    dropped)."""
+    ``-`` on, after a list's comma or a sentence's full stop, its parentheses balanced (an
+    unmatched ``(`` before it dropped)."""
     start = re.search(r"[\d($.\-]", left)
     if start is None:
         return None
-    written = re.split(r",\s+", left[start.start() :].strip())[-1]
+    # after a list's comma or a sentence's full stop ("= 24. 24 + 3"): not a thousands comma, a decimal point
+    written = re.split(r"[,.]\s+", left[start.start() :].strip())[-1]
     while written.startswith("(") and written.count("(") > written.count(")"):
         written = written[1:].lstrip()
     return written if written and written.count("(") == written.count(")") else None
