@@ -179,3 +179,14 @@ def test_the_probe_on_train_problems_rejects_no_gold_nor_control(tmp_path):
     wrong = classes["arithmetic_wrong"]
     assert wrong["caught_by_gate"] == built and wrong["escaped"] == 0  # its claim is recomputed
     assert classes["sub_question"]["caught_by_gate"] == 0  # a consistent program: no free check sees it
+
+
+def test_an_unfenced_program_that_prints_is_a_step_and_prose_is_none():
+    from vreact.gsm8k.kit import parse_step
+
+    run = parse_step("# run\ntotal = 48 + 48 / 2\nprint(total)")
+    assert (run.action, run.input) == ("run", "# run\ntotal = 48 + 48 / 2\nprint(total)\n")
+    assert parse_step("total = 48 + 48 / 2\nprint(total)").action == "finish"
+    assert parse_step("# run\nNatalia sold clips to 48 of her friends.") is None  # prose, not Python
+    assert parse_step("total = 72") is None  # prints nothing: no answer to read
+    assert parse_step('```json\n{"answer": 120}\n```') is None  # JSON, not a step

@@ -35,12 +35,12 @@ def _tail(log: Path, n: int = 40) -> str:
 
 
 @contextmanager
-def serve(log: Path, n_ctx: int = 8192) -> Iterator[str]:
-    """``python -m llama_cpp.server`` with SmolLM2 on a free loopback port; yields its base URL.
-    Started through tests.processes: it dies with pytest however pytest ends (one started with a
-    plain Popen outlived its SIGTERMed pytest by an hour)."""
+def serve(log: Path, n_ctx: int = 8192, model: Path | None = None) -> Iterator[str]:
+    """``python -m llama_cpp.server`` with SmolLM2 (or the GGUF file ``model``) on a free loopback
+    port; yields its base URL. Started through tests.processes: it dies with pytest however pytest
+    ends (one started with a plain Popen outlived its SIGTERMed pytest by an hour)."""
     port = free_port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path())]
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model or smollm2_path())]
     cmd += ["--n_ctx", str(n_ctx), "--host", "127.0.0.1", "--port", str(port)]
     base_url = f"http://127.0.0.1:{port}/v1"
     LOGS[base_url] = log

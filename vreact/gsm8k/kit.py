@@ -5,12 +5,23 @@ what its steps read of a configuration (``MathsSteps``)."""
 
 from __future__ import annotations
 
+import ast
 from typing import Any, ClassVar
 
-from vreact.families import ExecutorDefaults, Settings, Step, StepKit, Subtask, fenced_step
+from vreact import syntax
+from vreact.families import (
+    RUN_MARK,
+    ExecutorDefaults,
+    Settings,
+    Step,
+    StepKit,
+    Subtask,
+    fenced_blocks,
+    fenced_step,
+)
 from vreact.gsm8k.artifact import Solution, ran, solution
 from vreact.gsm8k.data import Problem
-from vreact.model import Message
+from vreact.model import Message, parse_json_object
 
 #: The longest program or snippet a step may carry (characters).
 MAX_CODE = 4000
@@ -30,9 +41,22 @@ SHOWN = 800
 def parse_step(text: str) -> Step | None:
     """The step in a reply (``vreact.families.fenced_step``): its last ```python block (a
     ``run`` when its first line is ``# run``, else the program: a finish, whose ``thought`` is the
-    reply's text around the blocks, which the claims gate reads), ``ABSTAIN: why``, or a JSON
-    step; None else."""
-    return fenced_step(text, MAX_CODE, thought=MAX_CODE)
+    reply's text around the blocks, which the claims gate reads), ``ABSTAIN: why``, a JSON step,
+    or a reply that is Python itself and prints (a ``run`` when its first line is ``# run``);
+    None else."""
+    step = fenced_step(text, MAX_CODE, thought=MAX_CODE)
+    if step is not None or fenced_blocks(text) or parse_json_object(text) is not None:
+        return step
+    stripped = text.strip()
+    try:  # Python itself, unfenced, when it prints (a small model often leaves out the fence)
+        tree = syntax.parse(stripped)
+    except SyntaxError:
+        return None
+    prints = any(isinstance(n, ast.Call) and getattr(n.func, "id", "") == "print" for n in ast.walk(tree))
+    if not prints:
+        return None
+    action = "run" if RUN_MARK.match(stripped) else "finish"
+    return Step(thought="", action=action, input=stripped[:MAX_CODE] + "\n")
 
 
 class MathsKit(StepKit):
