@@ -319,7 +319,7 @@ def test_the_context_schema_runs_over_its_attempts(tmp_path, monkeypatch):
             "--family",
             "arithmetic",
             "error: --family: unknown task family 'arithmetic'; did you mean 'arith'?"
-            " (known: arith, code, qa)",
+            " (known: arith, code, gsm8k, qa)",
         ),
         ("--format", "csv", "error: --format: the arith family reads no format 'csv' (its formats: jsonl)"),
     ],
@@ -536,7 +536,7 @@ def test_the_schema_command_gives_a_plugin_familys_settings_a_branch(tmp_path):
     assert done.returncode == 0, done.stderr
     schema = json.loads((out / "experiment.schema.json").read_text())
     titles = [b["title"] for b in schema["properties"]["dataset"]["anyOf"]]
-    assert titles == [f"a dataset of the {f} family" for f in ("arith", "code", "qa")]
+    assert titles == [f"a dataset of the {f} family" for f in ("arith", "code", "gsm8k", "qa")]
     shipped = json.loads((REPO / "schemas" / "experiment.schema.json").read_text())
     assert "arith" not in json.dumps(shipped["properties"]["dataset"])  # the shipped: built-in families only
     validator = jsonschema.Draft202012Validator(schema)
