@@ -550,5 +550,5 @@ def test_the_schema_command_gives_a_plugin_familys_settings_a_branch(tmp_path):
     assert not validator.is_valid({**body, "configurations": [{"name": "VG", "decimals": -1}]})
     spec = json.loads((out / "spec.schema.json").read_text())
     assert [b["title"] for b in spec["anyOf"]] == [
-        f"a spec of the {f} family" for f in ("arith", "code", "qa")
+        f"a spec of the {f} family" for f in ("arith", "code", "gsm8k", "qa")
     ]
