@@ -245,6 +245,22 @@ def fenced_step(text: str, limit: int = 4000, thought: int = 200) -> Step | None
     return Step(thought=FENCED.sub("", text).strip()[:thought], action=action, input=code[:limit] + "\n")
 
 
+def steps_so_far(
+    steps: Sequence[tuple[str, str]], parse: Callable[[str], Step | None], next_step: str
+) -> Message | None:
+    """The try's steps as one user message (each read with ``parse``, its input cut to 600
+    characters, and what it returned), ending with ``next_step``; None: no step yet."""
+    if not steps:
+        return None
+    history = ["Your steps so far and what they returned:"]
+    for i, (text, obs) in enumerate(steps, 1):
+        step = parse(text)
+        shown = f"{step.action}: {step.input[:600]}" if step is not None else "(not a step)"
+        history.append(f"{i}. {shown}\n-> {obs}")
+    history.append(next_step)
+    return {"role": "user", "content": "\n".join(history)}
+
+
 def fenced_blocks(text: str) -> list[str]:
     """The reply's fenced code blocks that hold something, in order."""
     return [b.strip("\n") for b in FENCED.findall(text) if b.strip()]

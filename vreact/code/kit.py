@@ -14,7 +14,16 @@ from vreact.code.artifact import Program, parameters_of
 from vreact.code.data import Problem
 from vreact.code.plan import CodeSubtask, imports_of, split_objective
 from vreact.code.sandboxes import of
-from vreact.families import ExecutorDefaults, Settings, Step, StepKit, Subtask, fenced_blocks, fenced_step
+from vreact.families import (
+    ExecutorDefaults,
+    Settings,
+    Step,
+    StepKit,
+    Subtask,
+    fenced_blocks,
+    fenced_step,
+    steps_so_far,
+)
 from vreact.model import Message, parse_json_object
 
 #: The longest program or snippet a step may carry (characters).
@@ -102,16 +111,12 @@ class CodeKit(StepKit):
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": "\n".join(lines)},
         ]
-        steps = context.get("try.steps") or []
-        if steps:
-            history = ["Your steps so far and what they returned:"]
-            for i, (text, obs) in enumerate(steps, 1):
-                step = parse_step(text)
-                shown = f"{step.action}: {step.input[:600]}" if step is not None else "(not a step)"
-                history.append(f"{i}. {shown}\n-> {obs}")
-            history.append("Next: run more code, or reply with the whole program.")
-            messages.append({"role": "user", "content": "\n".join(history)})
-        return messages
+        history = steps_so_far(
+            context.get("try.steps") or [],
+            parse_step,
+            "Next: run more code, or reply with the whole program.",
+        )
+        return [*messages, history] if history else messages
 
     @property
     def critic(self) -> Any:  # type: ignore[override]

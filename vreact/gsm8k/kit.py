@@ -19,6 +19,7 @@ from vreact.families import (
     Subtask,
     fenced_blocks,
     fenced_step,
+    steps_so_far,
 )
 from vreact.gsm8k.artifact import Solution, ran, solution
 from vreact.gsm8k.data import Problem
@@ -88,16 +89,12 @@ class MathsKit(StepKit):
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": "\n".join(lines)},
         ]
-        steps = context.get("try.steps") or []
-        if steps:
-            history = ["Your steps so far and what they returned:"]
-            for i, (text, obs) in enumerate(steps, 1):
-                step = parse_step(text)
-                shown = f"{step.action}: {step.input[:600]}" if step is not None else "(not a step)"
-                history.append(f"{i}. {shown}\n-> {obs}")
-            history.append("Next: run more code, or reply with the program that prints the answer.")
-            messages.append({"role": "user", "content": "\n".join(history)})
-        return messages
+        history = steps_so_far(
+            context.get("try.steps") or [],
+            parse_step,
+            "Next: run more code, or reply with the program that prints the answer.",
+        )
+        return [*messages, history] if history else messages
 
     def act(self, step: Step) -> tuple[str, bool]:
         """Run the snippet; its observation starts with the run's id (``[r1]``)."""
