@@ -37,3 +37,17 @@ def test_json_records_say_where_each_is(tmp_path):
             list(json_records(bad))
     with pytest.raises(DatasetError, match="no such dataset file"):
         list(json_records(tmp_path / "none.jsonl"))
+
+
+def test_the_steps_so_far_are_one_message_each_step_cut_and_numbered():
+    from vreact.families import steps_so_far
+
+    assert steps_so_far([], fenced_step, "Next?") is None
+    long = "```python\n# run\n" + "x = 1\n" * 200 + "```"
+    message = steps_so_far([(long, "ran"), ("no step here", "refused")], fenced_step, "Now finish.")
+    assert message is not None and message["role"] == "user"
+    lines = message["content"].split("\n")
+    assert lines[0] == "Your steps so far and what they returned:" and lines[-1] == "Now finish."
+    first = message["content"].split("\n-> ran")[0]
+    assert first.startswith(lines[0] + "\n1. run: # run\n") and len(first) < len(long)
+    assert "2. (not a step)\n-> refused" in message["content"]
