@@ -12,11 +12,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from vreact import syntax
+from vreact.code.claims import weigh
 from vreact.code.plan import split_objective
 from vreact.code.sandboxes import DEFAULT, RunSandbox, of
 from vreact.model import Message
 from vreact.verify.gates import GateResult, accept, gate, judge_prompt, reject
-from vreact.verify.gates._prompts import REPLY
 
 
 def _call(entry_point: str, args: str) -> str:
@@ -194,7 +194,9 @@ PLAN_REVIEW = (
     "yet: the plan gives each one's signature, contract and examples. A plan of no helper is fine "
     "(the function is then written at once). Reject only when you can name an example whose value "
     "is wrong for its helper's contract: give the example and the value the contract gives. How "
-    "the function will use the helpers is not yours to judge. If you cannot, accept."
+    "the function will use the helpers is not yours to judge. If you cannot, accept. When you "
+    "reject, the input is the example's call as the plan writes it, returns the value the plan "
+    "gives it, expected the value the contract gives."
 )
 
 
@@ -248,11 +250,22 @@ def _written(artifact: Any) -> str:
     return json.dumps(artifact, indent=1)
 
 
-@judge_prompt("code_review")
+#: The reply of a judge that shows its work: a rejection names the input, what it returns there
+#: and what it should (``vreact.verify.judges.CLAIM_SCHEMA``), which ``vreact.code.claims`` checks.
+CLAIM_REPLY = (
+    '{"reason": "...", "input": "the call, as f(1, [2, 3])", "returns": "what it returns there, a '
+    'Python literal", "expected": "what it should return, a Python literal", "decision": '
+    '"accept|reject", "confidence": 0.0-1.0}. When you accept, leave input, returns and expected empty.'
+)
+
+
+@judge_prompt("code_review", claims=weigh)
 def code_review(kind: str, context: dict[str, Any]) -> list[Message]:
     """A code review against the docstring: the description asked for beside the code (or the
-    plan), each as text (not JSON-escaped), rejected only for a bug the judge can name."""
-    system = f"{PLAN_REVIEW if kind == 'L2' else TESTER} Reply with JSON: {REPLY}"
+    plan), each as text (not JSON-escaped), rejected only for a bug the judge can name: the input
+    (on a plan: the helper example), what is returned there and what should be, which
+    ``vreact.code.claims`` checks before the rejection counts."""
+    system = f"{PLAN_REVIEW if kind == 'L2' else TESTER} Reply with JSON: {CLAIM_REPLY}"
     asked, shown = _described(context["paired_level"]), _written(context["artifact"])
     user = f"What was asked:\n{asked}\n\nWhat was written:\n{shown}"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]

@@ -161,6 +161,12 @@ class JudgeSpec(_Strict):
     prompt: str | None = Field(
         None, description="a judge prompt registered with @vreact.judge_prompt (default: the built-in one)"
     )
+    unfounded: Literal["ignore", "keep"] = Field(
+        "ignore",
+        description="what a rejection whose claim the free check refutes or nothing corroborates does,"
+        " where the prompt shows its work (claims=): ignore (recorded, not acted on) or keep (it"
+        " rejects as any judge's does)",
+    )
 
     @field_validator("prompt")
     @classmethod
@@ -175,6 +181,8 @@ class JudgeSpec(_Strict):
         data: dict[str, Any] = handler(self)
         if data.get("prompt") is None:
             data.pop("prompt", None)
+        if data.get("unfounded") == "ignore":  # the default, unnamed for the same reason
+            data.pop("unfounded", None)
         return data
 
 

@@ -19,6 +19,7 @@ from vreact.v import CONFIGURED, Source, V, judge_name
 from vreact.verdict import Verdict, artifact_hash
 from vreact.verify import judges
 from vreact.verify.gates import Gate, GateResult, build_gate, prompt_of, reject
+from vreact.verify.gates._prompts import ClaimCheck, claims_of
 
 
 class Recording(Protocol):
@@ -181,23 +182,63 @@ class Verifiers:
             prompt = judge.prompt or "built-in"
             result = reject("verifier_error", f"judge prompt {prompt}: {type(e).__name__}: {e}")
             return Rejection(verifier, "judge", name, result, args, ident, time.perf_counter() - start, given)
-        completion = ctx.call("judge", messages, judges.JUDGE_SCHEMA, verifier=verifier)
-        result = (
-            reject(
-                "truncated", f"the judge's reply stopped at its token allowance ({completion.stop_reason})"
-            )
-            if completion.truncated  # cut: whatever it parses as, no decision (fail closed)
-            else judges.decide(completion.text, judge.min_confidence)
-        )
+        claims = claims_of(judge.prompt)
+        schema = judges.CLAIM_SCHEMA if claims is not None else judges.JUDGE_SCHEMA
+        completion = ctx.call("judge", messages, schema, verifier=verifier)
+        if completion.truncated:  # cut: whatever it parses as, no decision (fail closed)
+            why = f"the judge's reply stopped at its token allowance ({completion.stop_reason})"
+            result, judgement = reject("truncated", why), None
+        else:
+            result, judgement = judges.read(completion.text, judge.min_confidence)
+        cause = ""  # an accept's: why a rejection was not acted on
+        if claims is not None and judgement is not None and result.cause == "judge_reject":
+            result, cause = weighed(claims, judge, kind, artifact, paired, judgement, result)
         seconds = time.perf_counter() - start
         if not result.ok:
             return Rejection(verifier, "judge", name, result, args, ident, seconds, given)
         left = ctx.budgets.of(verifier, component).left
         accept = Verdict(
-            verifier, component, "judge", name, "accept", "", "", left, artifact_hash(ident), args, seconds
+            verifier,
+            component,
+            "judge",
+            name,
+            "accept",
+            cause,
+            result.detail,
+            left,
+            artifact_hash(ident),
+            args,
+            seconds,
         )
         ctx.recorder.verdict(accept, ident, given)
         return None
+
+
+def weighed(
+    claims: ClaimCheck,
+    judge: JudgeSpec,
+    kind: str,
+    artifact: Any,
+    paired: Any,
+    judgement: judges.Judgement,
+    rejection: GateResult,
+) -> tuple[GateResult, str]:
+    """A rejecting judge's claim as its prompt's check weighs it: founded, a rejection that says
+    what the check found; refuted or unverified, an accept with its cause (``unfounded: ignore``)
+    or the judge's rejection with that cause (``keep``). A check that raises, or answers no
+    ``Claim``, leaves the rejection standing (fail closed)."""
+    try:
+        claim = claims(kind, artifact, paired, judgement)
+        if not isinstance(claim, judges.Claim):
+            raise TypeError(f"the check answered a {type(claim).__name__}, not a Claim")
+    except Exception as e:
+        why = f"{rejection.detail} (its claim could not be checked: {type(e).__name__}: {e})"
+        return reject(rejection.cause, why[:300]), ""
+    if claim.status == "founded":
+        return reject(claim.cause, claim.detail), ""
+    if judge.unfounded == "keep":
+        return reject(claim.cause, rejection.detail), ""
+    return GateResult(True, "", claim.detail), claim.cause
 
 
 def run_gate(g: Gate, artifact: Any) -> tuple[GateResult, float]:

@@ -56,10 +56,33 @@ PROMPTS: Registry[JudgePrompt] = Registry("judge prompt", UnknownPrompt)
 PROMPTS.add("default", render_messages, __name__)  # a judge that names none: the default
 
 
-def judge_prompt(name: str) -> Callable[[JudgePrompt], JudgePrompt]:
+#: What a claim check is: ``(kind, artifact, paired_level, judgement) -> vreact.verify.judges.Claim``,
+#: run on a rejecting judge's claim before the controller acts on it (a check that raises leaves
+#: the rejection standing).
+ClaimCheck = Callable[[str, Any, Any, Any], Any]
+#: The prompts whose judges show their work, with the check each one's claims get.
+CLAIMS: dict[str, ClaimCheck] = {}
+
+
+def judge_prompt(name: str, *, claims: ClaimCheck | None = None) -> Callable[[JudgePrompt], JudgePrompt]:
     """Register a judge's prompt under ``name``: a function of (kind, context) that returns the
-    judge's messages. A verifier set names it: ``R3: {judge: {prompt: NAME}}``."""
-    return PROMPTS.register(name)
+    judge's messages. A verifier set names it: ``R3: {judge: {prompt: NAME}}``. With ``claims``,
+    its judge shows its work: the prompt asks for the claim fields (``judges.CLAIM_SCHEMA``) and
+    ``claims`` weighs each rejection's claim."""
+    register = PROMPTS.register(name)
+
+    def add(prompt: JudgePrompt) -> JudgePrompt:
+        registered = register(prompt)
+        if claims is not None:
+            CLAIMS[name] = claims
+        return registered
+
+    return add
+
+
+def claims_of(name: str | None) -> ClaimCheck | None:
+    """The claim check of the prompt registered as ``name`` (None: its judge shows no work)."""
+    return CLAIMS.get(name) if name else None
 
 
 def prompt_names() -> list[str]:
