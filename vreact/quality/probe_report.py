@@ -7,7 +7,7 @@ false rejections on what the gates passed, and its calls and tokens."""
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -88,6 +88,14 @@ class JudgeRow(BaseModel):
     calls: int
     prompt_tokens: int
     completion_tokens: int
+    #: a judge that shows its work: its rejections' claims as the free check found them (founded,
+    #: refuted, unverified), on faults and on gold and controls; zeros where it shows none
+    founded_faults: int = 0
+    founded_gold: int = 0
+    refuted_faults: int = 0
+    refuted_gold: int = 0
+    unverified_faults: int = 0
+    unverified_gold: int = 0
 
 
 class ProbeReport(BaseModel):
@@ -331,6 +339,7 @@ def _judges(
     rows = []
     for verifier in levels:
         judged = faults = caught = false = 0
+        claims: Counter[str] = Counter()
         for aid, a in attempts.items():
             mine = [v for v in verdicts.get(aid, []) if v["source"] == "judge" and v["verifier"] == verifier]
             if not mine:
@@ -341,6 +350,10 @@ def _judges(
             rejected = any(v["decision"] == "reject" for v in mine)
             caught += fault and rejected
             false += (not fault) and rejected
+            for v in mine:
+                kind = _claim(v["cause"] or "")
+                if kind:
+                    claims[f"{kind}_{'faults' if fault else 'gold'}"] += 1
         # a judge's calls: each attempt's calls in the order its judges ran (R1 before R3)
         n = prompt = completion = 0
         for aid, cs in calls.items():
@@ -367,9 +380,19 @@ def _judges(
                 calls=n,
                 prompt_tokens=prompt,
                 completion_tokens=completion,
+                **claims,
             )
         )
     return rows
+
+
+def _claim(cause: str) -> str:
+    """What a judge's verdict says of its claim: founded, refuted, unverified ('' : no claim)."""
+    if cause.startswith("founded:"):
+        return "founded"
+    if cause == "unfounded:unverified":
+        return "unverified"
+    return "refuted" if cause.startswith("unfounded:") else ""
 
 
 # --- rendering -----------------------------------------------------------------------------------
@@ -476,6 +499,44 @@ def tables(r: ProbeReport) -> list[tuple[str, list[str], list[list[str]]]]:
                 judges,
             )
         )
+        shown = [
+            j
+            for j in r.judges
+            if j.founded_faults
+            + j.founded_gold
+            + j.refuted_faults
+            + j.refuted_gold
+            + j.unverified_faults
+            + j.unverified_gold
+        ]
+        if shown:
+            out.append(
+                (
+                    "Judges' claims, as the free check found them: founded (acted on), refuted and "
+                    "unverified (recorded, not acted on), on faults and on gold and controls",
+                    [
+                        "judge",
+                        "founded faults",
+                        "founded gold",
+                        "refuted faults",
+                        "refuted gold",
+                        "unverified faults",
+                        "unverified gold",
+                    ],
+                    [
+                        [
+                            f"{j.verifier}.judge",
+                            str(j.founded_faults),
+                            str(j.founded_gold),
+                            str(j.refuted_faults),
+                            str(j.refuted_gold),
+                            str(j.unverified_faults),
+                            str(j.unverified_gold),
+                        ]
+                        for j in shown
+                    ],
+                )
+            )
     return out
 
 

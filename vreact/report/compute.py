@@ -45,6 +45,7 @@ from vreact.report.model import (
     GuardFires,
     GuardReport,
     HopsReport,
+    JudgeClaims,
     MarginalCost,
     PassAtK,
     Provenance,
@@ -545,6 +546,8 @@ class _Tally:
     confirmed: Counter[str] = field(default_factory=Counter)  # by source: corrections the scorer confirms
     #: by role: replies that stopped at their token allowance (the provider said so)
     truncated: Counter[str] = field(default_factory=Counter)
+    #: by verifier, the judges' claims: (verifier, field of ``JudgeClaims``) -> count
+    claims: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     def add(self, a: AttemptRecord, task: TaskRecord) -> None:
         self.c["executed"] += 1
@@ -587,6 +590,7 @@ class _Tally:
             s.source == "executor" and s.action is None and s.call_id not in cut for s in a.steps
         )
         tries = a.score.tries if a.score is not None else {}
+        self._claims(a, tries)
         if tries:
             self.c["tries_scored"] += len(tries)
             self.right_rejected.update(s[2] for s in seen if _by_scorer(tries, s[4]) is True)
@@ -596,6 +600,21 @@ class _Tally:
                 if _by_scorer(tries, rejection.artifact_hash) is False
                 and _by_scorer(tries, accept.artifact_hash) is True
             )
+
+    def _claims(self, a: AttemptRecord, tries: dict[str, bool]) -> None:
+        """The judges' claims of one attempt (causes ``founded:*``, ``unfounded:*``), each as the
+        scorer found the try it was on."""
+        for v in a.verdicts:
+            cause, verifier = v.cause or "", v.verifier or ""
+            if v.source != "judge" or not cause.startswith(("founded:", "unfounded:")):
+                continue
+            kind = "founded" if cause.startswith("founded:") else "unfounded"
+            kind = "unverified" if cause == "unfounded:unverified" else kind
+            self.claims[verifier, kind] += 1
+            self.claims[verifier, "ignored"] += kind != "founded" and v.decision == "accept"
+            right = _by_scorer(tries, v.artifact_hash) if tries else None
+            if right is not None:
+                self.claims[verifier, f"{kind}_{'right' if right else 'wrong'}"] += 1
 
     def _ended(self, a: AttemptRecord) -> None:
         """An answer or an abstention (by the level it named), scored or not."""
@@ -690,6 +709,10 @@ def _figures(
         tries_scored=c["tries_scored"],
         false_rejections={s: t.right_rejected[s] for s in ATTRIBUTED} if c["tries_scored"] else {},
         confirmed_corrections={s: t.confirmed[s] for s in ATTRIBUTED} if c["tries_scored"] else {},
+        judge_claims={
+            v: JudgeClaims(**{k: n for (w, k), n in t.claims.items() if w == v})
+            for v in sorted({w for w, _ in t.claims})
+        },
         support_f1=_mean(t.answer_sums["support_f1"], t.answer_counts["support_f1"]),
         family_metrics={k: _mean(sum(v), len(v)) for k, v in sorted(t.metrics.items())},
         retrieval_ceiling=_mean(t.gold["found"], t.gold["paragraphs"]),

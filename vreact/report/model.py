@@ -117,6 +117,23 @@ class RiskPoint(_Figures):
     risk: float
 
 
+class JudgeClaims(_Figures):
+    """One verifier's judge, where its prompt shows its work (``vreact.verify.judges.Claim``): its
+    rejections by what the free check found of their claims, and each class as the scorer found
+    the judged tries (``right``: a right try rejected; ``wrong``: a wrong one)."""
+
+    founded: int = 0
+    unfounded: int = 0  # refuted by the check
+    unverified: int = 0  # nothing corroborated the value the judge expects
+    ignored: int = 0  # unfounded or unverified, recorded and not acted on (``unfounded: ignore``)
+    founded_right: int = 0
+    founded_wrong: int = 0
+    unfounded_right: int = 0
+    unfounded_wrong: int = 0
+    unverified_right: int = 0
+    unverified_wrong: int = 0
+
+
 class TauPoint(RiskPoint):
     """One threshold of agreement's tau curve: the coverage and risk of answering the attempts
     whose largest group holds at least ``tau`` of their k candidates."""
@@ -202,6 +219,8 @@ class HopsReport(_Figures):
     tries_scored: int = 0
     false_rejections: dict[str, int] = {}
     confirmed_corrections: dict[str, int] = {}
+    #: by verifier, the claims of judges that show their work (none where no judge does)
+    judge_claims: dict[str, JudgeClaims] = {}
     support_f1: float | None
     #: the retrieval ceiling (VReAct): of the gold supporting paragraphs of the answerable tasks,
     #: the share the executor was ever shown (a search hit or a read) in the attempt, over

@@ -145,6 +145,13 @@ def _scored_tries(report: Report) -> Iterator[Row]:
                     yield Row(n, (n, source), r, {"s": source})
 
 
+def _judge_claims(report: Report) -> Iterator[Row]:
+    """Per configuration, a row per verifier whose judge shows its work."""
+    for n, r in _configs(report):
+        for verifier, claims in r.judge_claims.items():
+            yield Row(n, (n, verifier), claims, key=f"judge_claims.{verifier}.")
+
+
 def _truncated(report: Report) -> Iterator[Row]:
     """Per configuration, a row per role whose replies stopped at their token allowance."""
     for n, r in _configs(report):
@@ -590,6 +597,30 @@ TABLES: tuple[Table, ...] = (
             Column("format fail", "format_failures"),
         ),
         _scored_tries,
+        optional=True,
+    ),
+    Table(
+        "Judges that show their work: each rejection's claim as the free check found it",
+        "A rejecting judge whose prompt shows its work names an input, what the artifact returns there "
+        "and what it should; the check runs it. founded: it does so and something other than the judge "
+        "corroborates it (acted on); refuted: the run says otherwise; unverified: nothing corroborates "
+        "the value the judge expects; ignored: refuted or unverified and not acted on (unfounded: "
+        "ignore). f, r, u right/wrong: the founded, refuted and unverified ones on tries the scorer found "
+        "right or wrong.",
+        ("config", "verifier"),
+        (
+            Column("founded", "founded"),
+            Column("refuted", "unfounded"),
+            Column("unverified", "unverified"),
+            Column("ignored", "ignored"),
+            Column("f right", "founded_right"),
+            Column("f wrong", "founded_wrong"),
+            Column("r right", "unfounded_right"),
+            Column("r wrong", "unfounded_wrong"),
+            Column("u right", "unverified_right"),
+            Column("u wrong", "unverified_wrong"),
+        ),
+        _judge_claims,
         optional=True,
     ),
     Table(
