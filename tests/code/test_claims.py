@@ -15,6 +15,7 @@ from vreact.code.claims import arguments, weigh
 from vreact.code.plan import CodePlan
 from vreact.model import MockModel
 from vreact.records import read_run
+from vreact.report import compute, render_markdown
 from vreact.verify.judges import Judgement
 
 JUDGED = """kind: experiment
@@ -101,6 +102,10 @@ def test_a_false_claim_is_refuted_by_the_run_and_the_right_program_kept(tmp_path
     [ignored] = [v for v in attempt.verdicts if v.cause == "unfounded:returns"]
     assert "it returns False" in ignored.detail
     assert len(prompts) == 1
+    # the report counts it: refuted, ignored, on a try the scorer found right
+    claims = compute(str(tmp_path / "run")).configs["VGJ"].judge_claims
+    assert claims["R1"].model_dump(exclude_defaults=True) == {"unfounded": 1, "ignored": 1, "unfounded_right": 1}
+    assert "R3" not in claims
 
 
 def test_a_founded_rejection_leads_to_a_correction_the_scorer_confirms(tmp_path):
@@ -126,6 +131,14 @@ def test_a_founded_rejection_leads_to_a_correction_the_scorer_confirms(tmp_path)
     tries = attempt.score.tries
     accepted = next(v for v in attempt.verdicts if v.source == "judge" and v.decision == "accept")
     assert tries[founded.artifact_hash] is False and tries[accepted.artifact_hash] is True
+    report = compute(str(tmp_path / "run"))
+    assert report.configs["VGJ"].judge_claims["R1"].model_dump(exclude_defaults=True) == {
+        "founded": 1,
+        "founded_wrong": 1,
+    }
+    assert report.configs["VGJ"].confirmed_corrections["judge"] == 1
+    table = render_markdown(report)
+    assert "Judges that show their work" in table and "| VGJ | R1 | 1 | 0 | 0 | 0 | 0 | 1 |" in table
 
 
 def test_an_unparseable_reply_still_rejects(tmp_path):
@@ -212,3 +225,23 @@ def test_a_plan_judges_rejection_is_advice_unless_the_plan_contradicts_the_examp
     twice = [{"call": "g(2)", "returns": "4"}, {"call": "g( 2 )", "returns": "5"}]
     assert on_plan(plan(twice), "g(2)") == ("founded", "founded:contract")
     assert on_plan(plan([{"call": "g(2)", "returns": "4.0"}], returns="float"), "g(2)")[0] == "unverified"
+
+
+def test_the_probe_counts_a_judges_founded_and_refuted_claims_on_gold_and_faults(tmp_path):
+    """``vreact probe --judge`` on HumanEval/0, through a loopback judge that always claims the
+    program returns None on a four-item list where False is expected: on the gold program the run
+    refutes it (not acted on: no false rejection); on the fault that returns the stated examples'
+    values and None otherwise, it holds and the signature's bool says so (founded, caught)."""
+    from tests.fakes.scripted_server import ScriptedServer
+    from tests.quality.test_probe import probe
+
+    claim = judged("reject", "None on four items", "has_close_elements([1.0, 2.0, 3.0, 4.0], 0.5)", "None", "False")
+    with ScriptedServer(lambda body: claim) as server:
+        report = probe(
+            tmp_path, "--family", "code", "--dataset", "humaneval", "--limit", "1",
+            "--faults", "gold,hardcoded_examples", "--levels", "R1",
+            "--judge", "openai/judge", "--base-url", server.base_url, "--no-cache",
+        )  # fmt: skip
+    [r1] = report["judges"]
+    assert (r1["founded_faults"], r1["refuted_gold"], r1["founded_gold"], r1["refuted_faults"]) == (1, 1, 0, 0)
+    assert r1["false_rejections"] == 0 and r1["caught"] == 1
