@@ -104,7 +104,8 @@ def test_a_false_claim_is_refuted_by_the_run_and_the_right_program_kept(tmp_path
     assert len(prompts) == 1
     # the report counts it: refuted, ignored, on a try the scorer found right
     claims = compute(str(tmp_path / "run")).configs["VGJ"].judge_claims
-    assert claims["R1"].model_dump(exclude_defaults=True) == {"unfounded": 1, "ignored": 1, "unfounded_right": 1}
+    refuted = {"unfounded": 1, "ignored": 1, "unfounded_right": 1}
+    assert claims["R1"].model_dump(exclude_defaults=True) == refuted
     assert "R3" not in claims
 
 
@@ -235,7 +236,8 @@ def test_the_probe_counts_a_judges_founded_and_refuted_claims_on_gold_and_faults
     from tests.fakes.scripted_server import ScriptedServer
     from tests.quality.test_probe import probe
 
-    claim = judged("reject", "None on four items", "has_close_elements([1.0, 2.0, 3.0, 4.0], 0.5)", "None", "False")
+    four = "has_close_elements([1.0, 2.0, 3.0, 4.0], 0.5)"
+    claim = judged("reject", "None on four items", four, "None", "False")
     with ScriptedServer(lambda body: claim) as server:
         report = probe(
             tmp_path, "--family", "code", "--dataset", "humaneval", "--limit", "1",
@@ -243,5 +245,6 @@ def test_the_probe_counts_a_judges_founded_and_refuted_claims_on_gold_and_faults
             "--judge", "openai/judge", "--base-url", server.base_url, "--no-cache",
         )  # fmt: skip
     [r1] = report["judges"]
-    assert (r1["founded_faults"], r1["refuted_gold"], r1["founded_gold"], r1["refuted_faults"]) == (1, 1, 0, 0)
+    claims = (r1["founded_faults"], r1["refuted_gold"], r1["founded_gold"], r1["refuted_faults"])
+    assert claims == (1, 1, 0, 0)
     assert r1["false_rejections"] == 0 and r1["caught"] == 1
