@@ -248,3 +248,30 @@ def test_the_probe_counts_a_judges_founded_and_refuted_claims_on_gold_and_faults
     claims = (r1["founded_faults"], r1["refuted_gold"], r1["founded_gold"], r1["refuted_faults"])
     assert claims == (1, 1, 0, 0)
     assert r1["false_rejections"] == 0 and r1["caught"] == 1
+
+
+def test_a_replay_judges_a_code_run_with_its_claims(tmp_path):
+    """``vreact replay --judge`` on a code run reads each program back as the code family's
+    artifact (it read a question-answering one, and crashed): the judge's false claim on the right
+    program is refuted, recorded, and the answer kept."""
+    import sqlite3
+
+    from tests.fakes.scripted_server import ScriptedServer
+    from tests.quality.test_probe import vreact as cli
+
+    run(tmp_path, [RIGHT], [])
+    wrong = judged("reject", "misses far pairs", "has_close_elements([1.0, 2.0], 0.5)", "True", "False")
+    with ScriptedServer(lambda body: wrong) as server:
+        done = cli(
+            "replay", "run", "--judge", "openai/judge", "--base-url", server.base_url, "--no-cache",
+            "--out", "judged", "--json", cwd=tmp_path,
+        )  # fmt: skip
+        requests = len(server.requests)
+    assert done.returncode == 0, done.stderr[-3000:]
+    [config] = json.loads(done.stdout)["configs"]
+    # R1's and R3's judges on each recorded check, and on the final answer as the filter reads it
+    assert config["post_hoc"]["answered"] == 1 and requests == 4
+    conn = sqlite3.connect(tmp_path / "judged" / "vreact.db")
+    causes = conn.execute("select decision, cause from verdicts where source = 'judge'").fetchall()
+    conn.close()
+    assert causes == [("accept", "unfounded:returns")] * 4

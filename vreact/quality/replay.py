@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -361,12 +362,13 @@ def write(result: Result, out_dir: Path, judge: Model | None = None, roles: Role
     return run_id
 
 
-@dataclass(frozen=True)
-class _Read:
-    """A recorded task as its judges read it: an id and its text."""
+class _Read(SimpleNamespace):
+    """A recorded task as its judges read it: an id and its text, and what its family records of
+    it beyond the columns (code: ``entry_point``, ``examples``), as attributes."""
 
-    id: str
-    text: str
+    def __init__(self, id: str, text: str, record: Any = None) -> None:
+        fields = record if isinstance(record, dict) else {}
+        super().__init__(**{**fields, "id": id, "text": text})
 
 
 def _judge(store: Store, aid: int, result: Result, r: Replayed, judge: Model, roles: RoleSchema) -> None:
@@ -376,7 +378,7 @@ def _judge(store: Store, aid: int, result: Result, r: Replayed, judge: Model, ro
     record = result.tasks.get(a.task_id)
     text = (record.question if record else "") or ""
     family = family_of(result.family or DEFAULT)
-    task = _Read(a.task_id, text)  # what a judge's paired level reads of the task
+    task = _Read(a.task_id, text, record.record if record else None)  # what a paired level reads
     config = Configuration(name=a.config, gates=True, judges=True)
     recorder = Recorder(store, aid)
     models = {"judge": judge, "default": judge}
@@ -388,7 +390,7 @@ def _judge(store: Store, aid: int, result: Result, r: Replayed, judge: Model, ro
         cleared = final_cleared if component == "final" else all(d == "accept" for _, d, _, _ in new)
         if verifier not in FINAL or not cleared or verifiers.judges[verifier] is None:
             continue
-        artifact = input_of(data)
+        artifact = input_of(data, unit_of(result.family))  # the run's family's artifact
         rejection = verifiers.judge(
             ctx, verifier, component, artifact, paired(verifier, task, setup.spec, verifiers, family.name)
         )
