@@ -190,14 +190,15 @@ def test_a_claim_check_that_fails_leaves_the_rejection_standing(tmp_path, monkey
         ("([1, 2],)", 1, ([1, 2],)),
         ("'abc'", 0, ("abc",)),
         ("f(x)", 1, None),  # not a literal
-        ("g(1)", 1, None),  # another function
+        ("g(1)", 1, (1,)),  # the function under another name: the run decides
+        ("the call, as f(1)", 1, None),  # prose
         ("f(1)", 2, None),  # too few
         ("f(a=1)", 1, None),  # keywords are not read
         ("an empty list", 1, None),
     ],
 )
 def test_a_judges_input_is_read_as_literal_arguments(given, arity, args):
-    assert arguments(given, "f", arity) == args
+    assert arguments(given, arity) == args
 
 
 def plan(examples: list[dict[str, str]], returns: str = "int") -> CodePlan:

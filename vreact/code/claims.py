@@ -67,17 +67,17 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def arguments(text: str, entry_point: str, arity: int) -> tuple[Any, ...] | None:
-    """The argument tuple a judge's ``input`` names: a call of ``entry_point`` with literal
-    arguments, or the arguments as one literal (a bare value for one parameter); None when it
-    names none ``arity`` (0: unknown) allows."""
+def arguments(text: str, arity: int) -> tuple[Any, ...] | None:
+    """The argument tuple a judge's ``input`` names: a call with literal arguments (of the
+    function under review, by whatever name the judge gives it), or the arguments as one literal
+    (a bare value for one parameter); None when it names none ``arity`` (0: unknown) allows."""
     text = text.strip()
     try:
         node = syntax.parse(text, mode="eval").body
     except SyntaxError:
         return None
-    if isinstance(node, ast.Call):
-        if not (isinstance(node.func, ast.Name) and node.func.id == entry_point) or node.keywords:
+    if isinstance(node, ast.Call):  # by any name: a judge writes f(3.5) for the function it reviews
+        if not isinstance(node.func, ast.Name) or node.keywords:
             return None
         values = [_literal(ast.unparse(a)) for a in node.args]
         if any(v is _TEXT for v in values) or (arity and len(values) != arity):
@@ -108,7 +108,7 @@ def _call(entry_point: str, args: tuple[Any, ...]) -> str:
 
 def _on_program(p: Program, prompt: str, j: Judgement) -> Claim:
     arity = len(p.parameters) or len(parameters(prompt, p.entry_point))
-    args = arguments(j.input, p.entry_point, arity)
+    args = arguments(j.input, arity)
     if args is None:
         return Claim(
             "unfounded", "input", f"no input to run: {j.input[:120]!r} is no literal call of {p.entry_point}"

@@ -253,9 +253,10 @@ def _written(artifact: Any) -> str:
 #: The reply of a judge that shows its work: a rejection names the input, what it returns there
 #: and what it should (``vreact.verify.judges.CLAIM_SCHEMA``), which ``vreact.code.claims`` checks.
 CLAIM_REPLY = (
-    '{"reason": "...", "input": "the call, as f(1, [2, 3])", "returns": "what it returns there, a '
-    'Python literal", "expected": "what it should return, a Python literal", "decision": '
-    '"accept|reject", "confidence": 0.0-1.0}. When you accept, leave input, returns and expected empty.'
+    '{"reason": "...", "input": "...", "returns": "...", "expected": "...", "decision": '
+    '"accept|reject", "confidence": 0.0-1.0}. When you reject, input is the call you found, with '
+    "literal arguments, such as name(1, [2, 3]); returns and expected are Python literals. When you "
+    "accept, leave input, returns and expected empty."
 )
 
 
