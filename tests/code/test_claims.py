@@ -276,3 +276,18 @@ def test_a_replay_judges_a_code_run_with_its_claims(tmp_path):
     causes = conn.execute("select decision, cause from verdicts where source = 'judge'").fetchall()
     conn.close()
     assert causes == [("accept", "unfounded:returns")] * 4
+
+
+def test_unfounded_is_refused_where_no_claim_is_checked(tmp_path):
+    """The setting is read only by a judge whose prompt shows its work: on the built-in prompt it
+    would do nothing, so loading refuses it in one line naming the field."""
+    from vreact.spec import SpecError, load_verifiers
+
+    for value in ("keep", "ignore"):
+        path = tmp_path / f"{value}.yaml"
+        path.write_text(f"kind: verifiers\nname: x\nR3: {{judge: {{unfounded: {value}}}}}\n")
+        with pytest.raises(SpecError, match="unfounded: the judge's prompt"):
+            load_verifiers(str(path))
+    shown = tmp_path / "shown.yaml"
+    shown.write_text("kind: verifiers\nname: x\nR1: {judge: {prompt: code_review, unfounded: keep}}\n")
+    assert load_verifiers(str(shown)).R1.judge.unfounded == "keep"

@@ -174,6 +174,19 @@ class JudgeSpec(_Strict):
         prompt_of(name)  # raises UnknownPrompt (a ValueError) with a did-you-mean
         return name
 
+    @model_validator(mode="after")
+    def _unfounded_read(self) -> JudgeSpec:
+        """``unfounded`` is read only where the prompt shows its work: set on any other judge it
+        would do nothing, so it is refused."""
+        from vreact.verify.gates._prompts import claims_of
+
+        if "unfounded" in self.model_fields_set and claims_of(self.prompt) is None:
+            raise ValueError(
+                f"unfounded: the judge's prompt ({self.prompt or 'the built-in one'}) does not show its"
+                " work, so nothing reads it (a prompt registered with claims=, as code_review)"
+            )
+        return self
+
     @model_serializer(mode="wrap")
     def _without_default_prompt(self, handler: Any) -> dict[str, Any]:
         """The built-in prompt is not named: a judge dumps as it did before prompts had names,
