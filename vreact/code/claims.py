@@ -23,7 +23,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from vreact import syntax
-from vreact.code.agreement import allowed_types
+from vreact.code.agreement import _TYPE_NAMES, allowed_types
 from vreact.code.artifact import Program
 from vreact.code.examples import parameters
 from vreact.code.generated import _hint_name
@@ -35,8 +35,6 @@ from vreact.verify.judges import Claim, Judgement
 _TEXT = object()
 #: Words in a claimed value that say the program raises.
 _RAISES = ("raise", "error", "exception")
-_TYPES = {"int": int, "float": float, "str": str, "bool": bool, "list": list, "tuple": tuple}
-_TYPES |= {"dict": dict, "set": set}
 
 
 def weigh(kind: str, artifact: Any, paired: Any, j: Judgement) -> Claim:
@@ -191,8 +189,9 @@ def _on_plan(plan: CodePlan, j: Judgement) -> Claim:
                 f"the plan's examples call {j.input.strip()} twice with different values",
             )
         value, hint = _literal(mine[0]), _annotated(h.signature)
-        kind = _TYPES.get(hint.lower()) if hint else None
-        if kind is not None and value is not _TEXT and not _fits(value, kind):
+        kind = _TYPE_NAMES.get(hint.lower()) if hint else None  # as agreement's property check reads it
+        allowed = {kind, "int"} if kind == "float" else {kind}
+        if kind is not None and value is not _TEXT and type(value).__name__ not in allowed:
             return Claim(
                 "founded",
                 "contract",
@@ -216,11 +215,3 @@ def _annotated(signature: str) -> str:
     if not isinstance(node, ast.FunctionDef) or node.returns is None:
         return ""
     return _hint_name(node.returns)[0]
-
-
-def _fits(value: Any, kind: type) -> bool:
-    if kind is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, kind)
