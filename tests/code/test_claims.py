@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import vreact
+from vreact.code.artifact import Program
 from vreact.code.claims import arguments, weigh
 from vreact.code.plan import CodePlan
 from vreact.model import MockModel
@@ -199,6 +200,26 @@ def test_a_claim_check_that_fails_leaves_the_rejection_standing(tmp_path, monkey
 )
 def test_a_judges_input_is_read_as_literal_arguments(given, arity, args):
     assert arguments(given, arity) == args
+
+
+MEDIAN = 'def median(l{hint}){ret}:\n    """Median of l.\n    >>> median([3, 1, 2])\n    2\n    """\n'
+
+
+@pytest.mark.parametrize(
+    ("hint", "ret", "status"),
+    [("", "", "unverified"), (": list", " -> int", "founded")],
+)
+def test_a_type_founds_a_rejection_only_where_the_annotation_states_it(hint, ret, status):
+    """A stated example returning an int does not make a float wrong; a return annotation does.
+    The program runs in the real sandbox."""
+    prompt = MEDIAN.format(hint=hint, ret=ret)
+    body = "    s, n = sorted(l), len(l)\n    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2"
+    program = prompt + body + "\n"
+    artifact = Program("answer", "median", program, parameters=("l",), examples=(("[3, 1, 2]", "2"),))
+    said = Judgement(
+        decision="reject", confidence=0.9, input="median([1, 2, 3, 4])", returns="2.5", expected="2"
+    )
+    assert weigh("L1", artifact, prompt, said).status == status
 
 
 def plan(examples: list[dict[str, str]], returns: str = "int") -> CodePlan:

@@ -7,7 +7,8 @@ sandbox. The claim is **unfounded** when the run refutes it: no input that can b
 other than the one the judge says, or the value the judge expects. It is **founded** only when the
 program does what the judge says and something other than the judge corroborates that it is wrong
 there, never gold: a stated example's value for that input, or a property check the value breaks
-(a type the signature or the stated examples do not allow). Otherwise the value the judge expects
+(a type the return annotation does not allow; a type read off the stated examples alone is too
+weak to act on: a docstring's ``3`` does not say a ``3.5`` is wrong). Otherwise the value the judge expects
 is **unverified**. A founded rejection's detail, what reaches the next try, gives the input and
 what the program returned, and an expected value only where a stated example states it.
 
@@ -153,7 +154,8 @@ def _on_program(p: Program, prompt: str, j: Judgement) -> Claim:
                 "example",
                 f"{call} should return {stated} (the prompt's example); it returned {shown[:80]}",
             )
-    allowed = allowed_types(SimpleNamespace(prompt=prompt, entry_point=p.entry_point, examples=p.examples))
+    # the annotation's types only: without examples, allowed_types reads nothing else
+    allowed = allowed_types(SimpleNamespace(prompt=prompt, entry_point=p.entry_point, examples=()))
     if allowed is not None and actual is not _TEXT and type(actual).__name__ not in allowed:
         wanted = " or ".join(sorted(allowed))
         return Claim(
