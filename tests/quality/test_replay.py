@@ -132,11 +132,26 @@ def test_the_run_s_own_set_reproduces_every_recorded_verdict(runs):
     linked = json.loads(
         sqlite3.connect(runs / "vg-same" / "vreact.db").execute("select config_json from runs").fetchone()[0]
     )
-    assert (linked["kind"], linked["source"], linked["source_run"]) == (
-        "replay",
-        str((runs / "vg").resolve()),
-        1,
-    )
+    # the source by its path from the replay's folder: the two read each other wherever they go
+    assert (linked["kind"], linked["source"], linked["source_run"]) == ("replay", "../vg", 1)
+
+
+def test_a_replay_and_its_source_moved_together_still_report(runs, tmp_path):
+    """As docs/evidence/ keeps them, in a clone elsewhere: the replay's report reads its source
+    again from beside it, and names it by its path from where the report is asked."""
+    done, report = replay(runs, "vg", "vg-moved")
+    assert done.returncode == 0, done.stderr[-3000:]
+    moved = tmp_path / "clone" / "evidence"
+    for name in ("vg", "vg-moved"):
+        shutil.copytree(runs / name, moved / name)
+    shutil.rmtree(runs / "vg-moved")  # nothing is read from where it was made
+    again = vreact("report", "evidence/vg-moved", "--json", cwd=tmp_path / "clone")
+    assert again.returncode == 0, again.stderr[-3000:]
+    read = json.loads(again.stdout)
+    assert read["source"] == "evidence/vg" and read["configs"] == report["configs"]
+    shutil.rmtree(moved / "vg")
+    gone = vreact("report", "evidence/vg-moved", cwd=tmp_path / "clone")
+    assert gone.returncode == 2 and "evidence/vg" in gone.stderr and "Traceback" not in gone.stderr
 
 
 def test_without_multi_hop_its_rejections_turn_to_accepts_by_gold_correctness(runs):

@@ -8,11 +8,14 @@ be written is ``os.access`` (``read_only`` answers as for another user).
 A folder that lacks a migration is read from a migrated private copy (``open_to_read``):
 ``test_some_evidence_needs_migrations`` makes sure that path is the one taken (19 of the 21
 folders at the time of writing). Every folder is read, none sampled: about half a second each.
-A replay reads its source the same way."""
+A replay reads its source the same way, from beside it (its records name it by its path from
+there): a replay's folder is copied with its source."""
 
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import shutil
 import sqlite3
 import stat
@@ -27,6 +30,23 @@ from vreact.cli import cli
 from vreact.records import DB_NAME, NeedsMigration, Store
 
 EVIDENCE = sorted(db.parent for db in (REPO / "docs" / "evidence").rglob(DB_NAME))
+
+
+def copied(folder: Path, root: Path) -> Path:
+    """A copy of an evidence folder under ``root``; a replay's with its source beside it, where
+    its records say the source is (read again by its report)."""
+    copy = Path(shutil.copytree(folder, root / folder.name))
+    db = sqlite3.connect(f"file:{folder / DB_NAME}?immutable=1", uri=True)
+    try:
+        stored = [json.loads(c) for (c,) in db.execute("SELECT config_json FROM runs")]
+    finally:
+        db.close()
+    for config in stored:
+        if config.get("kind") == "replay" and not os.path.isabs(config["source"]):
+            beside = Path(os.path.normpath(copy / config["source"]))
+            if not beside.exists():
+                shutil.copytree(os.path.normpath(folder / config["source"]), beside)
+    return copy
 
 
 def fingerprint(folder: Path) -> dict[str, str]:
@@ -72,7 +92,7 @@ def invoke(*args: object) -> str:
 
 @pytest.mark.parametrize("evidence", EVIDENCE, ids=lambda p: p.name)
 def test_an_evidence_folder_is_read_without_a_byte_written(evidence, tmp_path, monkeypatch):
-    folder = shutil.copytree(evidence, tmp_path / "ro" / evidence.name)
+    folder = copied(evidence, tmp_path / "ro")
     out = tmp_path / "out"  # where what the commands write goes
     out.mkdir()
     before = fingerprint(folder)
@@ -81,7 +101,8 @@ def test_an_evidence_folder_is_read_without_a_byte_written(evidence, tmp_path, m
     read_only(folder, monkeypatch)
     try:
         shown = invoke("report", folder)
-        assert "Run folder:" in shown or shown.startswith("Probe 1:")  # a probe's folder: its tables
+        # a probe's or a replay's folder: its tables
+        assert "Run folder:" in shown or shown.startswith(("Probe 1:", "Replay of run"))
         assert invoke("report", folder, "--json").startswith("{")
         assert invoke("export", folder).startswith("id,")
         invoke("export", folder, "--table", "verdicts", "--format", "jsonl", "--out", out / "verdicts.jsonl")

@@ -97,7 +97,7 @@ def _replay(
         model = judge_model(judge, models_file, base_url, no_cache, cache_dir)  # refused flags first
         rid, own_spec, own_verifiers = source_sets(run_dir, run_id)
         setup = Replay(
-            run_dir.resolve(),
+            run_dir,
             load_spec(spec) if spec else own_spec,
             load_verifiers(verifiers) if verifiers else own_verifiers,
             rid,

@@ -37,7 +37,7 @@ def measured(
     if chosen is not None and is_probe(config):
         r = compute_probe(store, chosen)
         return "probe", r, probe_report.tables(r)
-    setup = replay.stored(config)
+    setup = replay.stored(config, store.path.parent)
     if setup is None:
         return None
     rr = replay.report(replay.compute(setup, replay.judged_in(store, chosen) if chosen is not None else None))

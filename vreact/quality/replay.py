@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -179,11 +180,14 @@ class Replay:
     #: ``stated``, those its prompt states (``TaskFamily.with_stated_examples``)
     examples: Literal["stated"] | None = None
 
-    def identity(self, run_id: int) -> dict[str, Any]:
+    def identity(self, run_id: int, folder: Path) -> dict[str, Any]:
+        """What the replay's run stores, written into ``folder``: the source by its path from
+        there, so a replay and its source kept side by side (as under docs/evidence/) read each
+        other in any clone, and no folder outside it is named."""
         stated = {"examples": self.examples} if self.examples else {}
         return {
             "kind": KIND,
-            "source": str(self.source.resolve()),
+            "source": os.path.relpath(self.source.resolve(), folder.resolve()),
             "source_run": run_id,
             "spec": self.spec.model_dump(mode="json"),
             "verifiers": self.verifiers.model_dump(mode="json"),
@@ -229,15 +233,16 @@ def _sets(
         ) from None
 
 
-def stored(config: Any) -> Replay | None:
-    """The replay a replay folder's run stored (None: the run is no replay)."""
+def stored(config: Any, folder: Path) -> Replay | None:
+    """The replay a replay folder's run stored (None: the run is no replay); its source, stored
+    by its path from ``folder`` (an older replay's: an absolute one), as a path from here."""
     if not isinstance(config, dict) or config.get("kind") != KIND:
         return None
     # read back by report and view, which take no verifier set: only the plugin that names it
     remedy = "give --plugin MODULE, the plugin that registers it"
     spec, verifiers = _sets(config, f"replay of {config.get('source')}", remedy)
     return Replay(
-        Path(str(config["source"])),
+        Path(os.path.normpath(folder / str(config["source"]))),
         spec,
         verifiers,
         int(config["source_run"]),
@@ -343,7 +348,8 @@ def write(result: Result, out_dir: Path, judge: Model | None = None, roles: Role
                     f"{out_dir}: holds a run already; give the replay a folder of its own (--out)"
                 )
             family = {"family": result.family} if result.family else None
-            run_id = store.new_run(result.setup.identity(result.run_id), "gates", result.dataset, family)
+            identity = result.setup.identity(result.run_id, out_dir)
+            run_id = store.new_run(identity, "gates", result.dataset, family)
             store.record_provenance(run_id, provenance.collect([judge] if judge is not None else []))
             store.add_tasks([_task_row(t) for t in result.tasks.values()])
             unit = unit_of(result.family)
