@@ -8,8 +8,8 @@ other than the one the judge says, or the value the judge expects. It is **found
 program does what the judge says and something other than the judge corroborates that it is wrong
 there, never gold: a stated example's value for that input, or a property check the value breaks
 (a type the return annotation does not allow; a type read off the stated examples alone is too
-weak to act on: a docstring's ``3`` does not say a ``3.5`` is wrong). Otherwise the value the judge expects
-is **unverified**. A founded rejection's detail, what reaches the next try, gives the input and
+weak to act on: a docstring's ``3`` does not say a ``3.5`` is wrong). Otherwise the value the
+judge expects is **unverified**. A founded rejection's detail, what reaches the next try, gives the input and
 what the program returned, and an expected value only where a stated example states it.
 
 On a plan (``L2``) the judge names one of the plan's helper examples; its rejection is founded
