@@ -248,6 +248,10 @@ def test_a_plan_judges_rejection_is_advice_unless_the_plan_contradicts_the_examp
     twice = [{"call": "g(2)", "returns": "4"}, {"call": "g( 2 )", "returns": "5"}]
     assert on_plan(plan(twice), "g(2)") == ("founded", "founded:contract")
     assert on_plan(plan([{"call": "g(2)", "returns": "4.0"}], returns="float"), "g(2)")[0] == "unverified"
+    # an Optional return reads as the property check reads it: its type or None, nothing else
+    optional = "Optional[int]"
+    assert on_plan(plan([{"call": "g(2)", "returns": "None"}], returns=optional), "g(2)")[0] == "unverified"
+    assert on_plan(plan([{"call": "g(2)", "returns": "'4'"}], returns=optional), "g(2)")[0] == "founded"
 
 
 def test_the_probe_counts_a_judges_founded_and_refuted_claims_on_gold_and_faults(tmp_path):

@@ -19,6 +19,7 @@ HumanEval+'s ``contract`` and inputs, the canonical solution and the hidden test
 
 from __future__ import annotations
 
+import ast
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -71,21 +72,36 @@ def inputs_for(problem: Any, tester: Sequence[Sequence[Any]] = (), made: int = 0
     return found
 
 
-def allowed_types(problem: Any) -> frozenset[str] | None:
-    """The type names a candidate may return: the return annotation's, else the stated examples'
-    expected values'; ``float`` allows ``int``. None: nothing says (no annotation, no example)."""
+def returned_types(hint: ast.expr | None) -> frozenset[str] | None:
+    """The type names a return annotation allows (``Optional[X]``: X and None; ``float`` allows
+    ``int``). None: no annotation, or one no check reads (``Any``, ``Callable``, a class)."""
     names: set[str] = set()
-    found = definition(problem.prompt, problem.entry_point)
-    if found is not None and found.returns is not None:
-        name, inner = _hint_name(found.returns)
+    if hint is not None:
+        name, inner = _hint_name(hint)
         if name == "Optional" and inner:
             names = {"NoneType", _TYPE_NAMES.get(_hint_name(inner[0])[0].lower(), "")}
         elif name.lower() in _TYPE_NAMES:
             names = {_TYPE_NAMES[name.lower()]}
-    if not names or "" in names:
-        names = {type(syntax.literal_eval(e)).__name__ for _, e in problem.examples}
-    if not names:
-        return None
+    return _widened(names) if names and "" not in names else None
+
+
+def annotated_types(prompt: str, entry_point: str) -> frozenset[str] | None:
+    """``returned_types`` of the return annotation of the prompt's ``def`` of ``entry_point``."""
+    found = definition(prompt, entry_point)
+    return returned_types(found.returns if found is not None else None)
+
+
+def allowed_types(problem: Any) -> frozenset[str] | None:
+    """The type names a candidate may return: the return annotation's, else the stated examples'
+    expected values'; ``float`` allows ``int``. None: nothing says (no annotation, no example)."""
+    annotated = annotated_types(problem.prompt, problem.entry_point)
+    if annotated is not None:
+        return annotated
+    names = {type(syntax.literal_eval(e)).__name__ for _, e in problem.examples}
+    return _widened(names) if names else None
+
+
+def _widened(names: set[str]) -> frozenset[str]:
     return frozenset(names | ({"int"} if "float" in names else set()))
 
 

@@ -20,14 +20,12 @@ and states another value. Anything else is advice (``unverified``)."""
 from __future__ import annotations
 
 import ast
-from types import SimpleNamespace
 from typing import Any
 
 from vreact import syntax
-from vreact.code.agreement import _TYPE_NAMES, allowed_types
+from vreact.code.agreement import annotated_types, returned_types
 from vreact.code.artifact import Program
 from vreact.code.examples import parameters
-from vreact.code.generated import _hint_name
 from vreact.code.plan import CodePlan, call_arguments, split_objective
 from vreact.code.sandboxes import of
 from vreact.verify.judges import Claim, Judgement
@@ -154,8 +152,7 @@ def _on_program(p: Program, prompt: str, j: Judgement) -> Claim:
                 "example",
                 f"{call} should return {stated} (the prompt's example); it returned {shown[:80]}",
             )
-    # the annotation's types only: without examples, allowed_types reads nothing else
-    allowed = allowed_types(SimpleNamespace(prompt=prompt, entry_point=p.entry_point, examples=()))
+    allowed = annotated_types(prompt, p.entry_point)
     if allowed is not None and actual is not _TEXT and type(actual).__name__ not in allowed:
         wanted = " or ".join(sorted(allowed))
         return Claim(
@@ -190,15 +187,14 @@ def _on_plan(plan: CodePlan, j: Judgement) -> Claim:
                 "contract",
                 f"the plan's examples call {j.input.strip()} twice with different values",
             )
-        value, hint = _literal(mine[0]), _annotated(h.signature)
-        kind = _TYPE_NAMES.get(hint.lower()) if hint else None  # as agreement's property check reads it
-        allowed = {kind, "int"} if kind == "float" else {kind}
-        if kind is not None and value is not _TEXT and type(value).__name__ not in allowed:
+        value, hint = _literal(mine[0]), _annotation(h.signature)
+        allowed = returned_types(hint)  # as agreement's property check reads it
+        if allowed is not None and value is not _TEXT and type(value).__name__ not in allowed:
             return Claim(
                 "founded",
                 "contract",
                 f"the plan's example {j.input.strip()} returns {mine[0]}, but {h.name} is declared to"
-                f" return {hint}",
+                f" return {ast.unparse(hint) if hint is not None else ''}",
             )
         return Claim(
             "unverified", "contract", f"nothing in the plan contradicts {j.input.strip()} -> {mine[0]}"
@@ -206,14 +202,12 @@ def _on_plan(plan: CodePlan, j: Judgement) -> Claim:
     return Claim("unfounded", "example", f"the plan has no example {j.input.strip()[:120]!r}")
 
 
-def _annotated(signature: str) -> str:
-    """The outer name of a def line's return annotation ('' when it has none or does not parse)."""
+def _annotation(signature: str) -> ast.expr | None:
+    """A def line's return annotation, parsed (None when it has none or does not parse)."""
     header = signature.strip().rstrip(":")
     header = header if header.startswith("def ") else f"def {header}"
     try:
         node = syntax.parse(header + ":\n    pass\n").body[0]
     except SyntaxError:
-        return ""
-    if not isinstance(node, ast.FunctionDef) or node.returns is None:
-        return ""
-    return _hint_name(node.returns)[0]
+        return None
+    return node.returns if isinstance(node, ast.FunctionDef) else None
