@@ -27,12 +27,14 @@ WRONG = "\ndef has_close_elements(numbers, threshold):\n    return None\n"
 ALWAYS = "\ndef has_close_elements(numbers, threshold):\n    return True\n"
 
 
-def scripted(programs: list[str], tester: list[str] | None = None) -> MockModel:
+def scripted(programs: list[str], tester: list[str] | None = None, judge: str = "") -> MockModel:
     """Candidate i (the call's seed minus the attempt's, 0) writes ``programs[i]``; the tester
-    says ``tester``."""
+    says ``tester``; a code-review judge replies ``judge``."""
     model: MockModel
 
     def reply(messages: list[dict[str, Any]]) -> str:
+        if judge and "What was asked:" in messages[-1]["content"]:
+            return judge
         if "software tester" in messages[0]["content"]:
             return json.dumps({"inputs": tester or []})
         i = model.settings[-1].seed or 0
@@ -42,9 +44,9 @@ def scripted(programs: list[str], tester: list[str] | None = None) -> MockModel:
     return model
 
 
-def run(tmp_path, model: MockModel, agreement: dict[str, Any], name: str = "K") -> Any:
+def run(tmp_path, model: MockModel, agreement: dict[str, Any], name: str = "K", judges: bool = False) -> Any:
     shipped = vreact.load_experiment("code")
-    config = {"name": name, "guards": True, "gates": True, "agreement": agreement}
+    config = {"name": name, "guards": True, "gates": True, "judges": judges, "agreement": agreement}
     update = {
         "models": {"default": "openai/unused"},
         "base_url": "http://127.0.0.1:9/v1",
@@ -187,3 +189,34 @@ def test_what_a_recorded_problem_states_splits_the_report(problem, states):
     task = TaskRecord(problem, p.prompt, None, [], True, None, [], None, record=p.model_dump(mode="json"))
     assert family_of("code").states(task) == states
     assert family_of("qa").states(task) is None
+
+
+def rejecting(expected: str) -> str:
+    """A code-review judge's rejection: on ``has_close_elements([1.0, 5.0, 1.2], 0.3)`` the
+    program returns False and should return ``expected``."""
+    claim = {"input": "has_close_elements([1.0, 5.0, 1.2], 0.3)", "returns": "False", "expected": expected}
+    return json.dumps({"reason": "misses a far pair", "decision": "reject", "confidence": 0.9, **claim})
+
+
+def test_another_behaviour_group_founds_a_judges_claim_at_r3(tmp_path):
+    """Two candidates agree on neighbours only (wrong), one compares every pair (right), two fail
+    the prompt's example (disputed). The R3 judge says the chosen one returns False on
+    ``[1.0, 5.0, 1.2]`` where True is right: the right candidate, a group of its own, returns True
+    there, so the claim is founded and the wrong answer is not given (L1's abstention). Where the
+    judge expects a value no other group returns, its claim is unverified, not acted on, and the
+    wrong group is answered. At R1 no group exists yet: the same claim is never founded there."""
+    programs = [CLOSE_ADJACENT, CLOSE_ADJACENT, CLOSE_LOOP, WRONG, WRONG]
+    agreement = {"k": 5, "tau": 0.4, "tester": False, "inputs": 20}
+    a = run(tmp_path, scripted(programs, judge=rejecting("True")), agreement, "A", judges=True)
+    assert a.outcome == "abstain" and a.abstain_level == "L1"
+    assert (a.agreement.cause, a.agreement.candidates["0"]) == ("r3", "rejected")  # the group chosen
+    [r3] = [v for v in a.verdicts if v.verifier == "R3" and v.source == "judge"]
+    assert (r3.decision, r3.cause) == ("reject", "founded:agreement")
+    assert "returned False" in r3.detail and "True" not in r3.detail  # no expected value passed on
+    r1 = [v for v in a.verdicts if v.verifier == "R1" and v.source == "judge"]
+    assert r1 and all(v.decision == "accept" and v.cause.startswith("unfounded:") for v in r1)
+
+    b = run(tmp_path, scripted(programs, judge=rejecting("None")), agreement, "B", judges=True)
+    assert b.outcome == "answer" and b.score.correct is False
+    [r3] = [v for v in b.verdicts if v.verifier == "R3" and v.source == "judge"]
+    assert (r3.decision, r3.cause) == ("accept", "unfounded:unverified")

@@ -222,6 +222,28 @@ def test_a_type_founds_a_rejection_only_where_the_annotation_states_it(hint, ret
     assert weigh("L1", artifact, prompt, said).status == status
 
 
+def test_a_witness_corroborates_only_the_value_the_judge_expects():
+    """Agreement's other behaviour groups, run in the real sandbox on the judge's input: one that
+    returns the value the judge expects founds the claim; one that returns another value, does not
+    load, or is a program of another name does not."""
+    program = Program("answer", "has_close_elements", NONE_ON_LONG, parameters=("numbers", "threshold"))
+    said = Judgement(
+        decision="reject",
+        confidence=0.9,
+        input="f([1.0, 2.0, 3.0, 4.0], 0.5)",
+        returns="None",
+        expected="False",
+    )
+
+    def witness(code: str, name: str = "has_close_elements") -> Program:
+        return Program("answer", name, code, parameters=("numbers", "threshold"))
+
+    assert weigh("L1", program, "", said).status == "unverified"
+    assert weigh("L1", program, "", said, (witness(RIGHT),)).cause == "founded:agreement"
+    others = (witness(HEAD + "    return True\n"), witness(HEAD + "    return (\n"), witness(RIGHT, "other"))
+    assert weigh("L1", program, "", said, others).status == "unverified"
+
+
 def plan(examples: list[dict[str, str]], returns: str = "int") -> CodePlan:
     helper = {
         "name": "g",

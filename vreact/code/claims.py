@@ -6,9 +6,11 @@ there and what it should return (``expected``). The program runs on the input in
 sandbox. The claim is **unfounded** when the run refutes it: no input that can be run, a value
 other than the one the judge says, or the value the judge expects. It is **founded** only when the
 program does what the judge says and something other than the judge corroborates that it is wrong
-there, never gold: a stated example's value for that input, or a property check the value breaks
-(a type the return annotation does not allow; a type read off the stated examples alone is too
-weak to act on: a docstring's ``3`` does not say a ``3.5`` is wrong). Otherwise the value the
+there, never gold: a stated example's value for that input, a candidate of another behaviour
+group returning the value the judge expects (a configuration with agreement, at R3: a program
+made apart from this one says so), or a property check the value breaks (a type the return
+annotation does not allow; a type read off the stated examples alone is too weak to act on: a
+docstring's ``3`` does not say a ``3.5`` is wrong). Otherwise the value the
 judge expects is **unverified**. A founded rejection's detail, what reaches the next try, gives the input and
 what the program returned, and an expected value only where a stated example states it.
 
@@ -20,10 +22,11 @@ and states another value. Anything else is advice (``unverified``)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from typing import Any
 
 from vreact import syntax
-from vreact.code.agreement import annotated_types, returned_types
+from vreact.code.agreement import CALL_S, WALL_S, annotated_types, returned_types
 from vreact.code.artifact import Program
 from vreact.code.examples import parameters
 from vreact.code.plan import CodePlan, call_arguments, split_objective
@@ -36,15 +39,17 @@ _TEXT = object()
 _RAISES = ("raise", "error", "exception")
 
 
-def weigh(kind: str, artifact: Any, paired: Any, j: Judgement) -> Claim:
-    """The claim of a rejecting code-review judge, as the module says."""
+def weigh(kind: str, artifact: Any, paired: Any, j: Judgement, witnesses: Sequence[Any] = ()) -> Claim:
+    """The claim of a rejecting code-review judge, as the module says; ``witnesses``: programs
+    of the attempt's other behaviour groups (agreement's), whose outputs may corroborate it."""
     if kind == "L2":
         if not isinstance(artifact, CodePlan):
             raise TypeError(f"a plan judge's claim on a {type(artifact).__name__}")
         return _on_plan(artifact, j)
     if not isinstance(artifact, Program) or artifact.kind not in ("answer", "chain"):
         raise TypeError(f"a code judge's claim on a {type(artifact).__name__} of kind {artifact.kind!r}")
-    return _on_program(artifact, _prompt(paired), j)
+    others = [w for w in witnesses if isinstance(w, Program) and w.entry_point == artifact.entry_point]
+    return _on_program(artifact, _prompt(paired), j, others)
 
 
 def _literal(text: str) -> Any:
@@ -103,7 +108,7 @@ def _call(entry_point: str, args: tuple[Any, ...]) -> str:
     return f"{entry_point}({', '.join(repr(a) for a in args)})"
 
 
-def _on_program(p: Program, prompt: str, j: Judgement) -> Claim:
+def _on_program(p: Program, prompt: str, j: Judgement, witnesses: Sequence[Program] = ()) -> Claim:
     arity = len(p.parameters) or len(parameters(prompt, p.entry_point))
     args = arguments(j.input, arity)
     if args is None:
@@ -152,6 +157,12 @@ def _on_program(p: Program, prompt: str, j: Judgement) -> Claim:
                 "example",
                 f"{call} should return {stated} (the prompt's example); it returned {shown[:80]}",
             )
+    if witnesses and expected is not _TEXT and _agrees(p, args, j.expected, witnesses):
+        return Claim(
+            "founded",
+            "agreement",
+            f"{call} returned {shown[:80]}; a candidate that behaves otherwise returns another value there",
+        )
     allowed = annotated_types(prompt, p.entry_point)
     if allowed is not None and actual is not _TEXT and type(actual).__name__ not in allowed:
         wanted = " or ".join(sorted(allowed))
@@ -165,6 +176,25 @@ def _on_program(p: Program, prompt: str, j: Judgement) -> Claim:
         "expected",
         f"{call} returns {shown[:80]}; nothing corroborates the judge's {j.expected[:80]!r}",
     )
+
+
+def _agrees(p: Program, args: tuple[Any, ...], expected: str, witnesses: Sequence[Program]) -> bool:
+    """Whether a witness returns ``expected`` on ``args`` (compared as agreement compares
+    behaviours), all of them run in one start of ``p``'s sandbox; one that cannot start raises
+    (the rejection stands)."""
+    result = of(p).run(
+        "",
+        mode="behaviours",
+        entry_point=p.entry_point,
+        programs=[w.module for w in witnesses],
+        inputs=[list(args)],
+        expected=[expected.strip()],
+        call_s=CALL_S,
+        wall_s=WALL_S,
+    )
+    if not result.marked:
+        raise RuntimeError(f"the other candidates could not be run: {result.killed}")
+    return any(b.get("loaded") and not b.get("fails") for b in result.behaviours)
 
 
 def _on_plan(plan: CodePlan, j: Judgement) -> Claim:

@@ -167,7 +167,15 @@ class Candidates:
                 f"{decision.top.size if decision.top else 0} of {self.k} agree",
                 chosen.identity(),
             )
-            outcome = self._answer(subtask, chosen, decision.chosen)
+            self.ctx.witnesses = tuple(
+                kept[g.members[0]]
+                for g in decision.groups
+                if decision.chosen not in g.members and not g.disputed and g.members[0] in kept
+            )
+            try:
+                outcome = self._answer(subtask, chosen, decision.chosen)
+            finally:
+                self.ctx.witnesses = ()
             self._record(decision, decision.chosen if outcome else None, None if outcome else "r3", record)
             return outcome if outcome is not None else self.c._abstain("R3", ANSWER)
         why = decision.cause if decision is not None else cause

@@ -184,6 +184,10 @@ class AttemptContext:
     #: the check whose rejection caused the work now under way (a try, a plan, a re-descent), as
     #: VERIFIER:SOURCE:CHECK: every call made for it is charged to it (None: nothing caused it)
     caused_by: str | None = field(default=None, init=False)
+    #: artifacts that behave otherwise than the one now judged: agreement's other behaviour
+    #: groups, one candidate each (disputed ones left out), while R3 checks the chosen one; a
+    #: judge's claim check may run them to corroborate the value it expects (empty otherwise)
+    witnesses: tuple[Any, ...] = field(default=(), init=False)
 
     def __post_init__(self) -> None:
         self.budgets = Budgets(self.config.budgets)

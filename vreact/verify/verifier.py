@@ -32,7 +32,8 @@ class Recording(Protocol):
 
 class AttemptContext(Protocol):
     """What a verifier uses of the attempt it checks (``vreact.controller``'s context): its
-    budgets, recorder, assembler and family, a scope of the records, and the judge's call."""
+    budgets, recorder, assembler and family, a scope of the records, the judge's call, and the
+    artifacts a judge's claim check may run beside the one judged (``witnesses``)."""
 
     @property
     def budgets(self) -> Budgets: ...
@@ -45,6 +46,9 @@ class AttemptContext(Protocol):
 
     @property
     def family(self) -> TaskFamily: ...
+
+    @property
+    def witnesses(self) -> tuple[Any, ...]: ...
 
     def scope(self, components: tuple[str, ...], sources: dict[str, Any]) -> Any: ...
 
@@ -192,7 +196,7 @@ class Verifiers:
             result, judgement = judges.read(completion.text, judge.min_confidence)
         cause = ""  # an accept's: why a rejection was not acted on
         if claims is not None and judgement is not None and result.cause == "judge_reject":
-            result, cause = weighed(claims, judge, kind, artifact, paired, judgement, result)
+            result, cause = weighed(claims, judge, kind, artifact, paired, judgement, result, ctx.witnesses)
         seconds = time.perf_counter() - start
         if not result.ok:
             return Rejection(verifier, "judge", name, result, args, ident, seconds, given)
@@ -222,13 +226,15 @@ def weighed(
     paired: Any,
     judgement: judges.Judgement,
     rejection: GateResult,
+    witnesses: tuple[Any, ...] = (),
 ) -> tuple[GateResult, str]:
     """A rejecting judge's claim as its prompt's check weighs it: founded, a rejection that says
     what the check found; refuted or unverified, an accept with its cause (``unfounded: ignore``)
     or the judge's rejection with that cause (``keep``). A check that raises, or answers no
-    ``Claim``, leaves the rejection standing (fail closed)."""
+    ``Claim``, leaves the rejection standing (fail closed). ``witnesses``: the attempt's other
+    behaviour groups' artifacts (``AttemptContext.witnesses``), given to the check."""
     try:
-        claim = claims(kind, artifact, paired, judgement)
+        claim = claims(kind, artifact, paired, judgement, witnesses)
         if not isinstance(claim, judges.Claim):
             raise TypeError(f"the check answered a {type(claim).__name__}, not a Claim")
     except Exception as e:

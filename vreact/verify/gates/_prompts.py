@@ -56,10 +56,11 @@ PROMPTS: Registry[JudgePrompt] = Registry("judge prompt", UnknownPrompt)
 PROMPTS.add("default", render_messages, __name__)  # a judge that names none: the default
 
 
-#: What a claim check is: ``(kind, artifact, paired_level, judgement) -> vreact.verify.judges.Claim``,
-#: run on a rejecting judge's claim before the controller acts on it (a check that raises leaves
-#: the rejection standing).
-ClaimCheck = Callable[[str, Any, Any, Any], Any]
+#: What a claim check is: ``(kind, artifact, paired_level, judgement, witnesses) ->
+#: vreact.verify.judges.Claim``, run on a rejecting judge's claim before the controller acts on it
+#: (a check that raises leaves the rejection standing); ``witnesses``: artifacts of the attempt's
+#: other behaviour groups, made apart from the one judged (agreement's, at R3; else empty).
+ClaimCheck = Callable[[str, Any, Any, Any, tuple[Any, ...]], Any]
 #: The prompts whose judges show their work, with the check each one's claims get.
 CLAIMS: dict[str, ClaimCheck] = {}
 
