@@ -8,6 +8,7 @@ every candidate's fate, the groups and the inputs."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
 
 import pytest
@@ -199,24 +200,51 @@ def rejecting(expected: str) -> str:
 
 
 def test_another_behaviour_group_founds_a_judges_claim_at_r3(tmp_path):
-    """Two candidates agree on neighbours only (wrong), one compares every pair (right), two fail
-    the prompt's example (disputed). The R3 judge says the chosen one returns False on
-    ``[1.0, 5.0, 1.2]`` where True is right: the right candidate, a group of its own, returns True
-    there, so the claim is founded and the wrong answer is not given (L1's abstention). Where the
-    judge expects a value no other group returns, its claim is unverified, not acted on, and the
-    wrong group is answered. At R1 no group exists yet: the same claim is never founded there."""
+    """Two candidates agree on neighbours only (wrong), one compares every pair (right), two
+    return None (the property check leaves them out). The R3 judge says the chosen one returns
+    False on ``[1.0, 5.0, 1.2]`` where True is right: the right candidate, a group of its own,
+    returns True there, so the claim is founded and the wrong answer is not given (L1's
+    abstention). Where the judge expects a value no other group returns, or only a group that
+    fails the prompt's example (disputed: no witness), its claim is unverified, not acted on, and
+    the wrong group is answered. At R1 no group exists yet: the same claim is never founded there.
+    A replay with the same judge reads the groups back from the records and founds it again."""
+    from tests.fakes.scripted_server import ScriptedServer
+    from tests.quality.test_probe import vreact as cli
+
     programs = [CLOSE_ADJACENT, CLOSE_ADJACENT, CLOSE_LOOP, WRONG, WRONG]
     agreement = {"k": 5, "tau": 0.4, "tester": False, "inputs": 20}
     a = run(tmp_path, scripted(programs, judge=rejecting("True")), agreement, "A", judges=True)
     assert a.outcome == "abstain" and a.abstain_level == "L1"
     assert (a.agreement.cause, a.agreement.candidates["0"]) == ("r3", "rejected")  # the group chosen
+    assert [g["members"] for g in a.agreement.groups] == [[0, 1], [2]]
+    assert judge_causes(a, "R3") == [("reject", "founded:agreement")]
     [r3] = [v for v in a.verdicts if v.verifier == "R3" and v.source == "judge"]
-    assert (r3.decision, r3.cause) == ("reject", "founded:agreement")
     assert "returned False" in r3.detail and "True" not in r3.detail  # no expected value passed on
-    r1 = [v for v in a.verdicts if v.verifier == "R1" and v.source == "judge"]
-    assert r1 and all(v.decision == "accept" and v.cause.startswith("unfounded:") for v in r1)
+    r1 = judge_causes(a, "R1")
+    assert r1 and all(d == "accept" and c.startswith("unfounded:") for d, c in r1)
 
     b = run(tmp_path, scripted(programs, judge=rejecting("None")), agreement, "B", judges=True)
     assert b.outcome == "answer" and b.score.correct is False
-    [r3] = [v for v in b.verdicts if v.verifier == "R3" and v.source == "judge"]
-    assert (r3.decision, r3.cause) == ("accept", "unfounded:unverified")
+    assert judge_causes(b, "R3") == [("accept", "unfounded:unverified")]
+    disputed = [CLOSE_ADJACENT, CLOSE_ADJACENT, ALWAYS, WRONG, WRONG]
+    c = run(tmp_path, scripted(disputed, judge=rejecting("True")), agreement, "C", judges=True)
+    assert [(g["members"], g["disputed"]) for g in c.agreement.groups] == [([0, 1], False), ([2], True)]
+    assert c.outcome == "answer" and judge_causes(c, "R3") == [("accept", "unfounded:unverified")]
+
+    with ScriptedServer(lambda body: rejecting("True")) as server:
+        done = cli(
+            "replay", "B", "--judge", "openai/judge", "--base-url", server.base_url, "--no-cache",
+            "--out", "B-judged", "--json", cwd=tmp_path,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    [config] = json.loads(done.stdout)["configs"]
+    assert config["post_hoc"]["answered"] == 0
+    conn = sqlite3.connect(tmp_path / "B-judged" / "vreact.db")
+    causes = conn.execute("select verifier, cause from verdicts where source = 'judge'").fetchall()
+    conn.close()
+    assert ("R3", "founded:agreement") in causes
+    assert not [c for v, c in causes if v == "R1" and c.startswith("founded")]
+
+
+def judge_causes(attempt: Any, verifier: str) -> list[tuple[str, str]]:
+    return [(v.decision, v.cause) for v in attempt.verdicts if v.verifier == verifier and v.source == "judge"]

@@ -6,11 +6,11 @@ there and what it should return (``expected``). The program runs on the input in
 sandbox. The claim is **unfounded** when the run refutes it: no input that can be run, a value
 other than the one the judge says, or the value the judge expects. It is **founded** only when the
 program does what the judge says and something other than the judge corroborates that it is wrong
-there, never gold: a stated example's value for that input, a candidate of another behaviour
-group returning the value the judge expects (a configuration with agreement, at R3: a program
-made apart from this one says so), or a property check the value breaks (a type the return
-annotation does not allow; a type read off the stated examples alone is too weak to act on: a
-docstring's ``3`` does not say a ``3.5`` is wrong). Otherwise the value the
+there, never gold: a stated example's value for that input, a property check the value breaks
+(a type the return annotation does not allow; a type read off the stated examples alone is too
+weak to act on: a docstring's ``3`` does not say a ``3.5`` is wrong), or, with agreement
+(``select: agree``, at R3), a candidate of another behaviour group that returns the value the
+judge expects (a program made apart from this one says so). Otherwise the value the
 judge expects is **unverified**. A founded rejection's detail, what reaches the next try, gives the input and
 what the program returned, and an expected value only where a stated example states it.
 
@@ -157,12 +157,6 @@ def _on_program(p: Program, prompt: str, j: Judgement, witnesses: Sequence[Progr
                 "example",
                 f"{call} should return {stated} (the prompt's example); it returned {shown[:80]}",
             )
-    if witnesses and expected is not _TEXT and _agrees(p, args, j.expected, witnesses):
-        return Claim(
-            "founded",
-            "agreement",
-            f"{call} returned {shown[:80]}; a candidate that behaves otherwise returns another value there",
-        )
     allowed = annotated_types(prompt, p.entry_point)
     if allowed is not None and actual is not _TEXT and type(actual).__name__ not in allowed:
         wanted = " or ".join(sorted(allowed))
@@ -170,6 +164,14 @@ def _on_program(p: Program, prompt: str, j: Judgement, witnesses: Sequence[Progr
             "founded",
             "property",
             f"{call} returned {shown[:80]}, a {type(actual).__name__}, where a {wanted} is asked",
+        )
+    # last: the only check that runs other programs
+    if witnesses and expected is not _TEXT and _agrees(p, args, j.expected, witnesses):
+        return Claim(
+            "founded",
+            "agreement",
+            f"{call} returned {shown[:80]}; another behaviour group's candidate returns the value the"
+            " judge expects there",
         )
     return Claim(
         "unverified",
@@ -193,7 +195,8 @@ def _agrees(p: Program, args: tuple[Any, ...], expected: str, witnesses: Sequenc
         wall_s=WALL_S,
     )
     if not result.marked:
-        raise RuntimeError(f"the other candidates could not be run: {result.killed}")
+        why = result.killed or result.stopped or result.error or result.output[-200:]
+        raise RuntimeError(f"the other candidates could not be run: {why}")
     return any(b.get("loaded") and not b.get("fails") for b in result.behaviours)
 
 
@@ -218,13 +221,14 @@ def _on_plan(plan: CodePlan, j: Judgement) -> Claim:
                 f"the plan's examples call {j.input.strip()} twice with different values",
             )
         value, hint = _literal(mine[0]), _annotation(h.signature)
-        allowed = returned_types(hint)  # as agreement's property check reads it
+        allowed = returned_types(hint)  # as the property check reads a prompt's
         if allowed is not None and value is not _TEXT and type(value).__name__ not in allowed:
+            assert hint is not None  # what allowed was read from
             return Claim(
                 "founded",
                 "contract",
                 f"the plan's example {j.input.strip()} returns {mine[0]}, but {h.name} is declared to"
-                f" return {ast.unparse(hint) if hint is not None else ''}",
+                f" return {ast.unparse(hint)}",
             )
         return Claim(
             "unverified", "contract", f"nothing in the plan contradicts {j.input.strip()} -> {mine[0]}"

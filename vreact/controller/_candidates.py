@@ -170,7 +170,7 @@ class Candidates:
             self.ctx.witnesses = tuple(
                 kept[g.members[0]]
                 for g in decision.groups
-                if decision.chosen not in g.members and not g.disputed and g.members[0] in kept
+                if decision.chosen not in g.members and not g.disputed
             )
             try:
                 outcome = self._answer(subtask, chosen, decision.chosen)

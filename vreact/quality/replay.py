@@ -86,6 +86,9 @@ class Replayed:
     turned: list[tuple[str, str, bool | None]] = field(default_factory=list)
     #: the new set's verdicts: (verifier, component, gate input, [(gate, decision, cause, detail)])
     checks: list[tuple[str, str, dict[str, Any], list[Any]]] = field(default_factory=list)
+    #: what R3's judge may run beside the answer (``AttemptContext.witnesses``): agreement's other
+    #: undisputed groups' candidates, read back from their R1 verdicts' gate inputs
+    witnesses: tuple[Any, ...] = ()
 
 
 Unit = Callable[[dict[str, Any]], Any]
@@ -397,6 +400,7 @@ def _judge(store: Store, aid: int, result: Result, r: Replayed, judge: Model, ro
         if verifier not in FINAL or not cleared or verifiers.judges[verifier] is None:
             continue
         artifact = input_of(data, unit_of(result.family))  # the run's family's artifact
+        ctx.witnesses = r.witnesses if verifier == "R3" else ()
         rejection = verifiers.judge(
             ctx, verifier, component, artifact, paired(verifier, task, setup.spec, verifiers, family.name)
         )
@@ -440,7 +444,7 @@ def _attempt(
     restate: Restate | None = None,
     family: TaskFamily | None = None,
 ) -> Replayed:
-    r = Replayed(a)
+    r = Replayed(a, witnesses=_witnesses(a, inputs, unit))
     for e in events(a):
         data = inputs.get(e.input_hash)
         if data is None or e.verifier not in gates:
@@ -471,6 +475,25 @@ def _attempt(
         r.final_kept = first is None
         r.final_reject, r.final_detail = first or ("", "")
     return r
+
+
+def _witnesses(a: AttemptRecord, inputs: dict[str, Any], unit: Unit | None) -> tuple[Any, ...]:
+    """The candidates an attempt's agreement left beside the one R3 checked, as its run gave them
+    to R3's judge (``vreact.controller._candidates``): the first of each undisputed group but the
+    checked one's (none where no candidate reached R3)."""
+    g = a.agreement
+    if g is None or g.selected != "agree" or not g.groups or (g.chosen is None and g.cause != "r3"):
+        return ()
+    checked = g.chosen if g.chosen is not None else g.groups[0]["members"][0]  # R3 refused it: "r3"
+    input_of_hash = {v.artifact_hash: v.input_hash for v in a.verdicts if v.verifier == "R1" and v.input_hash}
+    found = []
+    for group in g.groups:
+        if checked in group["members"] or group["disputed"]:
+            continue
+        data = inputs.get(input_of_hash.get(g.hashes.get(str(group["members"][0])), ""))
+        if data is not None:
+            found.append(input_of(data, unit))
+    return tuple(found)
 
 
 def _record(
