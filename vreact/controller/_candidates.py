@@ -33,7 +33,7 @@ from vreact.controller._try import ANSWER, ExecutorTry
 from vreact.families import Artifact, Subtask
 from vreact.v import V
 from vreact.verdict import Verdict, artifact_hash
-from vreact.verify.agreement import Agreement, agree, grouped
+from vreact.verify.agreement import Agreement, agree, grouped, witnesses
 
 if TYPE_CHECKING:
     from vreact.controller._machine import Controller
@@ -167,11 +167,7 @@ class Candidates:
                 f"{decision.top.size if decision.top else 0} of {self.k} agree",
                 chosen.identity(),
             )
-            self.ctx.witnesses = tuple(
-                kept[g.members[0]]
-                for g in decision.groups
-                if decision.chosen not in g.members and not g.disputed
-            )
+            self.ctx.witnesses = tuple(kept[i] for i in witnesses(decision.groups, decision.chosen))
             try:
                 outcome = self._answer(subtask, chosen, decision.chosen)
             finally:

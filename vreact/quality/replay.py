@@ -50,6 +50,7 @@ from vreact.records import (
 from vreact.spec import RoleSchema, TaskSpec, VerifierSet
 from vreact.v import V, judge_name
 from vreact.verdict import Decision, Verdict, artifact_hash
+from vreact.verify.agreement import Group, witnesses
 from vreact.verify.gates import Gate
 from vreact.verify.verifier import Verifiers, built_gates, run_gate
 
@@ -486,14 +487,9 @@ def _witnesses(a: AttemptRecord, inputs: dict[str, Any], unit: Unit | None) -> t
         return ()
     checked = g.chosen if g.chosen is not None else g.groups[0]["members"][0]  # R3 refused it: "r3"
     input_of_hash = {v.artifact_hash: v.input_hash for v in a.verdicts if v.verifier == "R1" and v.input_hash}
-    found = []
-    for group in g.groups:
-        if checked in group["members"] or group["disputed"]:
-            continue
-        data = inputs.get(input_of_hash.get(g.hashes.get(str(group["members"][0])), ""))
-        if data is not None:
-            found.append(input_of(data, unit))
-    return tuple(found)
+    groups = [Group(tuple(x["members"]), x["disputed"]) for x in g.groups]
+    found = (inputs.get(input_of_hash.get(g.hashes.get(str(i)), "")) for i in witnesses(groups, checked))
+    return tuple(input_of(data, unit) for data in found if data is not None)
 
 
 def _record(

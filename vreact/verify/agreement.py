@@ -49,6 +49,12 @@ class Agreement:
         return self.groups[0] if self.groups else None
 
 
+def witnesses(groups: Iterable[Group], checked: int) -> list[int]:
+    """The candidates R3's judge may run beside candidate ``checked`` (``AttemptContext.witnesses``):
+    the first of each group but its own, a disputed group left out."""
+    return [g.members[0] for g in groups if checked not in g.members and not g.disputed]
+
+
 def grouped(behaviours: Mapping[int, Hashable], disputed: Iterable[int] = ()) -> tuple[Group, ...]:
     """The candidates by behaviour (``behaviours``: candidate index -> what it did, equal where
     two did the same), largest group first, a tie to the group holding the earliest candidate.
